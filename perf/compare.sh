@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Side-by-side load run: redis-benchmark against NeoKV and against redis-server on
+# the same machine, in the same run, then a table of both figures and their ratio
+# appended to perf/RESULTS.md. Loopback only; bounded by request counts.
+#
+#   perf/compare.sh            # full matrix
+#   QUICK=1 perf/compare.sh    # fewer requests
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v redis-benchmark >/dev/null || { echo "redis-benchmark missing: make deps" >&2; exit 1; }
+BIN="${NEOKV_BIN:-}"
+if [ -z "$BIN" ]; then
+  cargo build --release --bin neokv-server >/dev/null
+  BIN="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release/neokv-server"
+fi
+OUT=perf/out; mkdir -p "$OUT"
+TMP=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$TMP"' EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 1 300); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "port $1 never came up" >&2; exit 1; }
+
+CLIENTS=50
+N1=${N1:-$([ -n "${QUICK:-}" ] && echo 20000 || echo 100000)}
+N16=${N16:-$([ -n "${QUICK:-}" ] && echo 100000 || echo 500000)}
+TESTS=${TESTS:-set,get,incr,mset}
+
+# bench PORT PIPELINE DATASIZE -> lines "TEST rps"
+bench() {
+  local n=$N1; [ "$2" -gt 1 ] && n=$N16
+  redis-benchmark -h 127.0.0.1 -p "$1" -c $CLIENTS -n "$n" -P "$2" -d "$3" -r 100000 -t "$TESTS" --csv 2>/dev/null \
+    | tail -n +2 | tr -d '"' | awk -F, '{print $1, $2}'
+}
+
+start_neokv() { # fsync-policy
+  local port; port=$(free_port)
+  "$BIN" --port "$port" --dir "$TMP/neokv-$1" --appendfsync "$1" >"$TMP/neokv-$1.log" 2>&1 &
+  wait_port "$port"; echo "$port"
+}
+start_redis() { # name extra-args...
+  local name=$1; shift; local port; port=$(free_port)
+  mkdir -p "$TMP/$name"
+  redis-server --port "$port" --bind 127.0.0.1 --dir "$TMP/$name" --save "" "$@" >"$TMP/$name.log" 2>&1 &
+  wait_port "$port"; echo "$port"
+}
+
+NEO=$(start_neokv always)
+RED=$(start_redis redis-nopersist --appendonly no)
+REDA=$(start_redis redis-always --appendonly yes --appendfsync always)
+
+declare -A R
+for p in 1 16; do
+  for d in 3 256; do
+    while read -r t v; do R["neo,$t,$p,$d"]=$v; done < <(bench "$NEO" $p $d)
+    while read -r t v; do R["red,$t,$p,$d"]=$v; done < <(bench "$RED" $p $d)
+    while read -r t v; do R["reda,$t,$p,$d"]=$v; done < <(TESTS=set,incr,mset bench "$REDA" $p $d)
+    redis-cli -p "$NEO" flushall >/dev/null; redis-cli -p "$RED" flushall >/dev/null; redis-cli -p "$REDA" flushall >/dev/null
+  done
+done
+
+ratio() { python3 -c "import sys; a,b=float(sys.argv[1] or 0),float(sys.argv[2] or 0); print(f'{a/b:.2f}x' if b else 'n/a')" "$1" "$2"; }
+{
+  echo
+  echo "## $(date -u +%Y-%m-%d) — $(git rev-parse --short HEAD 2>/dev/null || echo worktree)"
+  echo
+  echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; $(redis-server --version | awk '{print $1, $2, $3}')."
+  echo "NeoKV: \`neokv-server --appendfsync always\` (every acknowledged write fsynced, all cores). Redis: \`--save '' --appendonly no\` (no persistence) and \`--appendonly yes --appendfsync always\`."
+  echo "Command: \`redis-benchmark -c $CLIENTS -n $N1 (P1) / $N16 (P16) -P <P> -d <D> -r 100000 -t $TESTS --csv\`, requests/s."
+  echo
+  echo "| test | pipeline | value | NeoKV | Redis (no persist) | ratio | Redis (fsync always) | ratio |"
+  echo "|---|---|---|---|---|---|---|---|"
+  for p in 1 16; do for d in 3 256; do for t in SET GET INCR "MSET (10 keys)"; do
+    n=${R["neo,$t,$p,$d"]:-}; r=${R["red,$t,$p,$d"]:-}; ra=${R["reda,$t,$p,$d"]:-}
+    [ -z "$n$r" ] && continue
+    echo "| $t | $p | ${d}B | $n | $r | $(ratio "$n" "$r") | ${ra:--} | $([ -n "$ra" ] && ratio "$n" "$ra" || echo -) |"
+  done; done; done
+} | tee -a perf/RESULTS.md

@@ -1,0 +1,355 @@
+//! Keyspace commands: handlers first, table rows last.
+
+use bytes::Bytes;
+
+use super::string::cmd;
+use super::table::{container, flag::*, row, CommandSpec, Group};
+use super::{err, reply, CmdError, CmdResult, Ctx, Plan};
+use crate::cluster::SLOT_COUNT;
+use crate::pb::Op;
+use crate::protocol::cursor::{parse_i64, ArgError};
+use crate::protocol::{ArgCursor, Reply};
+use crate::storage::keys::KeyType;
+use crate::types::glob::glob_match;
+use crate::types::keyspace as ks;
+use crate::types::now_ms;
+use crate::types::write::flags;
+
+fn del(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.write(cmd(Op::Del, args[1..].to_vec(), Vec::new()))
+}
+
+fn exists(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let r = ctx.reader();
+    let mut n = 0;
+    for k in &args[1..] {
+        if r.meta(k)?.is_some() {
+            n += 1;
+        }
+    }
+    reply(Reply::Int(n))
+}
+
+fn type_(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    reply(Reply::Simple(ks::type_name(&ctx.reader(), &args[1])?.into()))
+}
+
+fn invalid_expire(name: &str) -> CmdError {
+    err(format!("ERR invalid expire time in '{name}' command"))
+}
+
+/// EXPIRE family: `unit_ms` 1000 or 1; `relative` adds now.
+fn expire_generic(ctx: &mut Ctx<'_>, args: &[Bytes], unit_ms: i64, relative: bool) -> CmdResult {
+    let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
+    for opt in &args[3..] {
+        match opt.to_ascii_lowercase().as_slice() {
+            b"nx" => nx = true,
+            b"xx" => xx = true,
+            b"gt" => gt = true,
+            b"lt" => lt = true,
+            _ => return Err(err(format!("ERR Unsupported option {}", String::from_utf8_lossy(opt)))),
+        }
+    }
+    if nx && (xx || gt || lt) {
+        return Err(err("ERR NX and XX, GT or LT options at the same time are not compatible"));
+    }
+    if gt && lt {
+        return Err(err("ERR GT and LT options at the same time are not compatible"));
+    }
+    let mut when = parse_i64(&args[2]).ok_or(ArgError::NotInteger)?;
+    let name = ctx.spec.name;
+    if unit_ms == 1000 {
+        if when > i64::MAX / 1000 || when < i64::MIN / 1000 {
+            return Err(invalid_expire(name));
+        }
+        when *= 1000;
+    }
+    let base = if relative { now_ms() as i64 } else { 0 };
+    if when > i64::MAX - base {
+        return Err(invalid_expire(name));
+    }
+    when += base;
+    let mut c = cmd(Op::Expire, vec![args[1].clone()], Vec::new());
+    // A time at or before the epoch expires the key just as any past time does.
+    c.at_ms = when.max(0) as u64;
+    c.flags = (nx as u32 * flags::EXPIRE_NX)
+        | (xx as u32 * flags::EXPIRE_XX)
+        | (gt as u32 * flags::EXPIRE_GT)
+        | (lt as u32 * flags::EXPIRE_LT);
+    ctx.write(c)
+}
+
+fn expire(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    expire_generic(ctx, args, 1000, true)
+}
+fn pexpire(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    expire_generic(ctx, args, 1, true)
+}
+fn expireat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    expire_generic(ctx, args, 1000, false)
+}
+fn pexpireat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    expire_generic(ctx, args, 1, false)
+}
+
+fn ttl_generic(ctx: &Ctx<'_>, key: &[u8], millis: bool, absolute: bool) -> CmdResult {
+    reply(Reply::Int(ks::ttl(&ctx.reader(), key, millis, absolute)?))
+}
+fn ttl(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ttl_generic(ctx, &args[1], false, false)
+}
+fn pttl(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ttl_generic(ctx, &args[1], true, false)
+}
+fn expiretime(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ttl_generic(ctx, &args[1], false, true)
+}
+fn pexpiretime(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ttl_generic(ctx, &args[1], true, true)
+}
+
+fn persist(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.write(cmd(Op::Persist, vec![args[1].clone()], Vec::new()))
+}
+
+fn rename(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.write(cmd(Op::Rename, vec![args[1].clone(), args[2].clone()], Vec::new()))
+}
+
+fn renamenx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let mut c = cmd(Op::Rename, vec![args[1].clone(), args[2].clone()], Vec::new());
+    c.flags = flags::RENAME_NX;
+    ctx.write(c)
+}
+
+fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let mut replace = false;
+    let mut cur = ArgCursor::new(&args[3..]);
+    while !cur.is_empty() {
+        if cur.eat("REPLACE") {
+            replace = true;
+        } else if cur.remaining() >= 2 && cur.eat("DB") {
+            let db = cur.next()?;
+            let n = parse_i64(db).filter(|n| i32::try_from(*n).is_ok()).ok_or(ArgError::NotInteger)?;
+            if n != 0 {
+                return Err(err("ERR DB index is out of range"));
+            }
+        } else {
+            return Err(ArgError::Syntax.into());
+        }
+    }
+    if args[1] == args[2] {
+        return Err(err("ERR source and destination objects are the same"));
+    }
+    let mut c = cmd(Op::Copy, vec![args[1].clone(), args[2].clone()], Vec::new());
+    c.flags = replace as u32 * flags::COPY_REPLACE;
+    ctx.write(c)
+}
+
+fn dbsize(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    reply(Reply::Int(ks::dbsize(&ctx.reader())?))
+}
+
+fn keys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let ks = ks::keys(&ctx.reader(), &args[1])?;
+    reply(Reply::Array(ks.into_iter().map(Reply::Bulk).collect()))
+}
+
+fn randomkey(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    let slot = rand::random_range(0..SLOT_COUNT) as u16;
+    match ks::random_key(&ctx.reader(), slot)? {
+        Some(k) => reply(Reply::Bulk(k)),
+        None => reply(Reply::Nil),
+    }
+}
+
+/// Parse a SCAN cursor as Redis does (an unsigned 64-bit decimal).
+pub fn parse_cursor(b: &[u8]) -> Result<u64, CmdError> {
+    std::str::from_utf8(b)
+        .ok()
+        .filter(|s| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()))
+        .and_then(|s| s.parse::<u64>().ok())
+        .ok_or_else(|| err("ERR invalid cursor"))
+}
+
+fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let cursor = parse_cursor(&args[1])?;
+    let mut count = 10usize;
+    let mut pattern: Option<Bytes> = None;
+    let mut type_filter: Option<Option<KeyType>> = None;
+    let mut cur = ArgCursor::new(&args[2..]);
+    while !cur.is_empty() {
+        if cur.remaining() >= 2 && cur.eat("COUNT") {
+            let n = cur.next_i64()?;
+            if n < 1 {
+                return Err(ArgError::Syntax.into());
+            }
+            count = n.min(1 << 20) as usize;
+        } else if cur.remaining() >= 2 && cur.eat("MATCH") {
+            let p = cur.next()?.clone();
+            pattern = if &p[..] == b"*" { None } else { Some(p) };
+        } else if cur.remaining() >= 2 && cur.eat("TYPE") {
+            type_filter = Some(ks::parse_type_name(cur.next()?));
+        } else {
+            return Err(ArgError::Syntax.into());
+        }
+    }
+    let after = if cursor == 0 {
+        None
+    } else {
+        match ctx.core.shared.scan_cursors.lock().ok().and_then(|c| c.get(cursor)) {
+            Some(k) => Some(k),
+            // An unknown cursor (expired from the table, or never issued) ends the scan.
+            None => return reply(Reply::Array(vec![Reply::bulk_str("0"), Reply::Array(Vec::new())])),
+        }
+    };
+    let r = ctx.reader();
+    let mut out = Vec::new();
+    let last = ks::scan_keys(&r, after.as_deref(), count, |sk| {
+        if let Some(t) = &type_filter {
+            if *t != Some(sk.meta.kind) {
+                return;
+            }
+        }
+        if let Some(p) = &pattern {
+            if !glob_match(p, &sk.key, false) {
+                return;
+            }
+        }
+        out.push(Reply::Bulk(sk.key));
+    })?;
+    let next = match last {
+        Some(k) => ctx.core.shared.scan_cursors.lock().map(|mut c| c.put(k)).unwrap_or(0),
+        None => 0,
+    };
+    reply(Reply::Array(vec![Reply::bulk_str(&next.to_string()), Reply::Array(out)]))
+}
+
+fn flush(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if args.len() > 2 {
+        return Err(ArgError::Syntax.into());
+    }
+    if args.len() == 2 && !args[1].eq_ignore_ascii_case(b"sync") && !args[1].eq_ignore_ascii_case(b"async") {
+        return Err(ArgError::Syntax.into());
+    }
+    let _ = ctx;
+    Ok(Plan::Broadcast(cmd(Op::Flush, Vec::new(), Vec::new())))
+}
+
+fn touch(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    exists(ctx, args)
+}
+
+/// Redis's encoding name for a string value.
+fn string_encoding(v: &[u8]) -> &'static str {
+    if v.len() <= 20 && parse_i64(v).is_some() {
+        "int"
+    } else if v.len() <= 44 {
+        "embstr"
+    } else {
+        "raw"
+    }
+}
+
+fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let Some(m) = ctx.reader().meta(&args[2])? else { return reply(Reply::Nil) };
+    let enc = match m.kind {
+        KeyType::String => string_encoding(&m.payload),
+        KeyType::Hash => "hashtable",
+        KeyType::List => "quicklist",
+        KeyType::Set => "hashtable",
+        KeyType::ZSet => "skiplist",
+    };
+    reply(Reply::bulk_str(enc))
+}
+
+fn lfu_policy(ctx: &Ctx<'_>) -> bool {
+    ctx.core.shared.config().params().any(|(k, v)| k == "maxmemory-policy" && v.contains("lfu"))
+}
+
+fn object_freq(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if ctx.reader().meta(&args[2])?.is_none() {
+        return reply(Reply::Nil);
+    }
+    if !lfu_policy(ctx) {
+        return Err(err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."));
+    }
+    reply(Reply::Int(0))
+}
+
+fn object_idletime(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if ctx.reader().meta(&args[2])?.is_none() {
+        return reply(Reply::Nil);
+    }
+    if lfu_policy(ctx) {
+        return Err(err("ERR An LRU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."));
+    }
+    // Access times are not tracked on disk; every key reads as just used.
+    reply(Reply::Int(0))
+}
+
+fn object_refcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    match ctx.reader().meta(&args[2])? {
+        None => reply(Reply::Nil),
+        Some(_) => reply(Reply::Int(1)),
+    }
+}
+
+fn object_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    let lines = [
+        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "ENCODING <key>",
+        "    Return the kind of internal representation used in order to store the value",
+        "    associated with a <key>.",
+        "FREQ <key>",
+        "    Return the access frequency index of the <key>. The returned integer is",
+        "    proportional to the logarithm of the recent access frequency of the key.",
+        "IDLETIME <key>",
+        "    Return the idle time of the <key>, that is the approximated number of",
+        "    seconds elapsed since the last access to the key.",
+        "REFCOUNT <key>",
+        "    Return the number of references of the value associated with the specified",
+        "    <key>.",
+        "HELP",
+        "    Print this help.",
+    ];
+    reply(Reply::Array(lines.iter().map(|l| Reply::Simple((*l).into())).collect()))
+}
+
+const W: u32 = WRITE;
+const WF: u32 = WRITE | FAST;
+const R: u32 = READONLY;
+const RF: u32 = READONLY | FAST;
+const G: Group = Group::Generic;
+
+pub static COMMANDS: &[CommandSpec] = &[
+    row("del", -2, W, (1, -1, 1), G, "1.0.0", "Deletes one or more keys.", del),
+    row("unlink", -2, WF, (1, -1, 1), G, "4.0.0", "Asynchronously deletes one or more keys.", del),
+    row("exists", -2, RF, (1, -1, 1), G, "1.0.0", "Determines whether one or more keys exist.", exists),
+    row("type", 2, RF, (1, 1, 1), G, "1.0.0", "Determines the type of value stored at a key.", type_),
+    row("expire", -3, WF, (1, 1, 1), G, "1.0.0", "Sets the expiration time of a key in seconds.", expire),
+    row("pexpire", -3, WF, (1, 1, 1), G, "2.6.0", "Sets the expiration time of a key in milliseconds.", pexpire),
+    row("expireat", -3, WF, (1, 1, 1), G, "1.2.0", "Sets the expiration time of a key to a Unix timestamp.", expireat),
+    row("pexpireat", -3, WF, (1, 1, 1), G, "2.6.0", "Sets the expiration time of a key to a Unix milliseconds timestamp.", pexpireat),
+    row("ttl", 2, RF, (1, 1, 1), G, "1.0.0", "Returns the expiration time in seconds of a key.", ttl),
+    row("pttl", 2, RF, (1, 1, 1), G, "2.6.0", "Returns the expiration time in milliseconds of a key.", pttl),
+    row("expiretime", 2, RF, (1, 1, 1), G, "7.0.0", "Returns the expiration time of a key as a Unix timestamp.", expiretime),
+    row("pexpiretime", 2, RF, (1, 1, 1), G, "7.0.0", "Returns the expiration time of a key as a Unix milliseconds timestamp.", pexpiretime),
+    row("persist", 2, WF, (1, 1, 1), G, "2.2.0", "Removes the expiration time of a key.", persist),
+    row("rename", 3, W, (1, 2, 1), G, "1.0.0", "Renames a key and overwrites the destination.", rename),
+    row("renamenx", 3, WF, (1, 2, 1), G, "1.0.0", "Renames a key only when the target key name doesn't exist.", renamenx),
+    row("copy", -3, W | DENYOOM, (1, 2, 1), G, "6.2.0", "Copies the value of a key to a new key.", copy),
+    row("dbsize", 1, RF, (0, 0, 0), Group::Server, "1.0.0", "Returns the number of keys in the database.", dbsize),
+    row("keys", 2, R, (0, 0, 0), G, "1.0.0", "Returns all key names that match a pattern.", keys),
+    row("randomkey", 1, R, (0, 0, 0), G, "1.0.0", "Returns a random key name from the database.", randomkey),
+    row("scan", -2, R, (0, 0, 0), G, "2.8.0", "Iterates over the key names in the database.", scan),
+    row("flushdb", -1, W, (0, 0, 0), Group::Server, "1.0.0", "Remove all keys from the current database.", flush),
+    row("flushall", -1, W, (0, 0, 0), Group::Server, "1.0.0", "Removes all keys from all databases.", flush),
+    row("touch", -2, RF, (1, -1, 1), G, "3.2.1", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", touch),
+    container("object", 0, G, "2.2.3", "A container for object introspection commands.", None),
+    row("object|encoding", 3, R, (2, 2, 1), G, "2.2.3", "Returns the internal encoding of a Redis object.", object_encoding),
+    row("object|freq", 3, R, (2, 2, 1), G, "4.0.0", "Returns the logarithmic access frequency counter of a Redis object.", object_freq),
+    row("object|idletime", 3, R, (2, 2, 1), G, "2.2.3", "Returns the time since the last access to a Redis object.", object_idletime),
+    row("object|refcount", 3, R, (2, 2, 1), G, "2.2.3", "Returns the reference count of a value of a key.", object_refcount),
+    row("object|help", 2, R, (0, 0, 0), G, "6.2.0", "Returns helpful text about the different subcommands.", object_help),
+];

@@ -1,0 +1,171 @@
+//! Commands: the table, and one family file per type. Handlers parse and plan;
+//! they read the keyspace inline (point reads on the connection's core) and turn
+//! writes into a replicated `WriteCmd` for dispatch to propose. Only the
+//! connection loop awaits. Command code never touches sockets or Raft.
+
+pub mod info;
+pub mod keyspace;
+pub mod server;
+pub mod session;
+pub mod string;
+pub mod table;
+
+use std::borrow::Cow;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use crate::pb::WriteCmd;
+use crate::protocol::cursor::ArgError;
+use crate::protocol::Reply;
+use crate::shard::Core;
+use crate::storage::StorageError;
+use crate::types::TypeError;
+
+pub use session::Session;
+use table::{flag, table, CommandSpec};
+
+/// What a handler decided.
+#[derive(Debug)]
+pub enum Plan {
+    /// Reply now.
+    Reply(Reply),
+    /// Propose `cmd` on region `.0`; apply produces the reply.
+    Write(u32, WriteCmd),
+    /// Propose `cmd` on every region; reply with the first region's reply.
+    Broadcast(WriteCmd),
+    /// Reply, then close the connection.
+    Close(Reply),
+    /// Reply after a pause (DEBUG SLEEP).
+    Sleep(Duration, Reply),
+}
+
+/// A command failure; `Display` is the Redis error text.
+#[derive(Debug, thiserror::Error)]
+pub enum CmdError {
+    #[error("{0}")]
+    Arg(#[from] ArgError),
+    #[error("{0}")]
+    Type(#[from] TypeError),
+    #[error("ERR {0}")]
+    Storage(#[from] StorageError),
+    #[error("{0}")]
+    Msg(Cow<'static, str>),
+}
+
+pub fn err(msg: impl Into<Cow<'static, str>>) -> CmdError {
+    CmdError::Msg(msg.into())
+}
+
+pub type CmdResult = Result<Plan, CmdError>;
+pub type HandlerFn = fn(&mut Ctx<'_>, &[Bytes]) -> CmdResult;
+
+pub enum Handler {
+    Fn(HandlerFn),
+    /// Dispatches to the `name|sub` row; the handler (if any) serves the bare command.
+    Container(Option<HandlerFn>),
+}
+
+/// What a handler sees.
+pub struct Ctx<'a> {
+    pub core: &'a Core,
+    pub session: &'a mut Session,
+    pub spec: &'static CommandSpec,
+}
+
+impl Ctx<'_> {
+    pub fn reader(&self) -> crate::types::Reader<'_> {
+        crate::types::Reader::new(&self.core.shared.storage)
+    }
+
+    /// The region all `keys` live in; CROSSSLOT if they span regions (only with
+    /// `--regions` > 1: one region covers every slot by default).
+    pub fn region_of<'k>(&self, keys: impl IntoIterator<Item = &'k Bytes>) -> Result<u32, CmdError> {
+        self.core
+            .shared
+            .router
+            .common_region(keys.into_iter().map(|k| &k[..]))
+            .ok_or_else(|| err("CROSSSLOT Keys in request don't hash to the same slot"))
+    }
+
+    /// A write of `cmd` to the region of its keys.
+    pub fn write(&self, cmd: WriteCmd) -> CmdResult {
+        let region = self.region_of(cmd.keys.iter())?;
+        Ok(Plan::Write(region, cmd))
+    }
+}
+
+pub fn reply(r: Reply) -> CmdResult {
+    Ok(Plan::Reply(r))
+}
+
+/// Redis's `'%.128s'`, with newlines made spaces (rejectCommandFormat).
+fn clip(b: &[u8], max: usize) -> String {
+    String::from_utf8_lossy(&b[..b.len().min(max)]).replace(['\r', '\n'], " ")
+}
+
+/// Find the row for a request: the command, or for a container its subcommand.
+/// Errors are Redis's replies for unknown commands and wrong arity.
+pub fn resolve(args: &[Bytes]) -> Result<&'static CommandSpec, Reply> {
+    let t = table();
+    let Some(spec) = t.lookup(&args[0]) else {
+        let mut rest = String::new();
+        for a in &args[1..] {
+            if rest.len() >= 128 {
+                break;
+            }
+            let room = 128 - rest.len();
+            rest.push_str(&format!("'{}' ", clip(a, room)));
+        }
+        return Err(Reply::Error(
+            format!("ERR unknown command '{}', with args beginning with: {}", clip(&args[0], 128), rest).into(),
+        ));
+    };
+    if spec.is_container() {
+        if args.len() < 2 {
+            return match spec.handler {
+                Handler::Container(Some(_)) => Ok(spec),
+                _ => Err(wrong_arity(spec.name)),
+            };
+        }
+        let sub = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
+        let Some(subspec) = t.get(&format!("{}|{}", spec.name, sub)) else {
+            return Err(Reply::Error(
+                format!("ERR unknown subcommand '{}'. Try {} HELP.", clip(&args[1], 128), spec.name.to_ascii_uppercase())
+                    .into(),
+            ));
+        };
+        if !subspec.arity_ok(args.len()) {
+            return Err(wrong_arity(subspec.name));
+        }
+        return Ok(subspec);
+    }
+    if !spec.arity_ok(args.len()) {
+        return Err(wrong_arity(spec.name));
+    }
+    Ok(spec)
+}
+
+fn wrong_arity(name: &str) -> Reply {
+    Reply::Error(format!("ERR wrong number of arguments for '{name}' command").into())
+}
+
+/// True if earlier pipelined writes must be applied before `spec` runs.
+pub fn needs_barrier(spec: &CommandSpec) -> bool {
+    !spec.is_write() || spec.flags & flag::READS_INLINE != 0
+}
+
+/// Run a resolved command's handler.
+pub fn run(core: &Core, session: &mut Session, spec: &'static CommandSpec, args: &[Bytes]) -> Plan {
+    if !session.authed && spec.flags & flag::NO_AUTH == 0 {
+        return Plan::Reply(Reply::error("NOAUTH Authentication required."));
+    }
+    let (Handler::Fn(f) | Handler::Container(Some(f))) = spec.handler else {
+        return Plan::Reply(Reply::error("ERR container command without subcommand"));
+    };
+    let mut ctx = Ctx { core, session, spec };
+    match f(&mut ctx, args) {
+        Ok(p) => p,
+        Err(e) => Plan::Reply(Reply::Error(e.to_string().into())),
+    }
+}

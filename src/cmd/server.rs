@@ -1,0 +1,589 @@
+//! Connection and server commands: PING, ECHO, QUIT, SELECT, HELLO, AUTH, CLIENT,
+//! CONFIG, COMMAND, INFO, TIME, LASTSAVE, SAVE, BGSAVE, DEBUG.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::info;
+use super::table::{container, flag::*, row, table, CommandSpec, Group};
+use super::{err, reply, resolve, CmdResult, Ctx, Plan};
+use crate::config::SetError;
+use crate::protocol::cursor::{parse_f64, parse_i64, ArgError};
+use crate::protocol::Reply;
+use crate::shard::shared::ClientEntry;
+use crate::types::glob::glob_match;
+
+/// The Redis version NeoKV's replies and COMMAND docs follow.
+pub const REDIS_VERSION: &str = "7.0.15";
+
+fn ping(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    match args.len() {
+        1 => reply(Reply::Simple("PONG".into())),
+        2 => reply(Reply::Bulk(args[1].clone())),
+        _ => Err(err("ERR wrong number of arguments for 'ping' command")),
+    }
+}
+
+fn echo(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    reply(Reply::Bulk(args[1].clone()))
+}
+
+fn quit(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    ctx.session.closing = true;
+    Ok(Plan::Close(Reply::Ok))
+}
+
+fn select(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let n = parse_i64(&args[1]).filter(|n| i32::try_from(*n).is_ok()).ok_or(ArgError::NotInteger)?;
+    if n != 0 {
+        return Err(err("ERR DB index is out of range"));
+    }
+    reply(Reply::Ok)
+}
+
+/// Check a username/password pair against the single `default` user.
+fn check_auth(ctx: &Ctx<'_>, user: &[u8], pass: &[u8]) -> bool {
+    let cfg = ctx.core.shared.config();
+    user == b"default" && (cfg.requirepass.is_empty() || cfg.requirepass.as_bytes() == pass)
+}
+
+const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
+
+fn auth(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if args.len() > 3 {
+        return Err(ArgError::Syntax.into());
+    }
+    let (user, pass) = if args.len() == 2 {
+        if ctx.core.shared.config().requirepass.is_empty() {
+            return Err(err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"));
+        }
+        (&b"default"[..], &args[1][..])
+    } else {
+        (&args[1][..], &args[2][..])
+    };
+    if check_auth(ctx, user, pass) {
+        ctx.session.authed = true;
+        reply(Reply::Ok)
+    } else {
+        Err(err(WRONGPASS))
+    }
+}
+
+/// Redis's client-name rule: printable ASCII without spaces.
+fn valid_name(b: &[u8]) -> bool {
+    b.iter().all(|&c| (b'!'..=b'~').contains(&c))
+}
+
+fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let mut ver = None;
+    let mut j = 1;
+    if args.len() >= 2 {
+        let v = parse_i64(&args[1]).ok_or_else(|| err("ERR Protocol version is not an integer or out of range"))?;
+        if !(2..=3).contains(&v) {
+            return Err(err("NOPROTO unsupported protocol version"));
+        }
+        ver = Some(v as u8);
+        j = 2;
+    }
+    let mut creds = None;
+    let mut name = None;
+    while j < args.len() {
+        let more = args.len() - 1 - j;
+        if args[j].eq_ignore_ascii_case(b"AUTH") && more >= 2 {
+            creds = Some((args[j + 1].clone(), args[j + 2].clone()));
+            j += 3;
+        } else if args[j].eq_ignore_ascii_case(b"SETNAME") && more >= 1 {
+            name = Some(args[j + 1].clone());
+            j += 2;
+        } else {
+            return Err(err(format!("ERR Syntax error in HELLO option '{}'", String::from_utf8_lossy(&args[j]))));
+        }
+    }
+    if let Some((u, p)) = creds {
+        if !check_auth(ctx, &u, &p) {
+            return Err(err(WRONGPASS));
+        }
+        ctx.session.authed = true;
+    }
+    if !ctx.session.authed {
+        return Err(err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"));
+    }
+    if let Some(n) = name {
+        set_name(ctx, n)?;
+    }
+    if let Some(v) = ver {
+        ctx.session.resp = v;
+        ctx.session.entry.resp.store(v, Ordering::Relaxed);
+    }
+    let s = |t: &str| Reply::bulk_str(t);
+    reply(Reply::Map(vec![
+        (s("server"), s("redis")),
+        (s("version"), s(REDIS_VERSION)),
+        (s("proto"), Reply::Int(ctx.session.resp as i64)),
+        (s("id"), Reply::Int(ctx.session.id as i64)),
+        (s("mode"), s("standalone")),
+        (s("role"), s("master")),
+        (s("modules"), Reply::Array(Vec::new())),
+    ]))
+}
+
+fn set_name(ctx: &mut Ctx<'_>, name: Bytes) -> Result<(), super::CmdError> {
+    if !valid_name(&name) {
+        return Err(err("ERR Client names cannot contain spaces, newlines or special characters."));
+    }
+    let v = if name.is_empty() { None } else { Some(name) };
+    if let Ok(mut n) = ctx.session.entry.name.lock() {
+        *n = v;
+    }
+    Ok(())
+}
+
+fn client_setname(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    set_name(ctx, args[2].clone())?;
+    reply(Reply::Ok)
+}
+
+fn client_getname(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    match ctx.session.entry.name.lock().ok().and_then(|n| n.clone()) {
+        Some(n) => reply(Reply::Bulk(n)),
+        None => reply(Reply::Nil),
+    }
+}
+
+fn client_id(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    reply(Reply::Int(ctx.session.id as i64))
+}
+
+fn client_setinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let attr = args[2].to_ascii_lowercase();
+    let field = match attr.as_slice() {
+        b"lib-name" => &ctx.session.entry.lib_name,
+        b"lib-ver" => &ctx.session.entry.lib_ver,
+        _ => return Err(err(format!("ERR Unrecognized option '{}'", String::from_utf8_lossy(&args[2])))),
+    };
+    if !valid_name(&args[3]) {
+        return Err(err(format!(
+            "ERR {} cannot contain spaces, newlines or special characters.",
+            String::from_utf8_lossy(&attr)
+        )));
+    }
+    if let Ok(mut f) = field.lock() {
+        *f = if args[3].is_empty() { None } else { Some(args[3].clone()) };
+    }
+    reply(Reply::Ok)
+}
+
+/// One CLIENT LIST line, in Redis 7's field order.
+pub fn client_line(c: &ClientEntry) -> String {
+    let s = |m: &std::sync::Mutex<Option<Bytes>>| {
+        m.lock().ok().and_then(|v| v.clone()).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default()
+    };
+    let cmd = table().rows.get(c.last_cmd.load(Ordering::Relaxed)).map(|r| r.name).unwrap_or("NULL");
+    let idle = c.last_active.lock().map(|t| t.elapsed().as_secs()).unwrap_or(0);
+    format!(
+        "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+        c.id,
+        c.addr,
+        c.laddr,
+        s(&c.name),
+        c.created.elapsed().as_secs(),
+        idle,
+        cmd,
+        c.resp.load(Ordering::Relaxed),
+        s(&c.lib_name),
+        s(&c.lib_ver),
+    )
+}
+
+fn client_info(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    let mut line = client_line(&ctx.session.entry);
+    line.push('\n');
+    reply(Reply::Verbatim(Bytes::from(line)))
+}
+
+fn client_list(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let mut ids: Option<Vec<u64>> = None;
+    let mut j = 2;
+    while j < args.len() {
+        if args[j].eq_ignore_ascii_case(b"TYPE") && j + 1 < args.len() {
+            let t = args[j + 1].to_ascii_lowercase();
+            if !matches!(t.as_slice(), b"normal" | b"master" | b"replica" | b"slave" | b"pubsub") {
+                return Err(err(format!("ERR Unknown client type '{}'", String::from_utf8_lossy(&args[j + 1]))));
+            }
+            if t != b"normal" {
+                ids = Some(Vec::new());
+            }
+            j += 2;
+        } else if args[j].eq_ignore_ascii_case(b"ID") && j + 1 < args.len() {
+            let mut v = Vec::new();
+            j += 1;
+            while j < args.len() {
+                let id = parse_i64(&args[j]).filter(|n| *n > 0).ok_or_else(|| err("ERR Invalid client ID"))?;
+                v.push(id as u64);
+                j += 1;
+            }
+            ids = Some(v);
+        } else {
+            return Err(ArgError::Syntax.into());
+        }
+    }
+    let clients: Vec<_> = ctx.core.shared.clients.lock().map(|c| c.values().cloned().collect()).unwrap_or_default();
+    let mut out = String::new();
+    for c in clients {
+        if ids.as_ref().is_some_and(|ids| !ids.contains(&c.id)) {
+            continue;
+        }
+        out.push_str(&client_line(&c));
+        out.push('\n');
+    }
+    reply(Reply::Verbatim(Bytes::from(out)))
+}
+
+fn client_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    help_reply(&[
+        "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GETNAME",
+        "    Return the name of the current connection.",
+        "ID",
+        "    Return the ID of the current connection.",
+        "INFO",
+        "    Return information about the current client connection.",
+        "LIST [options ...]",
+        "    Return information about client connections. Options:",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "      Return clients of specified type.",
+        "SETNAME <name>",
+        "    Assign the name <name> to the current connection.",
+        "SETINFO <option> <value>",
+        "    Set client meta attr. Options are:",
+        "    * LIB-NAME: the client lib name.",
+        "    * LIB-VER: the client lib version.",
+        "HELP",
+        "    Print this help.",
+    ])
+}
+
+fn help_reply(lines: &[&str]) -> CmdResult {
+    reply(Reply::Array(lines.iter().map(|l| Reply::Simple(l.to_string().into())).collect()))
+}
+
+fn config_get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let cfg = ctx.core.shared.config();
+    let mut out = Vec::new();
+    for (k, v) in cfg.params() {
+        if args[2..].iter().any(|p| glob_match(p, k.as_bytes(), true)) {
+            out.push((Reply::bulk_str(k), Reply::bulk_str(v)));
+        }
+    }
+    reply(Reply::Map(out))
+}
+
+fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if args.len() % 2 != 0 {
+        return Err(err("ERR wrong number of arguments for 'config|set' command"));
+    }
+    let mut cfg = ctx.core.shared.config.write().unwrap_or_else(|e| e.into_inner());
+    let mut staged = cfg.clone();
+    for kv in args[2..].chunks(2) {
+        let name = String::from_utf8_lossy(&kv[0]).to_ascii_lowercase();
+        let value = String::from_utf8_lossy(&kv[1]).into_owned();
+        match staged.set(&name, &value) {
+            Ok(()) => {}
+            Err(SetError::Unknown) => {
+                return Err(err(format!(
+                    "ERR Unknown option or number of arguments for CONFIG SET - '{}'",
+                    String::from_utf8_lossy(&kv[0])
+                )))
+            }
+            Err(SetError::Invalid(msg)) => return Err(err(format!("ERR {msg}"))),
+        }
+    }
+    *cfg = staged;
+    reply(Reply::Ok)
+}
+
+fn config_resetstat(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    for s in &ctx.core.shared.stats {
+        s.commands.store(0, Ordering::Relaxed);
+        s.net_input.store(0, Ordering::Relaxed);
+        s.net_output.store(0, Ordering::Relaxed);
+        s.connections.store(0, Ordering::Relaxed);
+    }
+    ctx.core.shared.expired_keys.store(0, Ordering::Relaxed);
+    reply(Reply::Ok)
+}
+
+fn config_rewrite(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    Err(err("ERR The server is running without a config file"))
+}
+
+fn config_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    help_reply(&[
+        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET <pattern>",
+        "    Return parameters matching the glob-like <pattern> and their values.",
+        "SET <directive> <value>",
+        "    Set the configuration <directive> to <value>.",
+        "RESETSTAT",
+        "    Reset statistics reported by the INFO command.",
+        "REWRITE",
+        "    Rewrite the configuration file.",
+        "HELP",
+        "    Print this help.",
+    ])
+}
+
+fn info_cmd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let text = info::render(ctx, &args[1..])?;
+    reply(Reply::Verbatim(Bytes::from(text)))
+}
+
+fn time(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    reply(Reply::Array(vec![
+        Reply::bulk_str(&d.as_secs().to_string()),
+        Reply::bulk_str(&d.subsec_micros().to_string()),
+    ]))
+}
+
+fn lastsave(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    reply(Reply::Int(ctx.core.shared.last_save.load(Ordering::Relaxed) as i64))
+}
+
+/// SAVE: everything acknowledged is already in RocksDB; make its WAL durable now.
+fn save(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    ctx.core.shared.storage.sync_wal_blocking()?;
+    ctx.core.shared.last_save.store(crate::types::now_ms() / 1000, Ordering::Relaxed);
+    reply(Reply::Ok)
+}
+
+fn bgsave(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if args.len() > 2 || (args.len() == 2 && !args[1].eq_ignore_ascii_case(b"SCHEDULE")) {
+        return Err(ArgError::Syntax.into());
+    }
+    save(ctx, args)?;
+    reply(Reply::Simple("Background saving started".into()))
+}
+
+fn debug(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let sub = args[1].to_ascii_lowercase();
+    match (sub.as_slice(), args.len()) {
+        (b"sleep", 3) => {
+            let secs = parse_f64(&args[2]).filter(|s| *s >= 0.0).ok_or(ArgError::NotFloat)?;
+            Ok(Plan::Sleep(Duration::from_secs_f64(secs.min(3600.0)), Reply::Ok))
+        }
+        (b"set-active-expire", 3) | (b"quicklist-packed-threshold", 3) | (b"set-skip-checksum-validation", 3) => {
+            reply(Reply::Ok)
+        }
+        (b"help", 2) => help_reply(&[
+            "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "SLEEP <seconds>",
+            "    Stop the server for <seconds>. Decimals allowed.",
+            "HELP",
+            "    Print this help.",
+        ]),
+        _ => Err(err(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
+            String::from_utf8_lossy(&args[1])
+        ))),
+    }
+}
+
+// ---- COMMAND ----
+
+fn flag_names(spec: &CommandSpec) -> Reply {
+    Reply::Set(NAMES.iter().filter(|(f, _)| spec.flags & f != 0).map(|(_, n)| Reply::Simple((*n).into())).collect())
+}
+
+fn display_name(spec: &CommandSpec) -> &'static str {
+    spec.name
+}
+
+fn key_specs(spec: &CommandSpec) -> Reply {
+    if spec.first_key <= 0 {
+        return Reply::Array(Vec::new());
+    }
+    let s = |t: &str| Reply::bulk_str(t);
+    let access = if spec.is_write() { "RW" } else { "RO" };
+    let last_rel = if spec.last_key < 0 { spec.last_key } else { spec.last_key - spec.first_key };
+    Reply::Array(vec![Reply::Map(vec![
+        (s("flags"), Reply::Set(vec![Reply::Simple(access.into())])),
+        (
+            s("begin_search"),
+            Reply::Map(vec![
+                (s("type"), s("index")),
+                (s("spec"), Reply::Map(vec![(s("index"), Reply::Int(spec.first_key as i64))])),
+            ]),
+        ),
+        (
+            s("find_keys"),
+            Reply::Map(vec![
+                (s("type"), s("range")),
+                (
+                    s("spec"),
+                    Reply::Map(vec![
+                        (s("lastkey"), Reply::Int(last_rel as i64)),
+                        (s("keystep"), Reply::Int(spec.step as i64)),
+                        (s("limit"), Reply::Int(0)),
+                    ]),
+                ),
+            ]),
+        ),
+    ])])
+}
+
+/// The 10-element COMMAND INFO entry.
+fn command_entry(spec: &'static CommandSpec) -> Reply {
+    let mut cats = vec![Reply::Simple(if spec.is_write() { "@write" } else { "@read" }.into())];
+    if spec.flags & WRITE == 0 && spec.flags & READONLY == 0 {
+        cats.clear();
+    }
+    cats.push(Reply::Simple(spec.group.acl_category().into()));
+    cats.push(Reply::Simple(if spec.flags & FAST != 0 { "@fast" } else { "@slow" }.into()));
+    let subs = table().subcommands(spec.name).map(command_entry).collect();
+    Reply::Array(vec![
+        Reply::bulk_str(display_name(spec)),
+        Reply::Int(spec.arity as i64),
+        flag_names(spec),
+        Reply::Int(spec.first_key as i64),
+        Reply::Int(spec.last_key as i64),
+        Reply::Int(spec.step as i64),
+        Reply::Set(cats),
+        Reply::Array(Vec::new()),
+        key_specs(spec),
+        Reply::Array(subs),
+    ])
+}
+
+fn command_all(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    reply(Reply::Array(table().top_level().map(command_entry).collect()))
+}
+
+fn command_count(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    reply(Reply::Int(table().top_level().count() as i64))
+}
+
+fn command_info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if args.len() == 2 {
+        return command_all(ctx, args);
+    }
+    let t = table();
+    reply(Reply::Array(
+        args[2..]
+            .iter()
+            .map(|n| match t.get(&String::from_utf8_lossy(n).to_ascii_lowercase()) {
+                Some(spec) => command_entry(spec),
+                None => Reply::NilArray,
+            })
+            .collect(),
+    ))
+}
+
+fn doc_entry(spec: &'static CommandSpec) -> Reply {
+    let s = |t: &str| Reply::bulk_str(t);
+    let mut m = vec![
+        (s("summary"), s(spec.summary)),
+        (s("since"), s(spec.since)),
+        (s("group"), s(spec.group.name())),
+    ];
+    let subs: Vec<_> = table().subcommands(spec.name).map(|c| (s(c.name), doc_entry(c))).collect();
+    if !subs.is_empty() {
+        m.push((s("subcommands"), Reply::Map(subs)));
+    }
+    Reply::Map(m)
+}
+
+fn command_docs(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let t = table();
+    let specs: Vec<&'static CommandSpec> = if args.len() == 2 {
+        t.top_level().collect()
+    } else {
+        args[2..].iter().filter_map(|n| t.get(&String::from_utf8_lossy(n).to_ascii_lowercase())).collect()
+    };
+    reply(Reply::Map(specs.into_iter().map(|c| (Reply::bulk_str(c.name), doc_entry(c))).collect()))
+}
+
+fn command_getkeys(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let inner = &args[2..];
+    let spec = match resolve(inner) {
+        Ok(s) => s,
+        Err(Reply::Error(e)) if e.starts_with("ERR wrong number") => {
+            return Err(err("ERR Invalid number of arguments specified for command"))
+        }
+        Err(_) => return Err(err("ERR Invalid command specified")),
+    };
+    if spec.first_key <= 0 {
+        return Err(err("ERR The command has no key arguments"));
+    }
+    let keys = spec.key_indices(inner.len());
+    if keys.is_empty() {
+        return Err(err("ERR Invalid arguments specified for command"));
+    }
+    reply(Reply::Array(keys.into_iter().map(|i| Reply::Bulk(inner[i].clone())).collect()))
+}
+
+fn command_list(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    reply(Reply::Array(table().rows.iter().map(|r| Reply::bulk_str(r.name)).collect()))
+}
+
+fn command_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    help_reply(&[
+        "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "(no subcommand)",
+        "    Return details about all Redis commands.",
+        "COUNT",
+        "    Return the total number of commands in this Redis server.",
+        "LIST",
+        "    Return a list of all commands in this Redis server.",
+        "INFO [<command-name> ...]",
+        "    Return details about multiple Redis commands.",
+        "DOCS [<command-name> ...]",
+        "    Return documentation details about multiple Redis commands.",
+        "GETKEYS <full-command>",
+        "    Return the keys from a full Redis command.",
+        "HELP",
+        "    Print this help.",
+    ])
+}
+
+const C: Group = Group::Connection;
+const S: Group = Group::Server;
+const CONN: u32 = NOSCRIPT | LOADING | STALE | FAST;
+
+pub static COMMANDS: &[CommandSpec] = &[
+    row("ping", -1, FAST, (0, 0, 0), C, "1.0.0", "Returns the server's liveliness response.", ping),
+    row("echo", 2, FAST, (0, 0, 0), C, "1.0.0", "Returns the given string.", echo),
+    row("quit", -1, ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH, (0, 0, 0), C, "1.0.0", "Closes the connection.", quit),
+    row("select", 2, CONN, (0, 0, 0), C, "1.0.0", "Changes the selected database.", select),
+    row("auth", -2, CONN | NO_AUTH | ALLOW_BUSY, (0, 0, 0), C, "1.0.0", "Authenticates the connection.", auth),
+    row("hello", -1, CONN | NO_AUTH | ALLOW_BUSY, (0, 0, 0), C, "6.0.0", "Handshakes with the Redis server.", hello),
+    container("client", 0, C, "2.4.0", "A container for client connection commands.", None),
+    row("client|setname", 3, CONN, (0, 0, 0), C, "2.6.9", "Sets the connection name.", client_setname),
+    row("client|getname", 2, CONN, (0, 0, 0), C, "2.6.9", "Returns the name of the connection.", client_getname),
+    row("client|id", 2, CONN, (0, 0, 0), C, "5.0.0", "Returns the unique client ID of the connection.", client_id),
+    row("client|info", 2, CONN, (0, 0, 0), C, "6.2.0", "Returns information about the connection.", client_info),
+    row("client|list", -2, ADMIN | NOSCRIPT | LOADING | STALE, (0, 0, 0), C, "2.4.0", "Lists open connections.", client_list),
+    row("client|setinfo", 4, CONN, (0, 0, 0), C, "7.2.0", "Sets information specific to the client or connection.", client_setinfo),
+    row("client|help", 2, LOADING | STALE, (0, 0, 0), C, "5.0.0", "Returns helpful text about the different subcommands.", client_help),
+    container("config", 0, S, "2.0.0", "A container for server configuration commands.", None),
+    row("config|get", -3, ADMIN | NOSCRIPT | LOADING | STALE, (0, 0, 0), S, "2.0.0", "Returns the effective values of configuration parameters.", config_get),
+    row("config|set", -4, ADMIN | NOSCRIPT | LOADING | STALE, (0, 0, 0), S, "2.0.0", "Sets configuration parameters in-flight.", config_set),
+    row("config|resetstat", 2, ADMIN | NOSCRIPT | LOADING | STALE, (0, 0, 0), S, "2.0.0", "Resets the server's statistics.", config_resetstat),
+    row("config|rewrite", 2, ADMIN | NOSCRIPT | LOADING | STALE, (0, 0, 0), S, "2.8.0", "Persists the effective configuration to file.", config_rewrite),
+    row("config|help", 2, LOADING | STALE, (0, 0, 0), S, "5.0.0", "Returns helpful text about the different subcommands.", config_help),
+    container("command", LOADING | STALE, S, "2.8.13", "Returns detailed information about all commands.", Some(command_all)),
+    row("command|count", 2, LOADING | STALE, (0, 0, 0), S, "2.8.13", "Returns a count of commands.", command_count),
+    row("command|info", -2, LOADING | STALE, (0, 0, 0), S, "2.8.13", "Returns information about one, multiple or all commands.", command_info),
+    row("command|docs", -2, LOADING | STALE, (0, 0, 0), S, "7.0.0", "Returns documentary information about one, multiple or all commands.", command_docs),
+    row("command|getkeys", -3, LOADING | STALE, (0, 0, 0), S, "2.8.13", "Extracts the key names from an arbitrary command.", command_getkeys),
+    row("command|list", -2, LOADING | STALE, (0, 0, 0), S, "7.0.0", "Returns a list of command names.", command_list),
+    row("command|help", 2, LOADING | STALE, (0, 0, 0), S, "5.0.0", "Returns helpful text about the different subcommands.", command_help),
+    row("info", -1, LOADING | STALE, (0, 0, 0), S, "1.0.0", "Returns information and statistics about the server.", info_cmd),
+    row("time", 1, LOADING | STALE | FAST, (0, 0, 0), S, "2.6.0", "Returns the server time.", time),
+    row("lastsave", 1, LOADING | STALE | FAST, (0, 0, 0), S, "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", lastsave),
+    row("save", 1, ADMIN | NOSCRIPT | NO_MULTI, (0, 0, 0), S, "1.0.0", "Synchronously saves the database(s) to disk.", save),
+    row("bgsave", -1, ADMIN | NOSCRIPT, (0, 0, 0), S, "1.0.0", "Asynchronously saves the database(s) to disk.", bgsave),
+    row("debug", -2, ADMIN | NOSCRIPT | LOADING | STALE, (0, 0, 0), S, "1.0.0", "A container for debugging commands.", debug),
+];

@@ -1,0 +1,336 @@
+//! String commands: handlers first, table rows last.
+
+use bytes::Bytes;
+
+use super::table::{flag::*, row, CommandSpec, Group};
+use super::{err, reply, CmdError, CmdResult, Ctx};
+use crate::pb::{Op, WriteCmd};
+use crate::protocol::cursor::{parse_i64, ArgError};
+use crate::protocol::number::{incr_by_float, FloatIncrError};
+use crate::protocol::{ArgCursor, Reply};
+use crate::types::string as st;
+use crate::types::write::{flags, reply_kind};
+use crate::types::{now_ms, TypeError};
+
+pub fn cmd(op: Op, keys: Vec<Bytes>, vals: Vec<Bytes>) -> WriteCmd {
+    WriteCmd { op: op as i32, keys, vals, ..Default::default() }
+}
+
+fn invalid_expire(name: &str) -> CmdError {
+    err(format!("ERR invalid expire time in '{name}' command"))
+}
+
+/// Which command's option grammar applies (Redis `parseExtendedStringArgumentsOrReply`).
+#[derive(PartialEq, Clone, Copy)]
+enum Grammar {
+    Set,
+    Get,
+}
+
+#[derive(Default)]
+struct ExtOpts {
+    nx: bool,
+    xx: bool,
+    get: bool,
+    keepttl: bool,
+    persist: bool,
+    /// (unit_ms, relative, value)
+    expire: Option<(i64, bool, Bytes)>,
+}
+
+fn parse_ext(args: &[Bytes], grammar: Grammar) -> Result<ExtOpts, CmdError> {
+    let mut o = ExtOpts::default();
+    let mut j = 0;
+    while j < args.len() {
+        let opt = args[j].to_ascii_uppercase();
+        let next = args.get(j + 1);
+        let other_expire_kind = |o: &ExtOpts, except_unit: Option<(i64, bool)>| match &o.expire {
+            None => false,
+            Some((u, r, _)) => Some((*u, *r)) != except_unit,
+        };
+        match opt.as_slice() {
+            b"NX" if !o.xx && grammar == Grammar::Set => o.nx = true,
+            b"XX" if !o.nx && grammar == Grammar::Set => o.xx = true,
+            b"GET" if grammar == Grammar::Set => o.get = true,
+            b"KEEPTTL" if !o.persist && o.expire.is_none() && grammar == Grammar::Set => o.keepttl = true,
+            b"PERSIST" if grammar == Grammar::Get && o.expire.is_none() && !o.keepttl => o.persist = true,
+            b"EX" | b"PX" | b"EXAT" | b"PXAT" if next.is_some() && !o.keepttl && !o.persist => {
+                let (unit, rel) = match opt.as_slice() {
+                    b"EX" => (1000, true),
+                    b"PX" => (1, true),
+                    b"EXAT" => (1000, false),
+                    _ => (1, false),
+                };
+                // Redis lets an option repeat itself but not mix with another kind.
+                if other_expire_kind(&o, Some((unit, rel))) {
+                    return Err(ArgError::Syntax.into());
+                }
+                o.expire = Some((unit, rel, next.cloned().unwrap_or_default()));
+                j += 1;
+            }
+            _ => return Err(ArgError::Syntax.into()),
+        }
+        j += 1;
+    }
+    Ok(o)
+}
+
+/// Absolute expiry in ms from (unit, relative, value), validated as Redis does.
+fn expire_at(name: &str, unit: i64, relative: bool, v: &[u8]) -> Result<u64, CmdError> {
+    let n = parse_i64(v).ok_or(ArgError::NotInteger)?;
+    if n <= 0 || (unit == 1000 && n > i64::MAX / 1000) {
+        return Err(invalid_expire(name));
+    }
+    let mut ms = n * unit;
+    if relative {
+        ms = ms.checked_add(now_ms() as i64).ok_or_else(|| invalid_expire(name))?;
+    }
+    Ok(ms as u64)
+}
+
+fn get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    match st::get(&ctx.reader(), &args[1])?? {
+        Some(v) => reply(Reply::Bulk(v)),
+        None => reply(Reply::Nil),
+    }
+}
+
+fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let o = parse_ext(&args[3..], Grammar::Set)?;
+    let mut c = cmd(Op::Set, vec![args[1].clone()], vec![args[2].clone()]);
+    if let Some((unit, rel, v)) = &o.expire {
+        c.at_ms = expire_at("set", *unit, *rel, v)?;
+    }
+    c.flags = (o.nx as u32 * flags::SET_NX)
+        | (o.xx as u32 * flags::SET_XX)
+        | (o.get as u32 * flags::SET_GET)
+        | (o.keepttl as u32 * flags::SET_KEEPTTL);
+    ctx.write(c)
+}
+
+fn setnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let mut c = cmd(Op::Set, vec![args[1].clone()], vec![args[2].clone()]);
+    c.flags = flags::SET_NX;
+    c.reply = reply_kind::SETNX;
+    ctx.write(c)
+}
+
+fn setex_generic(ctx: &mut Ctx<'_>, args: &[Bytes], unit: i64) -> CmdResult {
+    let mut c = cmd(Op::Set, vec![args[1].clone()], vec![args[3].clone()]);
+    c.at_ms = expire_at(ctx.spec.name, unit, true, &args[2])?;
+    ctx.write(c)
+}
+
+fn setex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    setex_generic(ctx, args, 1000)
+}
+
+fn psetex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    setex_generic(ctx, args, 1)
+}
+
+fn getset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let mut c = cmd(Op::Set, vec![args[1].clone()], vec![args[2].clone()]);
+    c.flags = flags::SET_GET;
+    ctx.write(c)
+}
+
+fn mget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let r = ctx.reader();
+    let mut out = Vec::with_capacity(args.len() - 1);
+    for k in &args[1..] {
+        out.push(match st::get(&r, k)? {
+            Ok(Some(v)) => Reply::Bulk(v),
+            _ => Reply::Nil,
+        });
+    }
+    reply(Reply::Array(out))
+}
+
+fn mset_generic(ctx: &mut Ctx<'_>, args: &[Bytes], nx: bool) -> CmdResult {
+    if args.len() % 2 == 0 {
+        return Err(err(format!("ERR wrong number of arguments for '{}' command", ctx.spec.name)));
+    }
+    let mut c = cmd(Op::Mset, Vec::new(), Vec::new());
+    for kv in args[1..].chunks(2) {
+        c.keys.push(kv[0].clone());
+        c.vals.push(kv[1].clone());
+    }
+    if nx {
+        c.flags = flags::SET_NX;
+    }
+    ctx.write(c)
+}
+
+fn mset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    mset_generic(ctx, args, false)
+}
+
+fn msetnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    mset_generic(ctx, args, true)
+}
+
+fn incr_generic(ctx: &Ctx<'_>, key: &Bytes, delta: i64) -> CmdResult {
+    let mut c = cmd(Op::Incrby, vec![key.clone()], Vec::new());
+    c.num = delta;
+    ctx.write(c)
+}
+
+fn incr(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    incr_generic(ctx, &args[1], 1)
+}
+
+fn decr(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    incr_generic(ctx, &args[1], -1)
+}
+
+fn incrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let n = parse_i64(&args[2]).ok_or(ArgError::NotInteger)?;
+    incr_generic(ctx, &args[1], n)
+}
+
+fn decrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let n = parse_i64(&args[2]).ok_or(ArgError::NotInteger)?;
+    if n == i64::MIN {
+        return Err(err("ERR decrement would overflow"));
+    }
+    incr_generic(ctx, &args[1], -n)
+}
+
+fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if let Err(FloatIncrError::IncrNotFloat) = incr_by_float(None, &args[2]) {
+        return Err(TypeError::NotFloat.into());
+    }
+    ctx.write(cmd(Op::Incrbyfloat, vec![args[1].clone()], vec![args[2].clone()]))
+}
+
+fn append(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.write(cmd(Op::Append, vec![args[1].clone()], vec![args[2].clone()]))
+}
+
+fn strlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let v = st::get(&ctx.reader(), &args[1])??;
+    reply(Reply::Int(v.map(|v| v.len() as i64).unwrap_or(0)))
+}
+
+fn getrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let start = parse_i64(&args[2]).ok_or(ArgError::NotInteger)?;
+    let end = parse_i64(&args[3]).ok_or(ArgError::NotInteger)?;
+    let v = st::get(&ctx.reader(), &args[1])??.unwrap_or_default();
+    let part = st::getrange(&v, start, end);
+    reply(Reply::Bulk(v.slice_ref(part)))
+}
+
+fn setrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let offset = parse_i64(&args[2]).ok_or(ArgError::NotInteger)?;
+    if offset < 0 {
+        return Err(err("ERR offset is out of range"));
+    }
+    let mut c = cmd(Op::Setrange, vec![args[1].clone()], vec![args[3].clone()]);
+    c.num = offset;
+    ctx.write(c)
+}
+
+fn getdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.write(cmd(Op::Getdel, vec![args[1].clone()], Vec::new()))
+}
+
+fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let o = parse_ext(&args[2..], Grammar::Get)?;
+    let mut c = cmd(Op::Getex, vec![args[1].clone()], Vec::new());
+    if let Some((unit, rel, v)) = &o.expire {
+        c.at_ms = expire_at("getex", *unit, *rel, v)?;
+        c.flags = flags::GETEX_SET;
+    } else if o.persist {
+        c.flags = flags::GETEX_PERSIST;
+    } else {
+        // No option: a plain read.
+        return get(ctx, args);
+    }
+    ctx.write(c)
+}
+
+fn lcs(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (mut getidx, mut getlen, mut withmatchlen, mut minmatchlen) = (false, false, false, 0i64);
+    let mut cur = ArgCursor::new(&args[3..]);
+    while !cur.is_empty() {
+        if cur.eat("IDX") {
+            getidx = true;
+        } else if cur.eat("LEN") {
+            getlen = true;
+        } else if cur.eat("WITHMATCHLEN") {
+            withmatchlen = true;
+        } else if cur.remaining() >= 2 && cur.eat("MINMATCHLEN") {
+            let v = cur.next_i64()?;
+            if v < 0 {
+                return Err(err(format!("ERR value is out of range, value must between 0 and {}", i64::MAX)));
+            }
+            minmatchlen = v;
+        } else {
+            return Err(ArgError::Syntax.into());
+        }
+    }
+    if getidx && getlen {
+        return Err(err("ERR If you want both the length and indexes, please just use IDX."));
+    }
+    let r = ctx.reader();
+    let a = st::get(&r, &args[1])?.map_err(|_| err("ERR The specified keys must contain string values"))?;
+    let b = st::get(&r, &args[2])?.map_err(|_| err("ERR The specified keys must contain string values"))?;
+    let (a, b) = (a.unwrap_or_default(), b.unwrap_or_default());
+    if (a.len() as u64 + 1) * (b.len() as u64 + 1) >= u32::MAX as u64 / 4 {
+        return Err(err("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"));
+    }
+    let (len, s, matches) = st::lcs(&a, &b, minmatchlen, getidx);
+    if getlen {
+        return reply(Reply::Int(len as i64));
+    }
+    if !getidx {
+        return reply(Reply::Bulk(Bytes::from(s)));
+    }
+    let pair = |(x, y): (usize, usize)| Reply::Array(vec![Reply::Int(x as i64), Reply::Int(y as i64)]);
+    let ms = matches
+        .into_iter()
+        .map(|(ra, rb, l)| {
+            let mut m = vec![pair(ra), pair(rb)];
+            if withmatchlen {
+                m.push(Reply::Int(l as i64));
+            }
+            Reply::Array(m)
+        })
+        .collect();
+    reply(Reply::Map(vec![
+        (Reply::bulk_str("matches"), Reply::Array(ms)),
+        (Reply::bulk_str("len"), Reply::Int(len as i64)),
+    ]))
+}
+
+const W: u32 = WRITE | DENYOOM;
+const WF: u32 = WRITE | DENYOOM | FAST;
+const R: u32 = READONLY;
+const RF: u32 = READONLY | FAST;
+const G: Group = Group::String;
+
+pub static COMMANDS: &[CommandSpec] = &[
+    row("get", 2, RF, (1, 1, 1), G, "1.0.0", "Returns the string value of a key.", get),
+    row("set", -3, W, (1, 1, 1), G, "1.0.0", "Sets the string value of a key, ignoring its type.", set),
+    row("setnx", 3, WF, (1, 1, 1), G, "1.0.0", "Set the string value of a key only when the key doesn't exist.", setnx),
+    row("setex", 4, W, (1, 1, 1), G, "2.0.0", "Sets the string value and expiration time of a key.", setex),
+    row("psetex", 4, W, (1, 1, 1), G, "2.6.0", "Sets both string value and expiration time in milliseconds of a key.", psetex),
+    row("getset", 3, WF, (1, 1, 1), G, "1.0.0", "Returns the previous string value of a key after setting it to a new value.", getset),
+    row("mget", -2, RF, (1, -1, 1), G, "1.0.0", "Atomically returns the string values of one or more keys.", mget),
+    row("mset", -3, W, (1, -1, 2), G, "1.0.1", "Atomically creates or modifies the string values of one or more keys.", mset),
+    row("msetnx", -3, W, (1, -1, 2), G, "1.0.1", "Atomically modifies the string values of one or more keys only when all keys don't exist.", msetnx),
+    row("incr", 2, WF, (1, 1, 1), G, "1.0.0", "Increments the integer value of a key by one.", incr),
+    row("decr", 2, WF, (1, 1, 1), G, "1.0.0", "Decrements the integer value of a key by one.", decr),
+    row("incrby", 3, WF, (1, 1, 1), G, "1.0.0", "Increments the integer value of a key by a number.", incrby),
+    row("decrby", 3, WF, (1, 1, 1), G, "1.0.0", "Decrements a number from the integer value of a key.", decrby),
+    row("incrbyfloat", 3, WF, (1, 1, 1), G, "2.6.0", "Increment the floating point value of a key by a number.", incrbyfloat),
+    row("append", 3, WF, (1, 1, 1), G, "2.0.0", "Appends a string to the value of a key.", append),
+    row("strlen", 2, RF, (1, 1, 1), G, "2.2.0", "Returns the length of a string value.", strlen),
+    row("getrange", 4, R, (1, 1, 1), G, "2.4.0", "Returns a substring of the string stored at a key.", getrange),
+    row("substr", 4, R, (1, 1, 1), G, "1.0.0", "Returns a substring from a string value.", getrange),
+    row("setrange", 4, W, (1, 1, 1), G, "2.2.0", "Overwrites a part of a string value with another by an offset.", setrange),
+    row("getdel", 2, WF, (1, 1, 1), G, "6.2.0", "Returns the string value of a key after deleting the key.", getdel),
+    row("getex", -2, WF | READS_INLINE, (1, 1, 1), G, "6.2.0", "Returns the string value of a key after setting its expiration time.", getex),
+    row("lcs", -3, R, (1, 2, 1), G, "7.0.0", "Finds the longest common substring.", lcs),
+];

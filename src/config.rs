@@ -1,0 +1,204 @@
+//! Server configuration: the command line, and the parameters CONFIG GET/SET see.
+//!
+//! Typed fields drive behaviour; `params` holds every parameter as Redis prints
+//! it, so CONFIG GET answers what redis-cli, redis-benchmark, memtier and Redis's
+//! test suite ask for. Parameters without an effect in NeoKV are accepted and
+//! remembered (documented in the README).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::storage::FsyncPolicy;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub bind: String,
+    pub port: u16,
+    pub dir: PathBuf,
+    pub cores: usize,
+    pub regions: usize,
+    pub requirepass: String,
+    pub appendfsync: FsyncPolicy,
+    pub proto_max_bulk_len: i64,
+    pub block_cache_mb: usize,
+    pub maxclients: u64,
+    /// Pin each executor to a CPU.
+    pub pin: bool,
+    params: BTreeMap<String, String>,
+}
+
+/// Parameters and their defaults as Redis 7 prints them.
+const DEFAULTS: &[(&str, &str)] = &[
+    ("activedefrag", "no"),
+    ("active-expire-effort", "1"),
+    ("appendfilename", "appendonly.aof"),
+    ("appendonly", "yes"),
+    ("busy-reply-threshold", "5000"),
+    ("client-output-buffer-limit", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+    ("cluster-enabled", "no"),
+    ("daemonize", "no"),
+    ("databases", "1"),
+    ("dbfilename", "dump.rdb"),
+    ("enable-debug-command", "yes"),
+    ("hash-max-listpack-entries", "128"),
+    ("hash-max-listpack-value", "64"),
+    ("hash-max-ziplist-entries", "128"),
+    ("hash-max-ziplist-value", "64"),
+    ("hz", "10"),
+    ("io-threads", "1"),
+    ("latency-monitor-threshold", "0"),
+    ("latency-tracking", "yes"),
+    ("lazyfree-lazy-user-del", "no"),
+    ("lfu-decay-time", "1"),
+    ("lfu-log-factor", "10"),
+    ("list-compress-depth", "0"),
+    ("list-max-listpack-size", "-2"),
+    ("list-max-ziplist-size", "-2"),
+    ("logfile", ""),
+    ("loglevel", "notice"),
+    ("lua-time-limit", "5000"),
+    ("maxmemory", "0"),
+    ("maxmemory-policy", "noeviction"),
+    ("maxmemory-samples", "5"),
+    ("min-replicas-to-write", "0"),
+    ("notify-keyspace-events", ""),
+    ("protected-mode", "no"),
+    ("rdbcompression", "yes"),
+    ("replica-read-only", "yes"),
+    ("save", ""),
+    ("set-max-intset-entries", "512"),
+    ("set-max-listpack-entries", "128"),
+    ("slowlog-log-slower-than", "10000"),
+    ("slowlog-max-len", "128"),
+    ("stop-writes-on-bgsave-error", "yes"),
+    ("tcp-backlog", "511"),
+    ("tcp-keepalive", "300"),
+    ("timeout", "0"),
+    ("zset-max-listpack-entries", "128"),
+    ("zset-max-listpack-value", "64"),
+    ("zset-max-ziplist-entries", "128"),
+    ("zset-max-ziplist-value", "64"),
+];
+
+/// Why a CONFIG SET was refused (the text after `ERR `).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SetError {
+    Unknown,
+    Invalid(String),
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config::new("127.0.0.1".into(), 6379, PathBuf::from("./data"), 1, 1, String::new(), FsyncPolicy::Always)
+    }
+}
+
+impl Config {
+    pub fn new(
+        bind: String,
+        port: u16,
+        dir: PathBuf,
+        cores: usize,
+        regions: usize,
+        requirepass: String,
+        appendfsync: FsyncPolicy,
+    ) -> Config {
+        let mut c = Config {
+            bind,
+            port,
+            dir,
+            cores,
+            regions,
+            requirepass,
+            appendfsync,
+            proto_max_bulk_len: 512 * 1024 * 1024,
+            block_cache_mb: 256,
+            maxclients: 10000,
+            pin: true,
+            params: DEFAULTS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        };
+        c.sync_params();
+        c
+    }
+
+    /// Refresh the text form of the typed fields.
+    fn sync_params(&mut self) {
+        let typed = [
+            ("bind", self.bind.clone()),
+            ("port", self.port.to_string()),
+            ("dir", self.dir.display().to_string()),
+            ("requirepass", self.requirepass.clone()),
+            ("appendfsync", self.appendfsync.name().to_string()),
+            ("proto-max-bulk-len", self.proto_max_bulk_len.to_string()),
+            ("maxclients", self.maxclients.to_string()),
+        ];
+        for (k, v) in typed {
+            self.params.insert(k.to_string(), v);
+        }
+    }
+
+    /// Every parameter as (name, value), sorted by name.
+    pub fn params(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.params.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// CONFIG SET one parameter (name already lowercased).
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), SetError> {
+        if !self.params.contains_key(name) {
+            return Err(SetError::Unknown);
+        }
+        let bad = |why: &str| SetError::Invalid(format!("CONFIG SET failed (possibly related to argument '{name}') - {why}"));
+        match name {
+            "requirepass" => self.requirepass = value.to_string(),
+            "proto-max-bulk-len" => {
+                let v = parse_memory(value).ok_or_else(|| bad("argument couldn't be parsed into an integer"))?;
+                if v < 1024 * 1024 {
+                    return Err(bad("argument must be a memory value greater than 1mb"));
+                }
+                self.proto_max_bulk_len = v;
+            }
+            "maxclients" => {
+                self.maxclients = value.parse().map_err(|_| bad("argument couldn't be parsed into an integer"))?;
+            }
+            "appendfsync" => {
+                if FsyncPolicy::parse(value) != Some(self.appendfsync) {
+                    return Err(bad("appendfsync is fixed at start in NeoKV (use --appendfsync)"));
+                }
+            }
+            "port" | "bind" | "dir" => return Err(bad("can't set immutable config")),
+            _ => {}
+        }
+        self.params.insert(name.to_string(), value.to_string());
+        self.sync_params();
+        Ok(())
+    }
+}
+
+/// Redis `memtoll`: an integer with an optional k/kb/m/mb/g/gb suffix.
+pub fn parse_memory(s: &str) -> Option<i64> {
+    let l = s.to_ascii_lowercase();
+    let (num, mul) = [("gb", 1i64 << 30), ("g", 1_000_000_000), ("mb", 1 << 20), ("m", 1_000_000), ("kb", 1 << 10), ("k", 1000), ("b", 1)]
+        .iter()
+        .find_map(|(suf, m)| l.strip_suffix(suf).map(|n| (n.to_string(), *m)))
+        .unwrap_or((l.clone(), 1));
+    num.parse::<i64>().ok()?.checked_mul(mul)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_and_get() {
+        let mut c = Config::default();
+        assert_eq!(c.params().find(|(k, _)| *k == "appendonly").map(|(_, v)| v), Some("yes"));
+        c.set("requirepass", "pw").unwrap();
+        assert_eq!(c.requirepass, "pw");
+        assert_eq!(c.params().find(|(k, _)| *k == "requirepass").map(|(_, v)| v), Some("pw"));
+        assert_eq!(c.set("no-such-thing", "1"), Err(SetError::Unknown));
+        c.set("proto-max-bulk-len", "2mb").unwrap();
+        assert_eq!(c.proto_max_bulk_len, 2 << 20);
+        assert!(c.set("proto-max-bulk-len", "10").is_err());
+        assert_eq!(parse_memory("1gb"), Some(1 << 30));
+    }
+}

@@ -1,0 +1,62 @@
+//! `neokv-server`: parse the command line, start the server. No logic here.
+
+use std::path::PathBuf;
+
+use clap::Parser;
+use neokv::config::Config;
+use neokv::storage::FsyncPolicy;
+
+#[derive(Parser, Debug)]
+#[command(name = "neokv-server", version, about = "A Redis-compatible key-value server on RocksDB and Raft")]
+struct Args {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    bind: String,
+    /// TCP port.
+    #[arg(long, default_value_t = 6379)]
+    port: u16,
+    /// Data directory (RocksDB and the Raft log).
+    #[arg(long, default_value = "./data")]
+    dir: PathBuf,
+    /// Executor threads, one per core (default: all cores).
+    #[arg(long)]
+    cores: Option<usize>,
+    /// Regions (Raft groups) the 16384 slots are split into.
+    #[arg(long, default_value_t = 1)]
+    regions: usize,
+    /// Password for AUTH (the `default` user).
+    #[arg(long, default_value = "")]
+    requirepass: String,
+    /// When the Raft log is fsynced: always (before every acknowledgement), everysec, no.
+    #[arg(long, default_value = "always", value_parser = parse_fsync)]
+    appendfsync: FsyncPolicy,
+    /// Largest bulk string a client may send.
+    #[arg(long, default_value_t = 512 * 1024 * 1024)]
+    proto_max_bulk_len: i64,
+    /// Do not pin executor threads to CPUs (tests run many servers on few CPUs).
+    #[arg(long)]
+    no_pin: bool,
+    /// RocksDB block cache size in MiB.
+    #[arg(long, default_value_t = 256)]
+    block_cache_mb: usize,
+}
+
+fn parse_fsync(s: &str) -> Result<FsyncPolicy, String> {
+    FsyncPolicy::parse(s).ok_or_else(|| format!("expected always, everysec or no; got {s}"))
+}
+
+fn main() {
+    let a = Args::parse();
+    let cores = a.cores.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let mut config = Config::new(a.bind, a.port, a.dir, cores, a.regions, a.requirepass, a.appendfsync);
+    config.block_cache_mb = a.block_cache_mb;
+    config.pin = !a.no_pin;
+    if let Err(e) = config.set("proto-max-bulk-len", &a.proto_max_bulk_len.to_string()) {
+        eprintln!("neokv-server: --proto-max-bulk-len: {e:?}");
+        std::process::exit(2);
+    }
+    if let Err(e) = neokv::server::run(config) {
+        eprintln!("neokv-server: {e}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,163 @@
+//! Argument parsing: a cursor over a request's arguments (mini-redis's `Parse`),
+//! and number parsers with exactly Redis's acceptance rules.
+
+use bytes::Bytes;
+
+/// A bad argument. `Display` is Redis's reply text (without the leading '-').
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgError {
+    #[error("ERR syntax error")]
+    Syntax,
+    #[error("ERR value is not an integer or out of range")]
+    NotInteger,
+    #[error("ERR value is not a valid float")]
+    NotFloat,
+}
+
+/// Walks a request's arguments (after the command name). Handlers take what they
+/// need and call [`ArgCursor::finish`] so leftovers are a syntax error.
+pub struct ArgCursor<'a> {
+    args: &'a [Bytes],
+    pos: usize,
+}
+
+impl<'a> ArgCursor<'a> {
+    /// `args` excludes the command name.
+    pub fn new(args: &'a [Bytes]) -> Self {
+        ArgCursor { args, pos: 0 }
+    }
+
+    pub fn remaining(&self) -> usize {
+        self.args.len() - self.pos
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.remaining() == 0
+    }
+
+    pub fn peek(&self) -> Option<&'a Bytes> {
+        self.args.get(self.pos)
+    }
+
+    /// The next argument, or a syntax error if there is none.
+    pub fn next(&mut self) -> Result<&'a Bytes, ArgError> {
+        let a = self.args.get(self.pos).ok_or(ArgError::Syntax)?;
+        self.pos += 1;
+        Ok(a)
+    }
+
+    pub fn next_i64(&mut self) -> Result<i64, ArgError> {
+        parse_i64(self.next()?).ok_or(ArgError::NotInteger)
+    }
+
+    /// The rest of the arguments.
+    pub fn rest(&mut self) -> &'a [Bytes] {
+        let r = &self.args[self.pos..];
+        self.pos = self.args.len();
+        r
+    }
+
+    /// Case-insensitive match of the next argument against `word`; consumes it on match.
+    pub fn eat(&mut self, word: &str) -> bool {
+        match self.peek() {
+            Some(a) if a.eq_ignore_ascii_case(word.as_bytes()) => {
+                self.pos += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    pub fn finish(&self) -> Result<(), ArgError> {
+        if self.remaining() == 0 {
+            Ok(())
+        } else {
+            Err(ArgError::Syntax)
+        }
+    }
+}
+
+/// Redis `string2ll`: optional '-', no '+', no leading zeros, no spaces, fits i64.
+pub fn parse_i64(s: &[u8]) -> Option<i64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    if s == b"0" {
+        return Some(0);
+    }
+    let (neg, digits) = if s[0] == b'-' { (true, &s[1..]) } else { (false, s) };
+    if digits.is_empty() || !(b'1'..=b'9').contains(&digits[0]) {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+    }
+    if neg {
+        if v > (i64::MAX as u64) + 1 {
+            None
+        } else {
+            Some((v as i64).wrapping_neg())
+        }
+    } else if v > i64::MAX as u64 {
+        None
+    } else {
+        Some(v as i64)
+    }
+}
+
+/// Redis `string2d` (used for scores and EXPIRE-style doubles): strtod over the
+/// whole string, no leading space, NaN rejected. Accepts "inf", "+inf", "-inf".
+pub fn parse_f64(s: &[u8]) -> Option<f64> {
+    if s.is_empty() || s[0].is_ascii_whitespace() {
+        return None;
+    }
+    let st = std::str::from_utf8(s).ok()?;
+    let lower = st.to_ascii_lowercase();
+    let v = match lower.as_str() {
+        "inf" | "+inf" | "infinity" | "+infinity" => f64::INFINITY,
+        "-inf" | "-infinity" => f64::NEG_INFINITY,
+        _ => {
+            // Rust's parser is stricter than strtod on hex floats; Redis accepts
+            // those rarely, and rejects "nan".
+            if lower.contains("nan") || lower.contains("inf") {
+                return None;
+            }
+            st.parse::<f64>().ok()?
+        }
+    };
+    if v.is_nan() {
+        None
+    } else {
+        Some(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string2ll_rules() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"-1"), Some(-1));
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        for bad in [&b""[..], b"-", b"-0", b"01", b"+1", b" 1", b"1 ", b"9223372036854775808", b"1.0", b"abc"] {
+            assert_eq!(parse_i64(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn cursor_finish_rejects_leftovers() {
+        let args = [Bytes::from_static(b"NX"), Bytes::from_static(b"extra")];
+        let mut c = ArgCursor::new(&args);
+        assert!(c.eat("nx"));
+        assert_eq!(c.finish(), Err(ArgError::Syntax));
+        assert_eq!(c.next().unwrap(), "extra");
+        assert!(c.finish().is_ok());
+    }
+}

@@ -1,0 +1,69 @@
+/* Redis computes INCRBYFLOAT/HINCRBYFLOAT in C `long double` and prints with
+ * "%.17Lf" then strips trailing zeroes (util.c ld2string, LD_STR_HUMAN).
+ * Rust has no long double, so the exact arithmetic lives here. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ctype.h>
+
+#define MAX_LONG_DOUBLE_CHARS (5 * 1024)
+
+/* Redis string2ld. Returns 1 and stores the value on success. */
+static int string2ld(const char *s, size_t slen, long double *dp) {
+    char buf[MAX_LONG_DOUBLE_CHARS];
+    long double value;
+    char *eptr;
+    if (slen == 0 || slen >= sizeof(buf)) return 0;
+    memcpy(buf, s, slen);
+    buf[slen] = '\0';
+    errno = 0;
+    value = strtold(buf, &eptr);
+    if (isspace((unsigned char)buf[0]) || eptr[0] != '\0' ||
+        (size_t)(eptr - buf) != slen ||
+        (errno == ERANGE && (value == HUGE_VALL || value == -HUGE_VALL || fpclassify(value) == FP_ZERO)) ||
+        isnan(value))
+        return 0;
+    *dp = value;
+    return 1;
+}
+
+/* LD_STR_HUMAN formatting. Returns the length, or -1. */
+static int ld2string_human(char *buf, size_t len, long double value) {
+    int l;
+    if (isinf(value)) {
+        if (len < 5) return -1;
+        if (value > 0) { memcpy(buf, "inf", 3); l = 3; }
+        else { memcpy(buf, "-inf", 4); l = 4; }
+        return l;
+    }
+    l = snprintf(buf, len, "%.17Lf", value);
+    if (l < 0 || (size_t)l + 1 > len) return -1;
+    if (strchr(buf, '.') != NULL) {
+        char *p = buf + l - 1;
+        while (*p == '0') { p--; l--; }
+        if (*p == '.') l--;
+    }
+    if (l == 2 && buf[0] == '-' && buf[1] == '0') { buf[0] = '0'; l = 1; }
+    return l;
+}
+
+/* Parse `cur` (or 0 when cur is NULL) and `incr`, add, format into out.
+ * Returns the output length, or: -1 current value not a float, -2 increment
+ * not a float, -3 result NaN or infinite, -4 formatting failed. */
+int neokv_incrbyfloat(const char *cur, size_t curlen, const char *incr, size_t incrlen,
+                      char *out, size_t outlen) {
+    long double a = 0, b = 0, r;
+    if (cur != NULL && !string2ld(cur, curlen, &a)) return -1;
+    if (!string2ld(incr, incrlen, &b)) return -2;
+    r = a + b;
+    if (isnan(r) || isinf(r)) return -3;
+    int l = ld2string_human(out, outlen, r);
+    return l < 0 ? -4 : l;
+}
+
+/* "%.17g", as Redis prints doubles (scores, RESP2 bulk doubles). */
+int neokv_fmt_g17(double v, char *out, size_t outlen) {
+    return snprintf(out, outlen, "%.17g", v);
+}

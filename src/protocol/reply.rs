@@ -1,0 +1,183 @@
+//! Replies, independent of the protocol version, and their RESP2/RESP3 encoding.
+//!
+//! Apply and handlers produce a [`Reply`]; the connection encodes it for the
+//! protocol its client negotiated (`HELLO 2|3`), as Redis's `addReply*` family does.
+
+use std::borrow::Cow;
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use super::number::fmt_double;
+
+/// One reply. Errors carry Redis's full text without the leading '-' (e.g.
+/// `"ERR syntax error"`, `"WRONGTYPE Operation against ..."`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    Ok,
+    Simple(Cow<'static, str>),
+    Error(Cow<'static, str>),
+    Int(i64),
+    Bulk(Bytes),
+    /// A null bulk string: RESP2 `$-1`, RESP3 `_`.
+    Nil,
+    /// A null array: RESP2 `*-1`, RESP3 `_`.
+    NilArray,
+    Array(Vec<Reply>),
+    /// RESP3 map; RESP2 flattens it into an array of 2n elements.
+    Map(Vec<(Reply, Reply)>),
+    /// RESP3 set; RESP2 array.
+    Set(Vec<Reply>),
+    /// RESP3 double; RESP2 bulk string in `%.17g`.
+    Double(f64),
+    /// RESP3 verbatim string (`=len\r\ntxt:...`); RESP2 bulk string.
+    Verbatim(Bytes),
+    /// RESP3 boolean; RESP2 integer 0/1.
+    Bool(bool),
+}
+
+impl Reply {
+    pub fn error(msg: impl Into<Cow<'static, str>>) -> Reply {
+        Reply::Error(msg.into())
+    }
+
+    pub fn bulk(b: impl Into<Bytes>) -> Reply {
+        Reply::Bulk(b.into())
+    }
+
+    pub fn bulk_str(s: &str) -> Reply {
+        Reply::Bulk(Bytes::copy_from_slice(s.as_bytes()))
+    }
+
+    pub fn is_error(&self) -> bool {
+        matches!(self, Reply::Error(_))
+    }
+
+    /// Encode for protocol version `resp` (2 or 3).
+    pub fn encode(&self, resp: u8, out: &mut BytesMut) {
+        match self {
+            Reply::Ok => out.put_slice(b"+OK\r\n"),
+            Reply::Simple(s) => line(out, b'+', s.as_bytes()),
+            Reply::Error(s) => line(out, b'-', s.as_bytes()),
+            Reply::Int(i) => int_line(out, b':', *i),
+            Reply::Bulk(b) => bulk(out, b),
+            Reply::Nil => {
+                if resp >= 3 {
+                    out.put_slice(b"_\r\n")
+                } else {
+                    out.put_slice(b"$-1\r\n")
+                }
+            }
+            Reply::NilArray => {
+                if resp >= 3 {
+                    out.put_slice(b"_\r\n")
+                } else {
+                    out.put_slice(b"*-1\r\n")
+                }
+            }
+            Reply::Array(items) => {
+                int_line(out, b'*', items.len() as i64);
+                for r in items {
+                    r.encode(resp, out);
+                }
+            }
+            Reply::Set(items) => {
+                int_line(out, if resp >= 3 { b'~' } else { b'*' }, items.len() as i64);
+                for r in items {
+                    r.encode(resp, out);
+                }
+            }
+            Reply::Map(pairs) => {
+                if resp >= 3 {
+                    int_line(out, b'%', pairs.len() as i64);
+                } else {
+                    int_line(out, b'*', 2 * pairs.len() as i64);
+                }
+                for (k, v) in pairs {
+                    k.encode(resp, out);
+                    v.encode(resp, out);
+                }
+            }
+            Reply::Double(d) => {
+                let s = fmt_double(*d);
+                if resp >= 3 {
+                    line(out, b',', s.as_bytes());
+                } else {
+                    bulk(out, s.as_bytes());
+                }
+            }
+            Reply::Verbatim(b) => {
+                if resp >= 3 {
+                    int_line(out, b'=', b.len() as i64 + 4);
+                    out.put_slice(b"txt:");
+                    out.put_slice(b);
+                    out.put_slice(b"\r\n");
+                } else {
+                    bulk(out, b);
+                }
+            }
+            Reply::Bool(v) => {
+                if resp >= 3 {
+                    out.put_slice(if *v { b"#t\r\n" } else { b"#f\r\n" });
+                } else {
+                    out.put_slice(if *v { b":1\r\n" } else { b":0\r\n" });
+                }
+            }
+        }
+    }
+}
+
+fn line(out: &mut BytesMut, prefix: u8, s: &[u8]) {
+    out.reserve(s.len() + 3);
+    out.put_u8(prefix);
+    // A status or error line must not contain CR/LF (Redis replaces them with spaces).
+    if memchr::memchr2(b'\r', b'\n', s).is_some() {
+        out.extend(s.iter().map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }));
+    } else {
+        out.put_slice(s);
+    }
+    out.put_slice(b"\r\n");
+}
+
+fn int_line(out: &mut BytesMut, prefix: u8, i: i64) {
+    let mut b = itoa::Buffer::new();
+    let s = b.format(i);
+    out.reserve(s.len() + 3);
+    out.put_u8(prefix);
+    out.put_slice(s.as_bytes());
+    out.put_slice(b"\r\n");
+}
+
+/// Append a bulk string `$len\r\n<data>\r\n`.
+pub fn bulk(out: &mut BytesMut, data: &[u8]) {
+    int_line(out, b'$', data.len() as i64);
+    out.reserve(data.len() + 2);
+    out.put_slice(data);
+    out.put_slice(b"\r\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enc(r: &Reply, resp: u8) -> String {
+        let mut b = BytesMut::new();
+        r.encode(resp, &mut b);
+        String::from_utf8(b.to_vec()).unwrap()
+    }
+
+    #[test]
+    fn resp2_and_resp3_shapes() {
+        assert_eq!(enc(&Reply::Nil, 2), "$-1\r\n");
+        assert_eq!(enc(&Reply::Nil, 3), "_\r\n");
+        assert_eq!(enc(&Reply::NilArray, 2), "*-1\r\n");
+        let m = Reply::Map(vec![(Reply::bulk_str("a"), Reply::Int(1))]);
+        assert_eq!(enc(&m, 2), "*2\r\n$1\r\na\r\n:1\r\n");
+        assert_eq!(enc(&m, 3), "%1\r\n$1\r\na\r\n:1\r\n");
+        assert_eq!(enc(&Reply::Double(1.5), 2), "$3\r\n1.5\r\n");
+        assert_eq!(enc(&Reply::Double(f64::INFINITY), 3), ",inf\r\n");
+        assert_eq!(enc(&Reply::Set(vec![Reply::Int(1)]), 3), "~1\r\n:1\r\n");
+        assert_eq!(enc(&Reply::Verbatim(Bytes::from_static(b"hi")), 3), "=6\r\ntxt:hi\r\n");
+        assert_eq!(enc(&Reply::error("ERR a\r\nb"), 2), "-ERR a  b\r\n");
+        assert_eq!(enc(&Reply::Bool(true), 2), ":1\r\n");
+    }
+}

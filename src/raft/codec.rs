@@ -1,0 +1,178 @@
+//! Byte encodings of Raft state: log entries (prost `LogEntry`), votes, log ids
+//! and memberships. Storage only sees opaque bytes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io;
+
+use bytes::Bytes;
+use openraft::impls::leader_id_adv::LeaderId;
+use openraft::{BasicNode, EntryPayload};
+use prost::Message;
+
+use super::{Entry, LogId, Membership, Proposal, StoredMembership, Vote};
+use crate::pb;
+
+pub fn invalid(msg: impl Into<String>) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, msg.into())
+}
+
+pub fn log_id(term: u64, node: u64, index: u64) -> LogId {
+    LogId::new(LeaderId { term, node_id: node }, index)
+}
+
+fn membership_to_pb(m: &Membership) -> pb::Membership {
+    pb::Membership {
+        configs: m.get_joint_config().iter().map(|s| pb::VoterSet { ids: s.iter().copied().collect() }).collect(),
+        nodes: m.nodes().map(|(id, n)| (*id, n.addr.clone())).collect(),
+    }
+}
+
+fn membership_from_pb(m: pb::Membership) -> Membership {
+    let configs: Vec<BTreeSet<u64>> = m.configs.into_iter().map(|c| c.ids.into_iter().collect()).collect();
+    let nodes: BTreeMap<u64, BasicNode> = m.nodes.into_iter().map(|(id, addr)| (id, BasicNode { addr })).collect();
+    Membership::new_with_defaults(configs, nodes)
+}
+
+pub fn encode_entry(e: &Entry) -> Vec<u8> {
+    let mut pe = pb::LogEntry {
+        term: e.log_id.leader_id.term,
+        leader_node: e.log_id.leader_id.node_id,
+        index: e.log_id.index,
+        ..Default::default()
+    };
+    match &e.payload {
+        EntryPayload::Blank => pe.kind = 0,
+        EntryPayload::Normal(p) => {
+            pe.kind = 1;
+            pe.batch = Some(p.0.clone());
+        }
+        EntryPayload::Membership(m) => {
+            pe.kind = 2;
+            pe.membership = Some(membership_to_pb(m));
+        }
+    }
+    pe.encode_to_vec()
+}
+
+pub fn decode_entry(b: &[u8]) -> io::Result<Entry> {
+    let pe = pb::LogEntry::decode(b).map_err(|e| invalid(format!("log entry: {e}")))?;
+    let payload = match pe.kind {
+        0 => EntryPayload::Blank,
+        1 => EntryPayload::Normal(Proposal(pe.batch.unwrap_or_default())),
+        2 => EntryPayload::Membership(membership_from_pb(pe.membership.unwrap_or_default())),
+        k => return Err(invalid(format!("log entry kind {k}"))),
+    };
+    Ok(Entry { log_id: log_id(pe.term, pe.leader_node, pe.index), payload })
+}
+
+/// A vote: `[term:8][node:8][committed:1]`.
+pub fn encode_vote(v: &Vote) -> Vec<u8> {
+    let mut b = Vec::with_capacity(17);
+    b.extend_from_slice(&v.leader_id.term.to_be_bytes());
+    b.extend_from_slice(&v.leader_id.node_id.to_be_bytes());
+    b.push(v.committed as u8);
+    b
+}
+
+pub fn decode_vote(b: &[u8]) -> io::Result<Vote> {
+    if b.len() != 17 {
+        return Err(invalid("vote length"));
+    }
+    let term = u64::from_be_bytes(b[..8].try_into().unwrap_or_default());
+    let node = u64::from_be_bytes(b[8..16].try_into().unwrap_or_default());
+    Ok(Vote { leader_id: LeaderId { term, node_id: node }, committed: b[16] != 0 })
+}
+
+/// A log id: `[term:8][node:8][index:8]`.
+pub fn encode_log_id(id: &LogId) -> [u8; 24] {
+    let mut b = [0u8; 24];
+    b[..8].copy_from_slice(&id.leader_id.term.to_be_bytes());
+    b[8..16].copy_from_slice(&id.leader_id.node_id.to_be_bytes());
+    b[16..].copy_from_slice(&id.index.to_be_bytes());
+    b
+}
+
+pub fn decode_log_id(b: &[u8]) -> io::Result<LogId> {
+    if b.len() < 24 {
+        return Err(invalid("log id length"));
+    }
+    let n = |i: usize| u64::from_be_bytes(b[i..i + 8].try_into().unwrap_or_default());
+    Ok(log_id(n(0), n(8), n(16)))
+}
+
+/// Applied state: the last applied log id (optional) and the stored membership,
+/// as a `LogEntry` (term/node/index = applied id; kind 1 = has id; membership +
+/// its log id in `batch.now_ms`-free fields).
+pub fn encode_applied(applied: Option<&LogId>, membership: &StoredMembership) -> Vec<u8> {
+    let mut pe = pb::LogEntry::default();
+    if let Some(id) = applied {
+        pe.kind = 1;
+        pe.term = id.leader_id.term;
+        pe.leader_node = id.leader_id.node_id;
+        pe.index = id.index;
+    }
+    pe.membership = Some(membership_to_pb(membership.membership()));
+    let mut out = pe.encode_to_vec();
+    // The membership's own log id follows, if any.
+    if let Some(mid) = membership.log_id() {
+        let mut v = encode_log_id(mid).to_vec();
+        v.extend_from_slice(&out);
+        out = [&[1u8][..], &v].concat();
+    } else {
+        out = [&[0u8][..], &out].concat();
+    }
+    out
+}
+
+pub fn decode_applied(b: &[u8]) -> io::Result<(Option<LogId>, StoredMembership)> {
+    let (mid, rest) = match b.first() {
+        Some(1) => (Some(decode_log_id(&b[1..])?), &b[25..]),
+        Some(0) => (None, &b[1..]),
+        _ => return Err(invalid("applied state")),
+    };
+    let pe = pb::LogEntry::decode(Bytes::copy_from_slice(rest)).map_err(|e| invalid(format!("applied state: {e}")))?;
+    let applied = (pe.kind == 1).then(|| log_id(pe.term, pe.leader_node, pe.index));
+    let m = membership_from_pb(pe.membership.unwrap_or_default());
+    Ok((applied, StoredMembership::new(mid, m)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_roundtrip() {
+        let batch = pb::RaftBatch {
+            now_ms: 42,
+            cmds: vec![pb::WriteCmd { op: pb::Op::Set as i32, keys: vec![Bytes::from_static(b"k")], ..Default::default() }],
+        };
+        for payload in [
+            EntryPayload::Blank,
+            EntryPayload::Normal(Proposal(batch)),
+            EntryPayload::Membership(Membership::new_with_defaults(
+                vec![BTreeSet::from([1u64])],
+                BTreeMap::from([(1u64, BasicNode { addr: "127.0.0.1:1".into() })]),
+            )),
+        ] {
+            let e = Entry { log_id: log_id(3, 1, 9), payload };
+            let back = decode_entry(&encode_entry(&e)).unwrap();
+            assert_eq!(back.log_id, e.log_id);
+            assert_eq!(format!("{:?}", back.payload), format!("{:?}", e.payload));
+        }
+    }
+
+    #[test]
+    fn vote_and_applied_roundtrip() {
+        let v = Vote { leader_id: LeaderId { term: 7, node_id: 1 }, committed: true };
+        assert_eq!(decode_vote(&encode_vote(&v)).unwrap(), v);
+        let m = StoredMembership::new(
+            Some(log_id(1, 1, 1)),
+            Membership::new_with_defaults(vec![BTreeSet::from([1u64])], BTreeMap::<u64, BasicNode>::new()),
+        );
+        let (a, m2) = decode_applied(&encode_applied(Some(&log_id(2, 1, 5)), &m)).unwrap();
+        assert_eq!(a, Some(log_id(2, 1, 5)));
+        assert_eq!(m2, m);
+        let (a, _) = decode_applied(&encode_applied(None, &StoredMembership::default())).unwrap();
+        assert_eq!(a, None);
+    }
+}

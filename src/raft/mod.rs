@@ -1,0 +1,50 @@
+//! Raft: openraft's type configuration, the glommio runtime adapter, the log
+//! store and state machine on RocksDB, the network, and a region (one Raft group
+//! plus the proposer that batches its writes).
+//!
+//! Depends on `storage` and `types`. One Raft group lives on exactly one core.
+
+pub mod codec;
+pub mod log_store;
+pub mod network;
+pub mod region;
+pub mod runtime;
+pub mod state_machine;
+
+use std::fmt;
+
+use crate::pb;
+use crate::protocol::Reply;
+
+/// One Raft log entry's application data: every write a proposer collected in
+/// one reactor turn, stamped with the leader's clock.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Proposal(pub pb::RaftBatch);
+
+impl fmt::Display for Proposal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Proposal(now_ms={}, cmds={})", self.0.now_ms, self.0.cmds.len())
+    }
+}
+
+openraft::declare_raft_types!(
+    /// NeoKV's Raft types: a log entry carries a [`Proposal`]; applying it yields
+    /// one reply per command.
+    pub TypeConfig:
+        D = Proposal,
+        R = Vec<Reply>,
+        NodeId = u64,
+        Node = openraft::BasicNode,
+        AsyncRuntime = runtime::GlommioRuntime,
+);
+
+pub type Raft = openraft::Raft<TypeConfig, state_machine::StateMachine>;
+pub type Entry = openraft::alias::EntryOf<TypeConfig>;
+pub type LogId = openraft::alias::LogIdOf<TypeConfig>;
+pub type Vote = openraft::alias::VoteOf<TypeConfig>;
+pub type StoredMembership = openraft::alias::StoredMembershipOf<TypeConfig>;
+pub type SnapshotMeta = openraft::alias::SnapshotMetaOf<TypeConfig>;
+pub type Membership = openraft::Membership<u64, openraft::BasicNode>;
+
+/// This node's id in every group (standalone is a single node).
+pub const NODE_ID: u64 = 1;

@@ -1,0 +1,143 @@
+//! The state machine of one region: applies committed entries to the data column
+//! families in ONE RocksDB write batch per apply call, together with the applied
+//! log id, and hands each command's reply back through openraft's responder.
+//!
+//! Snapshots (standalone): the data already lives in RocksDB, so a snapshot is
+//! its metadata once the WAL holding the applied state is fsynced; only then may
+//! openraft purge the log up to it. Shipping a snapshot to another node (SST
+//! files of the region's slot range) comes with cluster mode.
+
+use std::io;
+
+use futures_util::StreamExt;
+use openraft::storage::{EntryResponder, RaftStateMachine, Snapshot};
+use openraft::{EntryPayload, OptionalSend, RaftSnapshotBuilder};
+
+use super::codec::{decode_applied, encode_applied, invalid};
+use super::{LogId, SnapshotMeta, StoredMembership, TypeConfig};
+use crate::protocol::Reply;
+use crate::storage::keys::{state_key, StateKind};
+use crate::storage::{Cf, Storage};
+use crate::types::write::apply_cmd;
+use crate::types::ApplyCtx;
+
+fn io_err(e: impl std::fmt::Display) -> io::Error {
+    io::Error::other(e.to_string())
+}
+
+/// Snapshot payload. Standalone snapshots carry no data (see the module doc).
+#[derive(Debug, Default)]
+pub struct SnapshotData;
+
+pub struct StateMachine {
+    storage: Storage,
+    region: u32,
+    slot_start: u16,
+    slot_end: u32,
+    applied: Option<LogId>,
+    membership: StoredMembership,
+}
+
+impl StateMachine {
+    /// Open the state machine of `region` (slots `[slot_start, slot_end)`), loading
+    /// its applied state.
+    pub fn open(storage: Storage, region: u32, slot_start: u16, slot_end: u32) -> io::Result<Self> {
+        let (applied, membership) = match storage.get(Cf::RaftState, &state_key(region, StateKind::Applied)).map_err(io_err)? {
+            Some(b) => decode_applied(&b)?,
+            None => (None, StoredMembership::default()),
+        };
+        Ok(StateMachine { storage, region, slot_start, slot_end, applied, membership })
+    }
+}
+
+pub struct SnapshotBuilder {
+    storage: Storage,
+    region: u32,
+    meta: SnapshotMeta,
+}
+
+impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
+    type SnapshotData = SnapshotData;
+
+    async fn build_snapshot(&mut self) -> Result<Snapshot<openraft::impls::leader_id_adv::LeaderId<u64, u64>, u64, openraft::BasicNode, SnapshotData>, io::Error> {
+        // The applied state must be durable before the log behind it may be purged.
+        self.storage.sync_wal_blocking().map_err(io_err)?;
+        let mut b = crate::storage::Batch::new();
+        b.put(
+            Cf::RaftState,
+            state_key(self.region, StateKind::Snapshot),
+            encode_applied(self.meta.last_log_id.as_ref(), &self.meta.last_membership),
+        );
+        self.storage.write(b, true).map_err(io_err)?;
+        Ok(Snapshot { meta: self.meta.clone(), snapshot: SnapshotData })
+    }
+}
+
+impl RaftStateMachine<TypeConfig> for StateMachine {
+    type SnapshotData = SnapshotData;
+    type SnapshotBuilder = SnapshotBuilder;
+
+    async fn applied_state(&mut self) -> Result<(Option<LogId>, StoredMembership), io::Error> {
+        Ok((self.applied, self.membership.clone()))
+    }
+
+    async fn apply<Strm>(&mut self, mut entries: Strm) -> Result<(), io::Error>
+    where
+        Strm: futures_util::Stream<Item = Result<EntryResponder<TypeConfig>, io::Error>> + Unpin + OptionalSend,
+    {
+        let mut ctx = ApplyCtx::new(&self.storage, self.slot_start, self.slot_end);
+        let mut responders = Vec::new();
+        while let Some(item) = entries.next().await {
+            let (entry, responder) = item?;
+            self.applied = Some(entry.log_id);
+            let replies: Vec<Reply> = match entry.payload {
+                EntryPayload::Blank => Vec::new(),
+                EntryPayload::Normal(p) => {
+                    ctx.now_ms = p.0.now_ms;
+                    let mut out = Vec::with_capacity(p.0.cmds.len());
+                    for c in &p.0.cmds {
+                        out.push(apply_cmd(&mut ctx, c).map_err(io_err)?);
+                    }
+                    out
+                }
+                EntryPayload::Membership(m) => {
+                    self.membership = StoredMembership::new(Some(entry.log_id), m);
+                    Vec::new()
+                }
+            };
+            if let Some(r) = responder {
+                responders.push((r, replies));
+            }
+        }
+        ctx.put_raw(
+            Cf::RaftState,
+            state_key(self.region, StateKind::Applied).to_vec(),
+            encode_applied(self.applied.as_ref(), &self.membership),
+        );
+        self.storage.write(ctx.take_batch(), false).map_err(io_err)?;
+        for (r, replies) in responders {
+            r.send(replies);
+        }
+        Ok(())
+    }
+
+    async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
+        SnapshotBuilder {
+            storage: self.storage.clone(),
+            region: self.region,
+            meta: SnapshotMeta { last_log_id: self.applied, last_membership: self.membership.clone() },
+        }
+    }
+
+    async fn install_snapshot(&mut self, _meta: &SnapshotMeta, _snapshot: SnapshotData) -> Result<(), io::Error> {
+        Err(io::Error::new(io::ErrorKind::Unsupported, "snapshot installation arrives with cluster mode"))
+    }
+
+    async fn get_current_snapshot(&mut self) -> Result<Option<Snapshot<openraft::impls::leader_id_adv::LeaderId<u64, u64>, u64, openraft::BasicNode, SnapshotData>>, io::Error> {
+        let Some(b) = self.storage.get(Cf::RaftState, &state_key(self.region, StateKind::Snapshot)).map_err(io_err)? else {
+            return Ok(None);
+        };
+        let (last_log_id, last_membership) = decode_applied(&b).map_err(|e| invalid(e.to_string()))?;
+        Ok(Some(Snapshot { meta: SnapshotMeta { last_log_id, last_membership }, snapshot: SnapshotData }))
+    }
+}

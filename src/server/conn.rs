@@ -1,0 +1,165 @@
+//! One client connection: read, decode every complete request in the buffer,
+//! execute in order, write all replies with as few writes as possible.
+//!
+//! Pipelining: consecutive writes are submitted without waiting for each other
+//! (they reach the region's proposer in order, so they share Raft rounds); a
+//! command that reads waits only for this connection's earlier writes.
+
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use bytes::BytesMut;
+use futures_channel::oneshot;
+use futures_lite::{AsyncReadExt, AsyncWriteExt};
+use glommio::net::TcpStream;
+
+use crate::cmd::{self, Plan, Session};
+use crate::protocol::{DecodeLimits, Decoder, Reply};
+use crate::shard::shared::ClientEntry;
+use crate::shard::Core;
+
+const READ_CHUNK: usize = 16 * 1024;
+/// Redis's client-query-buffer-limit default.
+const MAX_QUERY_BUFFER: usize = 1 << 30;
+
+/// Await every pending write's reply, in order, into `out`.
+async fn drain(pending: &mut Vec<oneshot::Receiver<Reply>>, out: &mut BytesMut, resp: u8) {
+    for rx in pending.drain(..) {
+        let r = rx.await.unwrap_or_else(|_| Reply::error("ERR write aborted"));
+        r.encode(resp, out);
+    }
+}
+
+pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
+    let _ = stream.set_nodelay(true);
+    let shared = core.shared.clone();
+    let addr = stream.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+    let laddr = stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    let id = shared.next_client_id.fetch_add(1, Ordering::Relaxed);
+    let entry = Arc::new(ClientEntry {
+        id,
+        addr,
+        laddr,
+        created: Instant::now(),
+        last_active: Mutex::new(Instant::now()),
+        last_cmd: usize::MAX.into(),
+        resp: 2.into(),
+        name: Mutex::new(None),
+        lib_name: Mutex::new(None),
+        lib_ver: Mutex::new(None),
+    });
+    if let Ok(mut c) = shared.clients.lock() {
+        c.insert(id, entry.clone());
+    }
+    let stats = &shared.stats[core.id];
+    stats.connections.fetch_add(1, Ordering::Relaxed);
+    let (limits, authed) = {
+        let cfg = shared.config();
+        (DecodeLimits { max_bulk_len: cfg.proto_max_bulk_len }, cfg.requirepass.is_empty())
+    };
+    let decoder = Decoder::new(limits);
+    let mut session = Session::new(entry.clone(), authed);
+    let mut rbuf = BytesMut::with_capacity(READ_CHUNK);
+    let mut out = BytesMut::with_capacity(READ_CHUNK);
+    let mut pending: Vec<oneshot::Receiver<Reply>> = Vec::new();
+
+    'conn: loop {
+        if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {
+            rbuf.reserve(READ_CHUNK);
+        }
+        let start = rbuf.len();
+        rbuf.resize(rbuf.capacity(), 0);
+        let n = match stream.read(&mut rbuf[start..]).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        rbuf.truncate(start + n);
+        stats.net_input.fetch_add(n as u64, Ordering::Relaxed);
+        if rbuf.len() > MAX_QUERY_BUFFER {
+            break;
+        }
+        let mut commands = 0u64;
+        let mut last_spec = None;
+        let mut close = false;
+        loop {
+            let args = match decoder.decode(&mut rbuf) {
+                Ok(Some(args)) => args,
+                Ok(None) => break,
+                Err(e) => {
+                    drain(&mut pending, &mut out, session.resp).await;
+                    Reply::Error(format!("ERR {e}").into()).encode(session.resp, &mut out);
+                    close = true;
+                    break;
+                }
+            };
+            commands += 1;
+            let spec = match cmd::resolve(&args) {
+                Ok(s) => s,
+                Err(r) => {
+                    drain(&mut pending, &mut out, session.resp).await;
+                    r.encode(session.resp, &mut out);
+                    continue;
+                }
+            };
+            last_spec = Some(spec);
+            if !pending.is_empty() && cmd::needs_barrier(spec) {
+                drain(&mut pending, &mut out, session.resp).await;
+            }
+            match cmd::run(&core, &mut session, spec, &args) {
+                Plan::Write(region, c) => pending.push(core.submit_write(region, c)),
+                Plan::Reply(r) => {
+                    drain(&mut pending, &mut out, session.resp).await;
+                    r.encode(session.resp, &mut out);
+                }
+                Plan::Broadcast(c) => {
+                    drain(&mut pending, &mut out, session.resp).await;
+                    let rxs: Vec<_> =
+                        shared.router.regions().iter().map(|r| core.submit_write(r.id, c.clone())).collect();
+                    let mut first = None;
+                    for rx in rxs {
+                        let r = rx.await.unwrap_or_else(|_| Reply::error("ERR write aborted"));
+                        if first.is_none() || r.is_error() {
+                            first = Some(r);
+                        }
+                    }
+                    first.unwrap_or(Reply::Ok).encode(session.resp, &mut out);
+                }
+                Plan::Close(r) => {
+                    drain(&mut pending, &mut out, session.resp).await;
+                    r.encode(session.resp, &mut out);
+                    close = true;
+                    break;
+                }
+                Plan::Sleep(d, r) => {
+                    drain(&mut pending, &mut out, session.resp).await;
+                    glommio::timer::sleep(d).await;
+                    r.encode(session.resp, &mut out);
+                }
+            }
+        }
+        drain(&mut pending, &mut out, session.resp).await;
+        stats.commands.fetch_add(commands, Ordering::Relaxed);
+        if let Some(spec) = last_spec {
+            entry.last_cmd.store(cmd::table::spec_id(spec), Ordering::Relaxed);
+            if let Ok(mut t) = entry.last_active.lock() {
+                *t = Instant::now();
+            }
+        }
+        if !out.is_empty() {
+            stats.net_output.fetch_add(out.len() as u64, Ordering::Relaxed);
+            if stream.write_all(&out).await.is_err() {
+                break 'conn;
+            }
+            out.clear();
+        }
+        if close {
+            break;
+        }
+    }
+    let _ = stream.close().await;
+    if let Ok(mut c) = shared.clients.lock() {
+        c.remove(&id);
+    }
+}

@@ -1,0 +1,114 @@
+//! The server: start one pinned glommio executor per core, bring up each core's
+//! regions, then accept on the shared port (SO_REUSEPORT) on every core.
+//!
+//! Depends on everything below it; nothing depends on it but `main`.
+
+pub mod conn;
+
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use glommio::net::TcpListener;
+use glommio::Placement;
+
+use crate::cluster::Router;
+use crate::config::Config;
+use crate::raft::runtime::executor_builder;
+use crate::shard::{self, Core, Inbox, Shared};
+use crate::storage::{Storage, StorageOptions};
+
+/// Run the server until the process is signalled. Returns an error if it cannot start.
+pub fn run(config: Config) -> Result<(), String> {
+    let cores = config.cores.max(1);
+    let storage = Storage::open(
+        &config.dir,
+        &StorageOptions { block_cache_bytes: config.block_cache_mb << 20, fsync: config.appendfsync, ..Default::default() },
+    )
+    .map_err(|e| e.to_string())?;
+    let router = Router::standalone(config.regions, cores);
+    let addr: SocketAddr = format!("{}:{}", config.bind, config.port).parse().map_err(|e| format!("bad address: {e}"))?;
+    let (outboxes, inboxes) = shard::mesh(cores);
+    let shared = Arc::new(Shared::new(storage.clone(), router, config, outboxes));
+    install_signal_handler(storage)?;
+
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let pin = shared.config().pin;
+    let ready = Arc::new(AtomicUsize::new(0));
+    let mut handles = Vec::new();
+    for (id, inbox) in inboxes.into_iter().enumerate() {
+        let shared = shared.clone();
+        let ready = ready.clone();
+        let placement = if pin { Placement::Fixed(id % cpus) } else { Placement::Unbound };
+        let h = executor_builder(placement)
+            .name(&format!("neokv-core-{id}"))
+            .spawn(move || core_main(id, cores, shared, inbox, ready, addr))
+            .map_err(|e| format!("start core {id}: {e}"))?;
+        handles.push(h);
+    }
+    for h in handles {
+        match h.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(e),
+            Err(e) => return Err(format!("core failed: {e}")),
+        }
+    }
+    Ok(())
+}
+
+async fn core_main(
+    id: usize,
+    cores: usize,
+    shared: Arc<Shared>,
+    inbox: Inbox,
+    ready: Arc<AtomicUsize>,
+    addr: SocketAddr,
+) -> Result<(), String> {
+    let core = Core::new(id, shared);
+    glommio::spawn_local(core.clone().serve_inbox(inbox)).detach();
+    core.start_regions().await.map_err(|e| format!("core {id}: {e}"))?;
+    core.start_background();
+    // Accept only once every core serves its regions.
+    ready.fetch_add(1, Ordering::SeqCst);
+    while ready.load(Ordering::SeqCst) < cores {
+        glommio::timer::sleep(Duration::from_millis(2)).await;
+    }
+    let listener = TcpListener::bind(addr).map_err(|e| format!("bind {addr}: {e}"))?;
+    if ready.fetch_add(1, Ordering::SeqCst) == 2 * cores - 1 {
+        println!("NeoKV ready on {addr} ({cores} cores, {} regions)", core.shared.router.regions().len());
+    }
+    accept_loop(core, listener).await;
+    Ok(())
+}
+
+async fn accept_loop(core: Rc<Core>, listener: TcpListener) {
+    loop {
+        match listener.accept().await {
+            Ok(stream) => {
+                glommio::spawn_local(conn::serve(core.clone(), stream)).detach();
+            }
+            Err(e) => {
+                eprintln!("accept: {e}");
+                glommio::timer::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    }
+}
+
+/// On SIGINT/SIGTERM, make the WAL durable and exit.
+fn install_signal_handler(storage: Storage) -> Result<(), String> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(|e| e.to_string())?;
+    std::thread::Builder::new()
+        .name("neokv-signals".into())
+        .spawn(move || {
+            if signals.forever().next().is_some() {
+                let _ = storage.sync_wal_blocking();
+                std::process::exit(0);
+            }
+        })
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}

@@ -1,0 +1,118 @@
+//! State shared by all cores: storage, routing, runtime config, statistics,
+//! the client registry and SCAN cursors. Nothing here is on a per-command hot
+//! path except per-core counters (one cache line per core).
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
+
+use bytes::Bytes;
+
+use super::Outbox;
+use crate::cluster::Router;
+use crate::config::Config;
+use crate::storage::Storage;
+
+/// Counters one core updates; padded so cores never share a cache line.
+#[repr(align(128))]
+#[derive(Default)]
+pub struct CoreStats {
+    pub commands: AtomicU64,
+    pub net_input: AtomicU64,
+    pub net_output: AtomicU64,
+    pub connections: AtomicU64,
+}
+
+/// What CLIENT LIST/INFO shows of a connection; updated once per batch of commands.
+pub struct ClientEntry {
+    pub id: u64,
+    pub addr: String,
+    pub laddr: String,
+    pub created: Instant,
+    pub last_active: Mutex<Instant>,
+    pub last_cmd: AtomicUsize,
+    pub resp: AtomicU8,
+    pub name: Mutex<Option<Bytes>>,
+    pub lib_name: Mutex<Option<Bytes>>,
+    pub lib_ver: Mutex<Option<Bytes>>,
+}
+
+/// Bounded map of SCAN cursors to the metadata key they stopped at.
+#[derive(Default)]
+pub struct ScanCursors {
+    next: u64,
+    map: HashMap<u64, Vec<u8>>,
+    order: VecDeque<u64>,
+}
+
+const MAX_CURSORS: usize = 65_536;
+
+impl ScanCursors {
+    pub fn put(&mut self, last_key: Vec<u8>) -> u64 {
+        self.next += 1;
+        let id = self.next;
+        self.map.insert(id, last_key);
+        self.order.push_back(id);
+        while self.order.len() > MAX_CURSORS {
+            if let Some(old) = self.order.pop_front() {
+                self.map.remove(&old);
+            }
+        }
+        id
+    }
+    pub fn get(&self, id: u64) -> Option<Vec<u8>> {
+        self.map.get(&id).cloned()
+    }
+}
+
+pub struct Shared {
+    pub storage: Storage,
+    pub router: Router,
+    pub config: RwLock<Config>,
+    pub mesh: Vec<Outbox>,
+    pub stats: Vec<CoreStats>,
+    pub clients: Mutex<BTreeMap<u64, Arc<ClientEntry>>>,
+    pub next_client_id: AtomicU64,
+    pub scan_cursors: Mutex<ScanCursors>,
+    pub started: Instant,
+    pub started_unix: u64,
+    pub last_save: AtomicU64,
+    pub expired_keys: AtomicU64,
+    pub run_id: String,
+}
+
+impl Shared {
+    pub fn new(storage: Storage, router: Router, config: Config, mesh: Vec<Outbox>) -> Shared {
+        let cores = mesh.len();
+        let now = crate::types::now_ms() / 1000;
+        let run_id: String = (0..40).map(|_| char::from_digit(rand::random_range(0..16u32), 16).unwrap_or('0')).collect();
+        Shared {
+            storage,
+            router,
+            config: RwLock::new(config),
+            mesh,
+            stats: (0..cores).map(|_| CoreStats::default()).collect(),
+            clients: Mutex::new(BTreeMap::new()),
+            next_client_id: AtomicU64::new(1),
+            scan_cursors: Mutex::new(ScanCursors::default()),
+            started: Instant::now(),
+            started_unix: now,
+            last_save: AtomicU64::new(now),
+            expired_keys: AtomicU64::new(0),
+            run_id,
+        }
+    }
+
+    pub fn config(&self) -> std::sync::RwLockReadGuard<'_, Config> {
+        self.config.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn total(&self, f: impl Fn(&CoreStats) -> &AtomicU64) -> u64 {
+        self.stats.iter().map(|s| f(s).load(Ordering::Relaxed)).sum()
+    }
+
+    pub fn connected_clients(&self) -> usize {
+        self.clients.lock().map(|c| c.len()).unwrap_or(0)
+    }
+}

@@ -1,0 +1,102 @@
+//! Metadata values: `[flags:1][expire_ms:8]` then the type's payload.
+//! `flags = 0x80 | type`; `expire_ms = 0` means no TTL.
+
+use bytes::Bytes;
+
+use super::keys::KeyType;
+
+pub const META_HEADER: usize = 9;
+/// List head/tail pointers start in the middle of the u64 range.
+pub const LIST_INITIAL_INDEX: u64 = u64::MAX / 2;
+
+/// A decoded metadata value. For strings `payload` is the value itself; for
+/// composite types it is `[version:8][size:8]` (+ `[head:8][tail:8]` for lists).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Meta {
+    pub kind: KeyType,
+    pub expire_ms: u64,
+    pub payload: Bytes,
+}
+
+impl Meta {
+    /// Decode; `None` if the bytes are not a metadata value.
+    pub fn decode(raw: Bytes) -> Option<Meta> {
+        if raw.len() < META_HEADER || raw[0] & 0x80 == 0 {
+            return None;
+        }
+        let kind = KeyType::from_u8(raw[0] & 0x0f)?;
+        let expire_ms = u64::from_be_bytes(raw[1..9].try_into().ok()?);
+        Some(Meta { kind, expire_ms, payload: raw.slice(META_HEADER..) })
+    }
+
+    /// True if the key has a TTL that has passed at `now_ms`.
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.expire_ms != 0 && self.expire_ms <= now_ms
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        encode(self.kind, self.expire_ms, &self.payload)
+    }
+
+    /// Version of a composite key.
+    pub fn version(&self) -> Option<u64> {
+        Some(u64::from_be_bytes(self.payload.get(0..8)?.try_into().ok()?))
+    }
+
+    /// Element count of a composite key.
+    pub fn size(&self) -> Option<u64> {
+        Some(u64::from_be_bytes(self.payload.get(8..16)?.try_into().ok()?))
+    }
+}
+
+/// Encode a metadata value from its parts.
+pub fn encode(kind: KeyType, expire_ms: u64, payload: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(META_HEADER + payload.len());
+    v.push(0x80 | kind as u8);
+    v.extend_from_slice(&expire_ms.to_be_bytes());
+    v.extend_from_slice(payload);
+    v
+}
+
+/// Payload of a Hash/Set/ZSet: `[version:8][size:8]`.
+pub fn composite_payload(version: u64, size: u64) -> [u8; 16] {
+    let mut p = [0u8; 16];
+    p[..8].copy_from_slice(&version.to_be_bytes());
+    p[8..].copy_from_slice(&size.to_be_bytes());
+    p
+}
+
+/// Payload of a List: `[version:8][size:8][head:8][tail:8]`.
+pub fn list_payload(version: u64, size: u64, head: u64, tail: u64) -> [u8; 32] {
+    let mut p = [0u8; 32];
+    p[..16].copy_from_slice(&composite_payload(version, size));
+    p[16..24].copy_from_slice(&head.to_be_bytes());
+    p[24..].copy_from_slice(&tail.to_be_bytes());
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_roundtrip() {
+        let raw = encode(KeyType::String, 1234, b"value");
+        assert_eq!(raw[0], 0x81);
+        let m = Meta::decode(Bytes::from(raw.clone())).unwrap();
+        assert_eq!((m.kind, m.expire_ms, &m.payload[..]), (KeyType::String, 1234, &b"value"[..]));
+        assert_eq!(m.encode(), raw);
+        assert!(m.is_expired(1234) && !m.is_expired(1233));
+        assert!(!Meta { expire_ms: 0, ..m }.is_expired(u64::MAX));
+    }
+
+    #[test]
+    fn composite_roundtrip() {
+        let raw = encode(KeyType::List, 0, &list_payload(7, 3, LIST_INITIAL_INDEX - 1, LIST_INITIAL_INDEX + 2));
+        let m = Meta::decode(Bytes::from(raw)).unwrap();
+        assert_eq!((m.kind, m.version(), m.size()), (KeyType::List, Some(7), Some(3)));
+        assert_eq!(m.payload.len(), 32);
+        assert!(Meta::decode(Bytes::from_static(b"\x01abcdefgh")).is_none(), "flag bit 0x80 required");
+        assert!(Meta::decode(Bytes::from_static(b"\x81abc")).is_none(), "too short");
+    }
+}

@@ -1,0 +1,262 @@
+//! Storage: the only module that talks to RocksDB.
+//!
+//! Owns: opening the database and its column families, every on-disk byte layout
+//! (`keys`, `meta`), write batches, iterators, and the WAL syncer thread that makes
+//! Raft log appends durable with one fsync per group of appends.
+//! Depends on nothing above it. Thread-safe: one `Storage` is shared by all cores.
+
+pub mod keys;
+pub mod meta;
+mod syncer;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use rocksdb::{
+    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType, Direction, IteratorMode, Options,
+    ReadOptions, WriteOptions, DB,
+};
+
+pub use syncer::{FsyncPolicy, SyncTicket};
+
+pub const CF_METADATA: &str = "metadata";
+pub const CF_SUBKEY: &str = "subkey";
+pub const CF_ZSET_SCORE: &str = "zset_score";
+pub const CF_RAFT_LOG: &str = "raft_log";
+pub const CF_RAFT_STATE: &str = "raft_state";
+
+/// A storage failure. The message is RocksDB's.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("storage error: {0}")]
+pub struct StorageError(pub String);
+
+impl From<rocksdb::Error> for StorageError {
+    fn from(e: rocksdb::Error) -> Self {
+        StorageError(e.into_string())
+    }
+}
+
+pub type Result<T> = std::result::Result<T, StorageError>;
+
+/// Tunables for opening the database.
+#[derive(Debug, Clone)]
+pub struct StorageOptions {
+    pub block_cache_bytes: usize,
+    pub write_buffer_bytes: usize,
+    pub fsync: FsyncPolicy,
+}
+
+impl Default for StorageOptions {
+    fn default() -> Self {
+        StorageOptions { block_cache_bytes: 256 << 20, write_buffer_bytes: 64 << 20, fsync: FsyncPolicy::Always }
+    }
+}
+
+struct Inner {
+    db: Arc<DB>,
+    syncer: syncer::Syncer,
+}
+
+/// The shared database handle. Cheap to clone.
+#[derive(Clone)]
+pub struct Storage {
+    inner: Arc<Inner>,
+}
+
+/// The column family a write or read goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cf {
+    Metadata,
+    Subkey,
+    ZsetScore,
+    RaftLog,
+    RaftState,
+}
+
+impl Cf {
+    fn name(self) -> &'static str {
+        match self {
+            Cf::Metadata => CF_METADATA,
+            Cf::Subkey => CF_SUBKEY,
+            Cf::ZsetScore => CF_ZSET_SCORE,
+            Cf::RaftLog => CF_RAFT_LOG,
+            Cf::RaftState => CF_RAFT_STATE,
+        }
+    }
+}
+
+/// A set of writes applied atomically by [`Storage::write`].
+#[derive(Default)]
+pub struct Batch {
+    ops: Vec<BatchOp>,
+}
+
+enum BatchOp {
+    Put(Cf, Vec<u8>, Vec<u8>),
+    Delete(Cf, Vec<u8>),
+    DeleteRange(Cf, Vec<u8>, Vec<u8>),
+}
+
+impl Batch {
+    pub fn new() -> Self {
+        Batch::default()
+    }
+    pub fn put(&mut self, cf: Cf, key: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>) {
+        self.ops.push(BatchOp::Put(cf, key.into(), value.into()));
+    }
+    pub fn delete(&mut self, cf: Cf, key: impl Into<Vec<u8>>) {
+        self.ops.push(BatchOp::Delete(cf, key.into()));
+    }
+    /// Delete `[from, to)`.
+    pub fn delete_range(&mut self, cf: Cf, from: impl Into<Vec<u8>>, to: impl Into<Vec<u8>>) {
+        self.ops.push(BatchOp::DeleteRange(cf, from.into(), to.into()));
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+}
+
+impl Storage {
+    /// Open (or create) the database at `path` with every column family.
+    pub fn open(path: &Path, opts: &StorageOptions) -> Result<Storage> {
+        std::fs::create_dir_all(path).map_err(|e| StorageError(format!("create {}: {e}", path.display())))?;
+        let cache = Cache::new_lru_cache(opts.block_cache_bytes);
+        let mut db_opts = Options::default();
+        db_opts.create_if_missing(true);
+        db_opts.create_missing_column_families(true);
+        db_opts.set_max_background_jobs(2);
+        db_opts.set_max_total_wal_size(512 << 20);
+        db_opts.set_keep_log_file_num(4);
+        db_opts.set_max_log_file_size(16 << 20);
+
+        let data_cf = |bloom: bool| {
+            let mut o = Options::default();
+            let mut t = BlockBasedOptions::default();
+            t.set_block_cache(&cache);
+            if bloom {
+                t.set_bloom_filter(10.0, false);
+                t.set_whole_key_filtering(true);
+            }
+            t.set_cache_index_and_filter_blocks(true);
+            o.set_block_based_table_factory(&t);
+            o.set_compression_type(DBCompressionType::Lz4);
+            o.set_bottommost_compression_type(DBCompressionType::Zstd);
+            o.set_write_buffer_size(opts.write_buffer_bytes);
+            o
+        };
+        let mut log_opts = Options::default();
+        log_opts.set_compression_type(DBCompressionType::None);
+        log_opts.set_write_buffer_size(opts.write_buffer_bytes);
+        let cfs = vec![
+            ColumnFamilyDescriptor::new(CF_METADATA, data_cf(true)),
+            ColumnFamilyDescriptor::new(CF_SUBKEY, data_cf(false)),
+            ColumnFamilyDescriptor::new(CF_ZSET_SCORE, data_cf(false)),
+            ColumnFamilyDescriptor::new(CF_RAFT_LOG, log_opts),
+            ColumnFamilyDescriptor::new(CF_RAFT_STATE, Options::default()),
+        ];
+        let db = Arc::new(DB::open_cf_descriptors(&db_opts, path, cfs)?);
+        let syncer = syncer::Syncer::start(db.clone(), opts.fsync);
+        Ok(Storage { inner: Arc::new(Inner { db, syncer }) })
+    }
+
+    fn cf(&self, cf: Cf) -> &ColumnFamily {
+        self.inner.db.cf_handle(cf.name()).expect("column family opened at start")
+    }
+
+    pub fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>> {
+        Ok(self.inner.db.get_pinned_cf(self.cf(cf), key)?.map(|v| Bytes::copy_from_slice(&v)))
+    }
+
+    /// Apply `batch` atomically. `sync` = fsync the WAL before returning.
+    pub fn write(&self, batch: Batch, sync: bool) -> Result<()> {
+        let mut wb = rocksdb::WriteBatch::default();
+        for op in batch.ops {
+            match op {
+                BatchOp::Put(cf, k, v) => wb.put_cf(self.cf(cf), k, v),
+                BatchOp::Delete(cf, k) => wb.delete_cf(self.cf(cf), k),
+                BatchOp::DeleteRange(cf, a, b) => wb.delete_range_cf(self.cf(cf), a, b),
+            }
+        }
+        let mut wo = WriteOptions::default();
+        wo.set_sync(sync);
+        self.inner.db.write_opt(wb, &wo)?;
+        Ok(())
+    }
+
+    /// Make every write so far durable, according to the fsync policy: the ticket
+    /// resolves once the WAL holding them has been fsynced (or at once under
+    /// `everysec`/`no`, whose syncs run on their own clock).
+    pub fn sync_wal(&self) -> SyncTicket {
+        self.inner.syncer.request()
+    }
+
+    /// fsync the WAL now, on this thread.
+    pub fn sync_wal_blocking(&self) -> Result<()> {
+        self.inner.db.flush_wal(true)?;
+        Ok(())
+    }
+
+    /// Visit entries of `cf` in `[from, to)` in order (or reverse), until `f` returns false.
+    pub fn scan(&self, cf: Cf, from: &[u8], to: &[u8], reverse: bool, mut f: impl FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+        let mut ro = ReadOptions::default();
+        ro.set_iterate_lower_bound(from.to_vec());
+        ro.set_iterate_upper_bound(to.to_vec());
+        let mut it = self.inner.db.raw_iterator_cf_opt(self.cf(cf), ro);
+        if reverse {
+            it.seek_to_last();
+        } else {
+            it.seek_to_first();
+        }
+        while it.valid() {
+            let (Some(k), Some(v)) = (it.key(), it.value()) else { break };
+            if !f(k, v) {
+                return Ok(());
+            }
+            if reverse {
+                it.prev();
+            } else {
+                it.next();
+            }
+        }
+        it.status()?;
+        Ok(())
+    }
+
+    /// The last key of `cf` in `[from, to)`.
+    pub fn last_key(&self, cf: Cf, from: &[u8], to: &[u8]) -> Result<Option<Vec<u8>>> {
+        let mut out = None;
+        self.scan(cf, from, to, true, |k, _| {
+            out = Some(k.to_vec());
+            false
+        })?;
+        Ok(out)
+    }
+
+    /// Count keys of `cf` in `[from, to)` (cheap estimate not used: exact walk).
+    pub fn iter_all(&self, cf: Cf) -> impl Iterator<Item = (Box<[u8]>, Box<[u8]>)> + '_ {
+        self.inner.db.iterator_cf(self.cf(cf), IteratorMode::From(&[], Direction::Forward)).map_while(|r| r.ok())
+    }
+
+    /// Compact a key range of `cf` (tests and admin use).
+    pub fn compact(&self, cf: Cf) {
+        self.inner.db.compact_range_cf(self.cf(cf), None::<&[u8]>, None::<&[u8]>);
+    }
+
+    /// RocksDB's estimate of the live data size, for INFO.
+    pub fn approximate_size(&self) -> u64 {
+        let mut total = 0;
+        for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore] {
+            if let Ok(Some(v)) = self.inner.db.property_int_value_cf(self.cf(cf), "rocksdb.estimate-live-data-size") {
+                total += v;
+            }
+            if let Ok(Some(v)) = self.inner.db.property_int_value_cf(self.cf(cf), "rocksdb.cur-size-all-mem-tables") {
+                total += v;
+            }
+        }
+        total
+    }
+}

@@ -1,0 +1,241 @@
+//! Keyspace semantics: DEL, EXPIRE family, PERSIST, RENAME, COPY, active expiry
+//! (apply), and TTL, TYPE, EXISTS, SCAN, KEYS, RANDOMKEY, DBSIZE (reads).
+
+use bytes::Bytes;
+
+use crate::pb::WriteCmd;
+use crate::protocol::Reply;
+use crate::storage::keys::{decode_meta_key, slot_lower_bound, slot_upper_bound, KeyType};
+use crate::storage::meta::Meta;
+use crate::storage::{Cf, StorageError};
+
+use super::glob::glob_match;
+use super::write::{flags, ApplyResult};
+use super::{mkey, ApplyCtx, Reader, TypeError};
+
+pub fn apply_del(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let mut n = 0;
+    for k in &cmd.keys {
+        let mk = mkey(k);
+        if let Some(m) = ctx.any_meta(&mk)? {
+            if !m.is_expired(ctx.now_ms) {
+                n += 1;
+            }
+            ctx.del_meta(mk);
+        }
+    }
+    Ok(Ok(Reply::Int(n)))
+}
+
+/// EXPIRE/PEXPIRE/EXPIREAT/PEXPIREAT with NX/XX/GT/LT (`at_ms` absolute).
+pub fn apply_expire(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let mk = mkey(&cmd.keys[0]);
+    let Some(m) = ctx.live_meta(&mk)? else {
+        return Ok(Ok(Reply::Int(0)));
+    };
+    let when = cmd.at_ms;
+    let cur = m.expire_ms;
+    let f = cmd.flags;
+    if f & flags::EXPIRE_NX != 0 && cur != 0 {
+        return Ok(Ok(Reply::Int(0)));
+    }
+    if f & flags::EXPIRE_XX != 0 && cur == 0 {
+        return Ok(Ok(Reply::Int(0)));
+    }
+    // No TTL counts as an infinite TTL for GT and LT.
+    if f & flags::EXPIRE_GT != 0 && (cur == 0 || when <= cur) {
+        return Ok(Ok(Reply::Int(0)));
+    }
+    if f & flags::EXPIRE_LT != 0 && cur != 0 && when >= cur {
+        return Ok(Ok(Reply::Int(0)));
+    }
+    if when <= ctx.now_ms {
+        ctx.del_meta(mk);
+    } else {
+        ctx.put_meta(mk, Meta { expire_ms: when, ..m }.encode());
+    }
+    Ok(Ok(Reply::Int(1)))
+}
+
+pub fn apply_persist(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let mk = mkey(&cmd.keys[0]);
+    match ctx.live_meta(&mk)? {
+        Some(m) if m.expire_ms != 0 => {
+            ctx.put_meta(mk, Meta { expire_ms: 0, ..m }.encode());
+            Ok(Ok(Reply::Int(1)))
+        }
+        _ => Ok(Ok(Reply::Int(0))),
+    }
+}
+
+/// RENAME (reply OK) and RENAMENX (flags RENAME_NX, reply 1/0).
+pub fn apply_rename(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let nx = cmd.flags & flags::RENAME_NX != 0;
+    let (src, dst) = (mkey(&cmd.keys[0]), mkey(&cmd.keys[1]));
+    let Some(m) = ctx.live_meta(&src)? else {
+        return Ok(Err(TypeError::NoSuchKey));
+    };
+    if src == dst {
+        return Ok(Ok(if nx { Reply::Int(0) } else { Reply::Ok }));
+    }
+    if nx && ctx.live_meta(&dst)?.is_some() {
+        return Ok(Ok(Reply::Int(0)));
+    }
+    ctx.put_meta(dst, m.encode());
+    ctx.del_meta(src);
+    Ok(Ok(if nx { Reply::Int(1) } else { Reply::Ok }))
+}
+
+/// COPY src dst [REPLACE]: 1 if copied.
+pub fn apply_copy(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let (src, dst) = (mkey(&cmd.keys[0]), mkey(&cmd.keys[1]));
+    let Some(m) = ctx.live_meta(&src)? else {
+        return Ok(Ok(Reply::Int(0)));
+    };
+    if cmd.flags & flags::COPY_REPLACE == 0 && ctx.live_meta(&dst)?.is_some() {
+        return Ok(Ok(Reply::Int(0)));
+    }
+    ctx.put_meta(dst, m.encode());
+    Ok(Ok(Reply::Int(1)))
+}
+
+/// Active expiry: delete each listed key whose TTL has passed at the entry's time.
+pub fn apply_expire_keys(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let mut n = 0;
+    for k in &cmd.keys {
+        let mk = mkey(k);
+        if let Some(m) = ctx.any_meta(&mk)? {
+            if m.is_expired(ctx.now_ms) {
+                ctx.del_meta(mk);
+                n += 1;
+            }
+        }
+    }
+    Ok(Ok(Reply::Int(n)))
+}
+
+// ---- reads ----
+
+/// TTL/PTTL/EXPIRETIME/PEXPIRETIME: -2 absent, -1 no TTL.
+pub fn ttl(r: &Reader<'_>, key: &[u8], millis: bool, absolute: bool) -> Result<i64, StorageError> {
+    let Some(m) = r.meta(key)? else { return Ok(-2) };
+    if m.expire_ms == 0 {
+        return Ok(-1);
+    }
+    let t = if absolute { m.expire_ms as i64 } else { (m.expire_ms as i64 - r.now_ms as i64).max(0) };
+    Ok(if millis { t } else { (t + 500) / 1000 })
+}
+
+pub fn type_name(r: &Reader<'_>, key: &[u8]) -> Result<&'static str, StorageError> {
+    Ok(r.meta(key)?.map(|m| m.kind.name()).unwrap_or("none"))
+}
+
+/// A key found by a metadata scan.
+pub struct ScannedKey {
+    pub key: Bytes,
+    pub meta: Meta,
+}
+
+/// Walk stored keys (live or expired) of slots `[slot_start, slot_end)` starting
+/// after `after` (a metadata key), visiting at most `budget` entries. Returns the
+/// last metadata key visited if the budget ran out, `None` if the range was exhausted.
+pub fn walk_keys(
+    r: &Reader<'_>,
+    slots: (u16, u32),
+    after: Option<&[u8]>,
+    budget: usize,
+    mut f: impl FnMut(ScannedKey),
+) -> Result<Option<Vec<u8>>, StorageError> {
+    let from = match after {
+        Some(a) => {
+            let mut v = a.to_vec();
+            v.push(0);
+            v
+        }
+        None => slot_lower_bound(slots.0),
+    };
+    let to = slot_upper_bound(slots.1);
+    let mut visited = 0;
+    let mut last = None;
+    r.storage.scan(Cf::Metadata, &from, &to, false, |k, v| {
+        visited += 1;
+        if let (Some((_, key)), Some(meta)) = (decode_meta_key(k), Meta::decode(Bytes::copy_from_slice(v))) {
+            f(ScannedKey { key: Bytes::copy_from_slice(key), meta });
+        }
+        if visited >= budget {
+            last = Some(k.to_vec());
+            return false;
+        }
+        true
+    })?;
+    Ok(last)
+}
+
+/// Like [`walk_keys`] over every slot, visiting only keys alive at the reader's time.
+pub fn scan_keys(
+    r: &Reader<'_>,
+    after: Option<&[u8]>,
+    budget: usize,
+    mut f: impl FnMut(ScannedKey),
+) -> Result<Option<Vec<u8>>, StorageError> {
+    let now = r.now_ms;
+    walk_keys(r, (0, crate::cluster::SLOT_COUNT), after, budget, |sk| {
+        if !sk.meta.is_expired(now) {
+            f(sk)
+        }
+    })
+}
+
+/// KEYS pattern: every live key matching, in storage order.
+pub fn keys(r: &Reader<'_>, pattern: &[u8]) -> Result<Vec<Bytes>, StorageError> {
+    let all = pattern == b"*";
+    let mut out = Vec::new();
+    scan_keys(r, None, usize::MAX, |sk| {
+        if all || glob_match(pattern, &sk.key, false) {
+            out.push(sk.key);
+        }
+    })?;
+    Ok(out)
+}
+
+/// DBSIZE: number of live keys.
+pub fn dbsize(r: &Reader<'_>) -> Result<i64, StorageError> {
+    let mut n = 0;
+    scan_keys(r, None, usize::MAX, |_| n += 1)?;
+    Ok(n)
+}
+
+/// RANDOMKEY: the first live key at or after a random slot (wrapping).
+pub fn random_key(r: &Reader<'_>, start_slot: u16) -> Result<Option<Bytes>, StorageError> {
+    let mut found = None;
+    for (lo, hi) in [(start_slot as u32, crate::cluster::SLOT_COUNT), (0, start_slot as u32)] {
+        if lo >= hi {
+            continue;
+        }
+        r.storage.scan(Cf::Metadata, &slot_lower_bound(lo as u16), &slot_upper_bound(hi), false, |k, v| {
+            match (decode_meta_key(k), Meta::decode(Bytes::copy_from_slice(v))) {
+                (Some((_, key)), Some(m)) if !m.is_expired(r.now_ms) => {
+                    found = Some(Bytes::copy_from_slice(key));
+                    false
+                }
+                _ => true,
+            }
+        })?;
+        if found.is_some() {
+            break;
+        }
+    }
+    Ok(found)
+}
+
+/// The type filter SCAN accepts.
+pub fn parse_type_name(name: &[u8]) -> Option<KeyType> {
+    Some(match name.to_ascii_lowercase().as_slice() {
+        b"string" => KeyType::String,
+        b"hash" => KeyType::Hash,
+        b"list" => KeyType::List,
+        b"set" => KeyType::Set,
+        b"zset" => KeyType::ZSet,
+        _ => return None,
+    })
+}

@@ -1,0 +1,165 @@
+//! Data-type semantics over storage, and the replicated write vocabulary.
+//!
+//! Owns: what each write does to the stored bytes (`apply`, deterministic: time
+//! comes from the log entry, never the local clock) and how reads interpret them
+//! (`Reader`, on any core, with the local clock). Depends on `storage`, `cluster`
+//! (slot of a key) and `protocol` (the `Reply` each write produces). Never touches
+//! sockets, Raft or cores.
+
+pub mod glob;
+pub mod keyspace;
+pub mod string;
+pub mod write;
+
+use ahash::AHashMap;
+use bytes::Bytes;
+
+use crate::cluster::key_slot;
+use crate::storage::keys::{meta_key, slot_lower_bound, slot_upper_bound, KeyType};
+use crate::storage::meta::Meta;
+use crate::storage::{Batch, Cf, Storage, StorageError};
+
+/// The largest string value (Redis's default `proto-max-bulk-len`); fixed so that
+/// every replica applies the same limit.
+pub const MAX_STRING_LEN: usize = 512 * 1024 * 1024;
+
+/// A command-level failure. `Display` is Redis's error reply text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TypeError {
+    #[error("WRONGTYPE Operation against a key holding the wrong kind of value")]
+    WrongType,
+    #[error("ERR value is not an integer or out of range")]
+    NotInteger,
+    #[error("ERR value is not a valid float")]
+    NotFloat,
+    #[error("ERR increment or decrement would overflow")]
+    Overflow,
+    #[error("ERR increment would produce NaN or Infinity")]
+    NanOrInf,
+    #[error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")]
+    TooBig,
+    #[error("ERR no such key")]
+    NoSuchKey,
+}
+
+/// Milliseconds since the Unix epoch from the local clock (handlers and readers only;
+/// apply uses the entry's `now_ms`).
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// The metadata key of a user key.
+pub fn mkey(key: &[u8]) -> Vec<u8> {
+    meta_key(key_slot(key), key)
+}
+
+/// State of one apply batch: writes go to one storage `Batch`; reads see the
+/// batch's own earlier writes first (an overlay over RocksDB), so a batch of
+/// `SET k 1; INCR k` applies as if the commands ran one by one.
+pub struct ApplyCtx<'a> {
+    storage: &'a Storage,
+    /// The leader's clock, from the log entry.
+    pub now_ms: u64,
+    slot_start: u16,
+    slot_end: u32,
+    overlay: AHashMap<Vec<u8>, Option<Bytes>>,
+    flushed: bool,
+    batch: Batch,
+}
+
+impl<'a> ApplyCtx<'a> {
+    /// A context for the region covering slots `[slot_start, slot_end)`.
+    pub fn new(storage: &'a Storage, slot_start: u16, slot_end: u32) -> Self {
+        ApplyCtx {
+            storage,
+            now_ms: 0,
+            slot_start,
+            slot_end,
+            overlay: AHashMap::new(),
+            flushed: false,
+            batch: Batch::new(),
+        }
+    }
+
+    fn raw_meta(&self, mk: &[u8]) -> Result<Option<Bytes>, StorageError> {
+        if let Some(v) = self.overlay.get(mk) {
+            return Ok(v.clone());
+        }
+        if self.flushed {
+            return Ok(None);
+        }
+        self.storage.get(Cf::Metadata, mk)
+    }
+
+    /// The key's metadata if it exists and has not expired at the entry's time.
+    pub fn live_meta(&self, mk: &[u8]) -> Result<Option<Meta>, StorageError> {
+        Ok(self.raw_meta(mk)?.and_then(Meta::decode).filter(|m| !m.is_expired(self.now_ms)))
+    }
+
+    /// The key's metadata even if expired (for cleanup).
+    pub fn any_meta(&self, mk: &[u8]) -> Result<Option<Meta>, StorageError> {
+        Ok(self.raw_meta(mk)?.and_then(Meta::decode))
+    }
+
+    pub fn put_meta(&mut self, mk: Vec<u8>, value: Vec<u8>) {
+        let v = Bytes::from(value);
+        self.batch.put(Cf::Metadata, mk.clone(), v.to_vec());
+        self.overlay.insert(mk, Some(v));
+    }
+
+    pub fn del_meta(&mut self, mk: Vec<u8>) {
+        self.batch.delete(Cf::Metadata, mk.clone());
+        self.overlay.insert(mk, None);
+    }
+
+    /// Delete every key of the region (FLUSHDB/FLUSHALL).
+    pub fn flush_region(&mut self) {
+        let (lo, hi) = (slot_lower_bound(self.slot_start), slot_upper_bound(self.slot_end));
+        for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore] {
+            self.batch.delete_range(cf, lo.clone(), hi.clone());
+        }
+        self.overlay.clear();
+        self.flushed = true;
+    }
+
+    /// Record a non-metadata write (e.g. Raft applied state) in the same batch.
+    pub fn put_raw(&mut self, cf: Cf, key: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>) {
+        self.batch.put(cf, key, value);
+    }
+
+    /// Forget the overlay (the batch was written) and hand the batch out.
+    pub fn take_batch(&mut self) -> Batch {
+        self.overlay.clear();
+        self.flushed = false;
+        std::mem::take(&mut self.batch)
+    }
+}
+
+/// Reads with the local clock. Any core may read: an acknowledged write has
+/// already been applied to the shared RocksDB.
+pub struct Reader<'a> {
+    pub storage: &'a Storage,
+    pub now_ms: u64,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(storage: &'a Storage) -> Self {
+        Reader { storage, now_ms: now_ms() }
+    }
+
+    /// Live metadata of `key`, or `None` if absent or expired.
+    pub fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError> {
+        Ok(self.storage.get(Cf::Metadata, &mkey(key))?.and_then(Meta::decode).filter(|m| !m.is_expired(self.now_ms)))
+    }
+
+    /// Live metadata, checked to be of type `kind`.
+    pub fn typed(&self, key: &[u8], kind: KeyType) -> Result<Result<Option<Meta>, TypeError>, StorageError> {
+        Ok(match self.meta(key)? {
+            Some(m) if m.kind != kind => Err(TypeError::WrongType),
+            m => Ok(m),
+        })
+    }
+}

@@ -1,0 +1,11 @@
+//! Integration tests: every test starts the real `neokv-server` binary on a free
+//! loopback port and talks to it through a real client or raw RESP bytes.
+
+mod common;
+mod differential;
+mod durability;
+mod keyspace;
+mod protocol;
+mod regions;
+mod server;
+mod string;
