@@ -8,5 +8,8 @@ fn main() {
         .compile_protos(&["proto/neokv.proto"], &["proto/"])
         .expect("compile proto/neokv.proto");
     println!("cargo:rerun-if-changed=src/protocol/ldouble.c");
-    cc::Build::new().file("src/protocol/ldouble.c").opt_level(2).compile("neokv_ldouble");
+    cc::Build::new()
+        .file("src/protocol/ldouble.c")
+        .opt_level(2)
+        .compile("neokv_ldouble");
 }

@@ -34,7 +34,10 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("appendfilename", "appendonly.aof"),
     ("appendonly", "yes"),
     ("busy-reply-threshold", "5000"),
-    ("client-output-buffer-limit", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
+    (
+        "client-output-buffer-limit",
+        "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
+    ),
     ("cluster-enabled", "no"),
     ("daemonize", "no"),
     ("databases", "1"),
@@ -89,7 +92,15 @@ pub enum SetError {
 
 impl Default for Config {
     fn default() -> Self {
-        Config::new("127.0.0.1".into(), 6379, PathBuf::from("./data"), 1, 1, String::new(), FsyncPolicy::Always)
+        Config::new(
+            "127.0.0.1".into(),
+            6379,
+            PathBuf::from("./data"),
+            1,
+            1,
+            String::new(),
+            FsyncPolicy::Always,
+        )
     }
 }
 
@@ -115,7 +126,10 @@ impl Config {
             block_cache_mb: 256,
             maxclients: 10000,
             pin: true,
-            params: DEFAULTS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            params: DEFAULTS
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
         };
         c.sync_params();
         c
@@ -147,22 +161,31 @@ impl Config {
         if !self.params.contains_key(name) {
             return Err(SetError::Unknown);
         }
-        let bad = |why: &str| SetError::Invalid(format!("CONFIG SET failed (possibly related to argument '{name}') - {why}"));
+        let bad = |why: &str| {
+            SetError::Invalid(format!(
+                "CONFIG SET failed (possibly related to argument '{name}') - {why}"
+            ))
+        };
         match name {
             "requirepass" => self.requirepass = value.to_string(),
             "proto-max-bulk-len" => {
-                let v = parse_memory(value).ok_or_else(|| bad("argument couldn't be parsed into an integer"))?;
+                let v = parse_memory(value)
+                    .ok_or_else(|| bad("argument couldn't be parsed into an integer"))?;
                 if v < 1024 * 1024 {
                     return Err(bad("argument must be a memory value greater than 1mb"));
                 }
                 self.proto_max_bulk_len = v;
             }
             "maxclients" => {
-                self.maxclients = value.parse().map_err(|_| bad("argument couldn't be parsed into an integer"))?;
+                self.maxclients = value
+                    .parse()
+                    .map_err(|_| bad("argument couldn't be parsed into an integer"))?;
             }
             "appendfsync" => {
                 if FsyncPolicy::parse(value) != Some(self.appendfsync) {
-                    return Err(bad("appendfsync is fixed at start in NeoKV (use --appendfsync)"));
+                    return Err(bad(
+                        "appendfsync is fixed at start in NeoKV (use --appendfsync)",
+                    ));
                 }
             }
             "port" | "bind" | "dir" => return Err(bad("can't set immutable config")),
@@ -177,10 +200,18 @@ impl Config {
 /// Redis `memtoll`: an integer with an optional k/kb/m/mb/g/gb suffix.
 pub fn parse_memory(s: &str) -> Option<i64> {
     let l = s.to_ascii_lowercase();
-    let (num, mul) = [("gb", 1i64 << 30), ("g", 1_000_000_000), ("mb", 1 << 20), ("m", 1_000_000), ("kb", 1 << 10), ("k", 1000), ("b", 1)]
-        .iter()
-        .find_map(|(suf, m)| l.strip_suffix(suf).map(|n| (n.to_string(), *m)))
-        .unwrap_or((l.clone(), 1));
+    let (num, mul) = [
+        ("gb", 1i64 << 30),
+        ("g", 1_000_000_000),
+        ("mb", 1 << 20),
+        ("m", 1_000_000),
+        ("kb", 1 << 10),
+        ("k", 1000),
+        ("b", 1),
+    ]
+    .iter()
+    .find_map(|(suf, m)| l.strip_suffix(suf).map(|n| (n.to_string(), *m)))
+    .unwrap_or((l.clone(), 1));
     num.parse::<i64>().ok()?.checked_mul(mul)
 }
 
@@ -191,10 +222,18 @@ mod tests {
     #[test]
     fn set_and_get() {
         let mut c = Config::default();
-        assert_eq!(c.params().find(|(k, _)| *k == "appendonly").map(|(_, v)| v), Some("yes"));
+        assert_eq!(
+            c.params().find(|(k, _)| *k == "appendonly").map(|(_, v)| v),
+            Some("yes")
+        );
         c.set("requirepass", "pw").unwrap();
         assert_eq!(c.requirepass, "pw");
-        assert_eq!(c.params().find(|(k, _)| *k == "requirepass").map(|(_, v)| v), Some("pw"));
+        assert_eq!(
+            c.params()
+                .find(|(k, _)| *k == "requirepass")
+                .map(|(_, v)| v),
+            Some("pw")
+        );
         assert_eq!(c.set("no-such-thing", "1"), Err(SetError::Unknown));
         c.set("proto-max-bulk-len", "2mb").unwrap();
         assert_eq!(c.proto_max_bulk_len, 2 << 20);

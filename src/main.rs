@@ -7,7 +7,11 @@ use neokv::config::Config;
 use neokv::storage::FsyncPolicy;
 
 #[derive(Parser, Debug)]
-#[command(name = "neokv-server", version, about = "A Redis-compatible key-value server on RocksDB and Raft")]
+#[command(
+    name = "neokv-server",
+    version,
+    about = "A Redis-compatible key-value server on RocksDB and Raft"
+)]
 struct Args {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1")]
@@ -30,9 +34,9 @@ struct Args {
     /// When the Raft log is fsynced: always (before every acknowledgement), everysec, no.
     #[arg(long, default_value = "always", value_parser = parse_fsync)]
     appendfsync: FsyncPolicy,
-    /// Largest bulk string a client may send.
-    #[arg(long, default_value_t = 512 * 1024 * 1024)]
-    proto_max_bulk_len: i64,
+    /// Largest bulk string a client may send (bytes, or with a k/kb/m/mb/g/gb suffix).
+    #[arg(long, default_value = "512mb")]
+    proto_max_bulk_len: String,
     /// Do not pin executor threads to CPUs (tests run many servers on few CPUs).
     #[arg(long)]
     no_pin: bool,
@@ -47,11 +51,23 @@ fn parse_fsync(s: &str) -> Result<FsyncPolicy, String> {
 
 fn main() {
     let a = Args::parse();
-    let cores = a.cores.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    let mut config = Config::new(a.bind, a.port, a.dir, cores, a.regions, a.requirepass, a.appendfsync);
+    let cores = a.cores.unwrap_or_else(|| {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    });
+    let mut config = Config::new(
+        a.bind,
+        a.port,
+        a.dir,
+        cores,
+        a.regions,
+        a.requirepass,
+        a.appendfsync,
+    );
     config.block_cache_mb = a.block_cache_mb;
     config.pin = !a.no_pin;
-    if let Err(e) = config.set("proto-max-bulk-len", &a.proto_max_bulk_len.to_string()) {
+    if let Err(e) = config.set("proto-max-bulk-len", &a.proto_max_bulk_len) {
         eprintln!("neokv-server: --proto-max-bulk-len: {e:?}");
         std::process::exit(2);
     }

@@ -31,7 +31,9 @@ fn exists(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn type_(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    reply(Reply::Simple(ks::type_name(&ctx.reader(), &args[1])?.into()))
+    reply(Reply::Simple(
+        ks::type_name(&ctx.reader(), &args[1])?.into(),
+    ))
 }
 
 fn invalid_expire(name: &str) -> CmdError {
@@ -47,14 +49,23 @@ fn expire_generic(ctx: &mut Ctx<'_>, args: &[Bytes], unit_ms: i64, relative: boo
             b"xx" => xx = true,
             b"gt" => gt = true,
             b"lt" => lt = true,
-            _ => return Err(err(format!("ERR Unsupported option {}", String::from_utf8_lossy(opt)))),
+            _ => {
+                return Err(err(format!(
+                    "ERR Unsupported option {}",
+                    String::from_utf8_lossy(opt)
+                )))
+            }
         }
     }
     if nx && (xx || gt || lt) {
-        return Err(err("ERR NX and XX, GT or LT options at the same time are not compatible"));
+        return Err(err(
+            "ERR NX and XX, GT or LT options at the same time are not compatible",
+        ));
     }
     if gt && lt {
-        return Err(err("ERR GT and LT options at the same time are not compatible"));
+        return Err(err(
+            "ERR GT and LT options at the same time are not compatible",
+        ));
     }
     let mut when = parse_i64(&args[2]).ok_or(ArgError::NotInteger)?;
     let name = ctx.spec.name;
@@ -113,11 +124,19 @@ fn persist(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn rename(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    ctx.write(cmd(Op::Rename, vec![args[1].clone(), args[2].clone()], Vec::new()))
+    ctx.write(cmd(
+        Op::Rename,
+        vec![args[1].clone(), args[2].clone()],
+        Vec::new(),
+    ))
 }
 
 fn renamenx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let mut c = cmd(Op::Rename, vec![args[1].clone(), args[2].clone()], Vec::new());
+    let mut c = cmd(
+        Op::Rename,
+        vec![args[1].clone(), args[2].clone()],
+        Vec::new(),
+    );
     c.flags = flags::RENAME_NX;
     ctx.write(c)
 }
@@ -130,7 +149,9 @@ fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             replace = true;
         } else if cur.remaining() >= 2 && cur.eat("DB") {
             let db = cur.next()?;
-            let n = parse_i64(db).filter(|n| i32::try_from(*n).is_ok()).ok_or(ArgError::NotInteger)?;
+            let n = parse_i64(db)
+                .filter(|n| i32::try_from(*n).is_ok())
+                .ok_or(ArgError::NotInteger)?;
             if n != 0 {
                 return Err(err("ERR DB index is out of range"));
             }
@@ -197,10 +218,22 @@ fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let after = if cursor == 0 {
         None
     } else {
-        match ctx.core.shared.scan_cursors.lock().ok().and_then(|c| c.get(cursor)) {
+        match ctx
+            .core
+            .shared
+            .scan_cursors
+            .lock()
+            .ok()
+            .and_then(|c| c.get(cursor))
+        {
             Some(k) => Some(k),
             // An unknown cursor (expired from the table, or never issued) ends the scan.
-            None => return reply(Reply::Array(vec![Reply::bulk_str("0"), Reply::Array(Vec::new())])),
+            None => {
+                return reply(Reply::Array(vec![
+                    Reply::bulk_str("0"),
+                    Reply::Array(Vec::new()),
+                ]))
+            }
         }
     };
     let r = ctx.reader();
@@ -219,17 +252,29 @@ fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         out.push(Reply::Bulk(sk.key));
     })?;
     let next = match last {
-        Some(k) => ctx.core.shared.scan_cursors.lock().map(|mut c| c.put(k)).unwrap_or(0),
+        Some(k) => ctx
+            .core
+            .shared
+            .scan_cursors
+            .lock()
+            .map(|mut c| c.put(k))
+            .unwrap_or(0),
         None => 0,
     };
-    reply(Reply::Array(vec![Reply::bulk_str(&next.to_string()), Reply::Array(out)]))
+    reply(Reply::Array(vec![
+        Reply::bulk_str(&next.to_string()),
+        Reply::Array(out),
+    ]))
 }
 
 fn flush(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args.len() > 2 {
         return Err(ArgError::Syntax.into());
     }
-    if args.len() == 2 && !args[1].eq_ignore_ascii_case(b"sync") && !args[1].eq_ignore_ascii_case(b"async") {
+    if args.len() == 2
+        && !args[1].eq_ignore_ascii_case(b"sync")
+        && !args[1].eq_ignore_ascii_case(b"async")
+    {
         return Err(ArgError::Syntax.into());
     }
     let _ = ctx;
@@ -252,7 +297,9 @@ fn string_encoding(v: &[u8]) -> &'static str {
 }
 
 fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let Some(m) = ctx.reader().meta(&args[2])? else { return reply(Reply::Nil) };
+    let Some(m) = ctx.reader().meta(&args[2])? else {
+        return reply(Reply::Nil);
+    };
     let enc = match m.kind {
         KeyType::String => string_encoding(&m.payload),
         KeyType::Hash => "hashtable",
@@ -264,7 +311,11 @@ fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn lfu_policy(ctx: &Ctx<'_>) -> bool {
-    ctx.core.shared.config().params().any(|(k, v)| k == "maxmemory-policy" && v.contains("lfu"))
+    ctx.core
+        .shared
+        .config()
+        .params()
+        .any(|(k, v)| k == "maxmemory-policy" && v.contains("lfu"))
 }
 
 fn object_freq(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -313,7 +364,9 @@ fn object_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         "HELP",
         "    Print this help.",
     ];
-    reply(Reply::Array(lines.iter().map(|l| Reply::Simple((*l).into())).collect()))
+    reply(Reply::Array(
+        lines.iter().map(|l| Reply::Simple((*l).into())).collect(),
+    ))
 }
 
 const W: u32 = WRITE;

@@ -80,7 +80,10 @@ impl Ctx<'_> {
 
     /// The region all `keys` live in; CROSSSLOT if they span regions (only with
     /// `--regions` > 1: one region covers every slot by default).
-    pub fn region_of<'k>(&self, keys: impl IntoIterator<Item = &'k Bytes>) -> Result<u32, CmdError> {
+    pub fn region_of<'k>(
+        &self,
+        keys: impl IntoIterator<Item = &'k Bytes>,
+    ) -> Result<u32, CmdError> {
         self.core
             .shared
             .router
@@ -118,7 +121,12 @@ pub fn resolve(args: &[Bytes]) -> Result<&'static CommandSpec, Reply> {
             rest.push_str(&format!("'{}' ", clip(a, room)));
         }
         return Err(Reply::Error(
-            format!("ERR unknown command '{}', with args beginning with: {}", clip(&args[0], 128), rest).into(),
+            format!(
+                "ERR unknown command '{}', with args beginning with: {}",
+                clip(&args[0], 128),
+                rest
+            )
+            .into(),
         ));
     };
     if spec.is_container() {
@@ -131,8 +139,12 @@ pub fn resolve(args: &[Bytes]) -> Result<&'static CommandSpec, Reply> {
         let sub = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
         let Some(subspec) = t.get(&format!("{}|{}", spec.name, sub)) else {
             return Err(Reply::Error(
-                format!("ERR unknown subcommand '{}'. Try {} HELP.", clip(&args[1], 128), spec.name.to_ascii_uppercase())
-                    .into(),
+                format!(
+                    "ERR unknown subcommand '{}'. Try {} HELP.",
+                    clip(&args[1], 128),
+                    spec.name.to_ascii_uppercase()
+                )
+                .into(),
             ));
         };
         if !subspec.arity_ok(args.len()) {
@@ -163,7 +175,11 @@ pub fn run(core: &Core, session: &mut Session, spec: &'static CommandSpec, args:
     let (Handler::Fn(f) | Handler::Container(Some(f))) = spec.handler else {
         return Plan::Reply(Reply::error("ERR container command without subcommand"));
     };
-    let mut ctx = Ctx { core, session, spec };
+    let mut ctx = Ctx {
+        core,
+        session,
+        spec,
+    };
     match f(&mut ctx, args) {
         Ok(p) => p,
         Err(e) => Plan::Reply(Reply::Error(e.to_string().into())),

@@ -35,7 +35,14 @@ pub fn incr_by_float(cur: Option<&[u8]>, incr: &[u8]) -> Result<Vec<u8>, FloatIn
     };
     // SAFETY: all pointers are valid for the given lengths; the C side never writes past outlen.
     let n = unsafe {
-        neokv_incrbyfloat(cp, cl, incr.as_ptr() as *const c_char, incr.len(), out.as_mut_ptr() as *mut c_char, out.len())
+        neokv_incrbyfloat(
+            cp,
+            cl,
+            incr.as_ptr() as *const c_char,
+            incr.len(),
+            out.as_mut_ptr() as *mut c_char,
+            out.len(),
+        )
     };
     match n {
         -1 => Err(FloatIncrError::CurrentNotFloat),
@@ -65,7 +72,10 @@ mod tests {
 
     #[test]
     fn incrbyfloat_matches_redis_long_double() {
-        let s = |c: Option<&str>, i: &str| incr_by_float(c.map(|c| c.as_bytes()), i.as_bytes()).map(|v| String::from_utf8(v).unwrap());
+        let s = |c: Option<&str>, i: &str| {
+            incr_by_float(c.map(|c| c.as_bytes()), i.as_bytes())
+                .map(|v| String::from_utf8(v).unwrap())
+        };
         assert_eq!(s(Some("10.50"), "0.1").unwrap(), "10.6");
         assert_eq!(s(Some("0.1"), "0.2").unwrap(), "0.3");
         assert_eq!(s(None, "5.0e3").unwrap(), "5000");

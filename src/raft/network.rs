@@ -4,8 +4,9 @@
 
 use openraft::error::{RPCError, ReplicationClosed, StreamingError, Unreachable};
 use openraft::network::RPCOption;
-use openraft::raft::{AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, VoteRequest, VoteResponse};
-use openraft::storage::Snapshot;
+use openraft::raft::{
+    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, VoteRequest, VoteResponse,
+};
 use openraft::{BasicNode, OptionalSend, RaftNetworkFactory, RaftNetworkV2};
 
 use super::state_machine::SnapshotData;
@@ -39,14 +40,18 @@ impl RaftNetworkV2<TypeConfig> for NoNetwork {
         Err(RPCError::Unreachable(Unreachable::new(&NoTransport)))
     }
 
-    async fn vote(&mut self, _rpc: VoteRequest<TypeConfig>, _option: RPCOption) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
+    async fn vote(
+        &mut self,
+        _rpc: VoteRequest<TypeConfig>,
+        _option: RPCOption,
+    ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
         Err(RPCError::Unreachable(Unreachable::new(&NoTransport)))
     }
 
     async fn full_snapshot(
         &mut self,
         _vote: Vote,
-        _snapshot: Snapshot<openraft::impls::leader_id_adv::LeaderId<u64, u64>, u64, BasicNode, SnapshotData>,
+        _snapshot: openraft::alias::SnapshotOf<TypeConfig, SnapshotData>,
         _cancel: impl std::future::Future<Output = ReplicationClosed> + OptionalSend + 'static,
         _option: RPCOption,
     ) -> Result<SnapshotResponse<TypeConfig>, StreamingError<TypeConfig>> {

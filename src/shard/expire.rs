@@ -31,19 +31,34 @@ pub async fn run(core: Rc<Core>, region: Rc<Region>, route: RegionRoute) {
         let reader = Reader::new(&core.shared.storage);
         let now = reader.now_ms;
         let mut expired = Vec::new();
-        let next = walk_keys(&reader, (route.start, route.end), after.as_deref(), SLICE, |sk| {
-            if sk.meta.is_expired(now) && expired.len() < MAX_PER_PROPOSAL {
-                expired.push(sk.key);
-            }
-        });
+        let next = walk_keys(
+            &reader,
+            (route.start, route.end),
+            after.as_deref(),
+            SLICE,
+            |sk| {
+                if sk.meta.is_expired(now) && expired.len() < MAX_PER_PROPOSAL {
+                    expired.push(sk.key);
+                }
+            },
+        );
         after = next.unwrap_or(None);
         if expired.is_empty() {
             continue;
         }
         let (tx, rx) = oneshot::channel();
-        region.submit(WriteCmd { op: Op::ExpireKeys as i32, keys: expired, ..Default::default() }, tx);
+        region.submit(
+            WriteCmd {
+                op: Op::ExpireKeys as i32,
+                keys: expired,
+                ..Default::default()
+            },
+            tx,
+        );
         if let Ok(Reply::Int(n)) = rx.await {
-            core.shared.expired_keys.fetch_add(n as u64, Ordering::Relaxed);
+            core.shared
+                .expired_keys
+                .fetch_add(n as u64, Ordering::Relaxed);
         }
     }
 }

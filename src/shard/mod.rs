@@ -26,7 +26,11 @@ pub use shared::Shared;
 /// A message from one core to another.
 pub enum CoreMsg {
     /// Propose `cmd` on `region` (owned by the receiving core) and reply on `tx`.
-    Write { region: u32, cmd: WriteCmd, tx: oneshot::Sender<Reply> },
+    Write {
+        region: u32,
+        cmd: WriteCmd,
+        tx: oneshot::Sender<Reply>,
+    },
 }
 
 pub type Inbox = mpsc::UnboundedReceiver<CoreMsg>;
@@ -41,12 +45,23 @@ pub struct Core {
 
 impl Core {
     pub fn new(id: usize, shared: Arc<Shared>) -> Rc<Core> {
-        Rc::new(Core { id, shared, regions: RefCell::new(HashMap::new()) })
+        Rc::new(Core {
+            id,
+            shared,
+            regions: RefCell::new(HashMap::new()),
+        })
     }
 
     /// Start every region this core owns; returns once each leads and has caught up.
     pub async fn start_regions(&self) -> Result<(), String> {
-        let routes: Vec<_> = self.shared.router.regions().iter().filter(|r| r.core == self.id).cloned().collect();
+        let routes: Vec<_> = self
+            .shared
+            .router
+            .regions()
+            .iter()
+            .filter(|r| r.core == self.id)
+            .cloned()
+            .collect();
         for route in routes {
             let region = Region::start(self.shared.storage.clone(), &route).await?;
             self.regions.borrow_mut().insert(route.id, region);
@@ -56,7 +71,13 @@ impl Core {
 
     /// Start active expiry for every local region.
     pub fn start_background(self: &Rc<Self>) {
-        for route in self.shared.router.regions().iter().filter(|r| r.core == self.id) {
+        for route in self
+            .shared
+            .router
+            .regions()
+            .iter()
+            .filter(|r| r.core == self.id)
+        {
             if let Some(region) = self.local_region(route.id) {
                 glommio::spawn_local(expire::run(self.clone(), region, route.clone())).detach();
             }
@@ -82,10 +103,11 @@ impl Core {
                     let _ = tx.send(Reply::error("ERR region not started"));
                 }
             }
-        } else if let Err(e) = self.shared.mesh[owner].unbounded_send(CoreMsg::Write { region, cmd, tx }) {
-            if let CoreMsg::Write { tx, .. } = e.into_inner() {
-                let _ = tx.send(Reply::error("ERR owning core stopped"));
-            }
+        } else if let Err(e) =
+            self.shared.mesh[owner].unbounded_send(CoreMsg::Write { region, cmd, tx })
+        {
+            let CoreMsg::Write { tx, .. } = e.into_inner();
+            let _ = tx.send(Reply::error("ERR owning core stopped"));
         }
         rx
     }

@@ -86,7 +86,9 @@ impl Shared {
     pub fn new(storage: Storage, router: Router, config: Config, mesh: Vec<Outbox>) -> Shared {
         let cores = mesh.len();
         let now = crate::types::now_ms() / 1000;
-        let run_id: String = (0..40).map(|_| char::from_digit(rand::random_range(0..16u32), 16).unwrap_or('0')).collect();
+        let run_id: String = (0..40)
+            .map(|_| char::from_digit(rand::random_range(0..16u32), 16).unwrap_or('0'))
+            .collect();
         Shared {
             storage,
             router,
@@ -109,7 +111,10 @@ impl Shared {
     }
 
     pub fn total(&self, f: impl Fn(&CoreStats) -> &AtomicU64) -> u64 {
-        self.stats.iter().map(|s| f(s).load(Ordering::Relaxed)).sum()
+        self.stats
+            .iter()
+            .map(|s| f(s).load(Ordering::Relaxed))
+            .sum()
     }
 
     pub fn connected_clients(&self) -> usize {

@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use rocksdb::{
-    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType, Direction, IteratorMode, Options,
-    ReadOptions, WriteOptions, DB,
+    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType, Direction,
+    IteratorMode, Options, ReadOptions, WriteOptions, DB,
 };
 
 pub use syncer::{FsyncPolicy, SyncTicket};
@@ -49,7 +49,11 @@ pub struct StorageOptions {
 
 impl Default for StorageOptions {
     fn default() -> Self {
-        StorageOptions { block_cache_bytes: 256 << 20, write_buffer_bytes: 64 << 20, fsync: FsyncPolicy::Always }
+        StorageOptions {
+            block_cache_bytes: 256 << 20,
+            write_buffer_bytes: 64 << 20,
+            fsync: FsyncPolicy::Always,
+        }
     }
 }
 
@@ -110,7 +114,8 @@ impl Batch {
     }
     /// Delete `[from, to)`.
     pub fn delete_range(&mut self, cf: Cf, from: impl Into<Vec<u8>>, to: impl Into<Vec<u8>>) {
-        self.ops.push(BatchOp::DeleteRange(cf, from.into(), to.into()));
+        self.ops
+            .push(BatchOp::DeleteRange(cf, from.into(), to.into()));
     }
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
@@ -123,7 +128,8 @@ impl Batch {
 impl Storage {
     /// Open (or create) the database at `path` with every column family.
     pub fn open(path: &Path, opts: &StorageOptions) -> Result<Storage> {
-        std::fs::create_dir_all(path).map_err(|e| StorageError(format!("create {}: {e}", path.display())))?;
+        std::fs::create_dir_all(path)
+            .map_err(|e| StorageError(format!("create {}: {e}", path.display())))?;
         let cache = Cache::new_lru_cache(opts.block_cache_bytes);
         let mut db_opts = Options::default();
         db_opts.create_if_missing(true);
@@ -160,15 +166,24 @@ impl Storage {
         ];
         let db = Arc::new(DB::open_cf_descriptors(&db_opts, path, cfs)?);
         let syncer = syncer::Syncer::start(db.clone(), opts.fsync);
-        Ok(Storage { inner: Arc::new(Inner { db, syncer }) })
+        Ok(Storage {
+            inner: Arc::new(Inner { db, syncer }),
+        })
     }
 
     fn cf(&self, cf: Cf) -> &ColumnFamily {
-        self.inner.db.cf_handle(cf.name()).expect("column family opened at start")
+        self.inner
+            .db
+            .cf_handle(cf.name())
+            .expect("column family opened at start")
     }
 
     pub fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>> {
-        Ok(self.inner.db.get_pinned_cf(self.cf(cf), key)?.map(|v| Bytes::copy_from_slice(&v)))
+        Ok(self
+            .inner
+            .db
+            .get_pinned_cf(self.cf(cf), key)?
+            .map(|v| Bytes::copy_from_slice(&v)))
     }
 
     /// Apply `batch` atomically. `sync` = fsync the WAL before returning.
@@ -201,7 +216,14 @@ impl Storage {
     }
 
     /// Visit entries of `cf` in `[from, to)` in order (or reverse), until `f` returns false.
-    pub fn scan(&self, cf: Cf, from: &[u8], to: &[u8], reverse: bool, mut f: impl FnMut(&[u8], &[u8]) -> bool) -> Result<()> {
+    pub fn scan(
+        &self,
+        cf: Cf,
+        from: &[u8],
+        to: &[u8],
+        reverse: bool,
+        mut f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
         let mut ro = ReadOptions::default();
         ro.set_iterate_lower_bound(from.to_vec());
         ro.set_iterate_upper_bound(to.to_vec());
@@ -212,7 +234,9 @@ impl Storage {
             it.seek_to_first();
         }
         while it.valid() {
-            let (Some(k), Some(v)) = (it.key(), it.value()) else { break };
+            let (Some(k), Some(v)) = (it.key(), it.value()) else {
+                break;
+            };
             if !f(k, v) {
                 return Ok(());
             }
@@ -238,22 +262,35 @@ impl Storage {
 
     /// Count keys of `cf` in `[from, to)` (cheap estimate not used: exact walk).
     pub fn iter_all(&self, cf: Cf) -> impl Iterator<Item = (Box<[u8]>, Box<[u8]>)> + '_ {
-        self.inner.db.iterator_cf(self.cf(cf), IteratorMode::From(&[], Direction::Forward)).map_while(|r| r.ok())
+        self.inner
+            .db
+            .iterator_cf(self.cf(cf), IteratorMode::From(&[], Direction::Forward))
+            .map_while(|r| r.ok())
     }
 
     /// Compact a key range of `cf` (tests and admin use).
     pub fn compact(&self, cf: Cf) {
-        self.inner.db.compact_range_cf(self.cf(cf), None::<&[u8]>, None::<&[u8]>);
+        self.inner
+            .db
+            .compact_range_cf(self.cf(cf), None::<&[u8]>, None::<&[u8]>);
     }
 
     /// RocksDB's estimate of the live data size, for INFO.
     pub fn approximate_size(&self) -> u64 {
         let mut total = 0;
         for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore] {
-            if let Ok(Some(v)) = self.inner.db.property_int_value_cf(self.cf(cf), "rocksdb.estimate-live-data-size") {
+            if let Ok(Some(v)) = self
+                .inner
+                .db
+                .property_int_value_cf(self.cf(cf), "rocksdb.estimate-live-data-size")
+            {
                 total += v;
             }
-            if let Ok(Some(v)) = self.inner.db.property_int_value_cf(self.cf(cf), "rocksdb.cur-size-all-mem-tables") {
+            if let Ok(Some(v)) = self
+                .inner
+                .db
+                .property_int_value_cf(self.cf(cf), "rocksdb.cur-size-all-mem-tables")
+            {
                 total += v;
             }
         }

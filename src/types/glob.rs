@@ -122,7 +122,10 @@ mod tests {
     fn redis_glob_cases() {
         let m = |p: &str, s: &str| glob_match(p.as_bytes(), s.as_bytes(), false);
         assert!(m("*", "anything"));
-        assert!(m("*", ""));
+        // Redis's matcher never matches an empty string (its loop needs both
+        // lengths non-zero); KEYS and SCAN special-case a lone "*" instead.
+        assert!(!m("*", ""));
+        assert!(m("a*", "a"));
         assert!(m("h?llo", "hello"));
         assert!(!m("h?llo", "hllo"));
         assert!(m("h*llo", "heeeello"));

@@ -52,7 +52,14 @@ pub fn apply_expire(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     if when <= ctx.now_ms {
         ctx.del_meta(mk);
     } else {
-        ctx.put_meta(mk, Meta { expire_ms: when, ..m }.encode());
+        ctx.put_meta(
+            mk,
+            Meta {
+                expire_ms: when,
+                ..m
+            }
+            .encode(),
+        );
     }
     Ok(Ok(Reply::Int(1)))
 }
@@ -122,7 +129,11 @@ pub fn ttl(r: &Reader<'_>, key: &[u8], millis: bool, absolute: bool) -> Result<i
     if m.expire_ms == 0 {
         return Ok(-1);
     }
-    let t = if absolute { m.expire_ms as i64 } else { (m.expire_ms as i64 - r.now_ms as i64).max(0) };
+    let t = if absolute {
+        m.expire_ms as i64
+    } else {
+        (m.expire_ms as i64 - r.now_ms as i64).max(0)
+    };
     Ok(if millis { t } else { (t + 500) / 1000 })
 }
 
@@ -159,8 +170,13 @@ pub fn walk_keys(
     let mut last = None;
     r.storage.scan(Cf::Metadata, &from, &to, false, |k, v| {
         visited += 1;
-        if let (Some((_, key)), Some(meta)) = (decode_meta_key(k), Meta::decode(Bytes::copy_from_slice(v))) {
-            f(ScannedKey { key: Bytes::copy_from_slice(key), meta });
+        if let (Some((_, key)), Some(meta)) =
+            (decode_meta_key(k), Meta::decode(Bytes::copy_from_slice(v)))
+        {
+            f(ScannedKey {
+                key: Bytes::copy_from_slice(key),
+                meta,
+            });
         }
         if visited >= budget {
             last = Some(k.to_vec());
@@ -208,19 +224,26 @@ pub fn dbsize(r: &Reader<'_>) -> Result<i64, StorageError> {
 /// RANDOMKEY: the first live key at or after a random slot (wrapping).
 pub fn random_key(r: &Reader<'_>, start_slot: u16) -> Result<Option<Bytes>, StorageError> {
     let mut found = None;
-    for (lo, hi) in [(start_slot as u32, crate::cluster::SLOT_COUNT), (0, start_slot as u32)] {
+    for (lo, hi) in [
+        (start_slot as u32, crate::cluster::SLOT_COUNT),
+        (0, start_slot as u32),
+    ] {
         if lo >= hi {
             continue;
         }
-        r.storage.scan(Cf::Metadata, &slot_lower_bound(lo as u16), &slot_upper_bound(hi), false, |k, v| {
-            match (decode_meta_key(k), Meta::decode(Bytes::copy_from_slice(v))) {
+        r.storage.scan(
+            Cf::Metadata,
+            &slot_lower_bound(lo as u16),
+            &slot_upper_bound(hi),
+            false,
+            |k, v| match (decode_meta_key(k), Meta::decode(Bytes::copy_from_slice(v))) {
                 (Some((_, key)), Some(m)) if !m.is_expired(r.now_ms) => {
                     found = Some(Bytes::copy_from_slice(key));
                     false
                 }
                 _ => true,
-            }
-        })?;
+            },
+        )?;
         if found.is_some() {
             break;
         }

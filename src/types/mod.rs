@@ -96,7 +96,10 @@ impl<'a> ApplyCtx<'a> {
 
     /// The key's metadata if it exists and has not expired at the entry's time.
     pub fn live_meta(&self, mk: &[u8]) -> Result<Option<Meta>, StorageError> {
-        Ok(self.raw_meta(mk)?.and_then(Meta::decode).filter(|m| !m.is_expired(self.now_ms)))
+        Ok(self
+            .raw_meta(mk)?
+            .and_then(Meta::decode)
+            .filter(|m| !m.is_expired(self.now_ms)))
     }
 
     /// The key's metadata even if expired (for cleanup).
@@ -117,7 +120,10 @@ impl<'a> ApplyCtx<'a> {
 
     /// Delete every key of the region (FLUSHDB/FLUSHALL).
     pub fn flush_region(&mut self) {
-        let (lo, hi) = (slot_lower_bound(self.slot_start), slot_upper_bound(self.slot_end));
+        let (lo, hi) = (
+            slot_lower_bound(self.slot_start),
+            slot_upper_bound(self.slot_end),
+        );
         for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore] {
             self.batch.delete_range(cf, lo.clone(), hi.clone());
         }
@@ -147,16 +153,27 @@ pub struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     pub fn new(storage: &'a Storage) -> Self {
-        Reader { storage, now_ms: now_ms() }
+        Reader {
+            storage,
+            now_ms: now_ms(),
+        }
     }
 
     /// Live metadata of `key`, or `None` if absent or expired.
     pub fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError> {
-        Ok(self.storage.get(Cf::Metadata, &mkey(key))?.and_then(Meta::decode).filter(|m| !m.is_expired(self.now_ms)))
+        Ok(self
+            .storage
+            .get(Cf::Metadata, &mkey(key))?
+            .and_then(Meta::decode)
+            .filter(|m| !m.is_expired(self.now_ms)))
     }
 
     /// Live metadata, checked to be of type `kind`.
-    pub fn typed(&self, key: &[u8], kind: KeyType) -> Result<Result<Option<Meta>, TypeError>, StorageError> {
+    pub fn typed(
+        &self,
+        key: &[u8],
+        kind: KeyType,
+    ) -> Result<Result<Option<Meta>, TypeError>, StorageError> {
         Ok(match self.meta(key)? {
             Some(m) if m.kind != kind => Err(TypeError::WrongType),
             m => Ok(m),

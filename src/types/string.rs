@@ -56,7 +56,11 @@ pub fn apply_set(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
         cmd.at_ms
     };
     ctx.put_meta(mk, meta::encode(KeyType::String, expire, val(cmd, 0)));
-    Ok(Ok(if cmd.reply == reply_kind::SETNX { Reply::Int(1) } else { reply }))
+    Ok(Ok(if cmd.reply == reply_kind::SETNX {
+        Reply::Int(1)
+    } else {
+        reply
+    }))
 }
 
 /// MSET (flags 0) and MSETNX (flags SET_NX).
@@ -92,7 +96,10 @@ pub fn apply_incrby(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
         return Ok(Err(TypeError::Overflow));
     };
     let mut buf = itoa::Buffer::new();
-    ctx.put_meta(mk, meta::encode(KeyType::String, expire, buf.format(new).as_bytes()));
+    ctx.put_meta(
+        mk,
+        meta::encode(KeyType::String, expire, buf.format(new).as_bytes()),
+    );
     Ok(Ok(Reply::Int(new)))
 }
 
@@ -104,7 +111,9 @@ pub fn apply_incrbyfloat(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult 
     };
     let new = match incr_by_float(old.as_ref().map(|m| &m.payload[..]), val(cmd, 0)) {
         Ok(v) => v,
-        Err(FloatIncrError::CurrentNotFloat) | Err(FloatIncrError::IncrNotFloat) => return Ok(Err(TypeError::NotFloat)),
+        Err(FloatIncrError::CurrentNotFloat) | Err(FloatIncrError::IncrNotFloat) => {
+            return Ok(Err(TypeError::NotFloat))
+        }
         Err(FloatIncrError::NanOrInf) => return Ok(Err(TypeError::NanOrInf)),
     };
     let expire = old.map(|m| m.expire_ms).unwrap_or(0);
@@ -234,7 +243,12 @@ pub type LcsMatch = ((usize, usize), (usize, usize), usize);
 
 /// LCS of two strings as Redis's `lcsCommand` computes it: the length, the
 /// subsequence, and (if `want_idx`) the matches from the end backwards.
-pub fn lcs(a: &[u8], b: &[u8], min_match_len: i64, want_idx: bool) -> (usize, Vec<u8>, Vec<LcsMatch>) {
+pub fn lcs(
+    a: &[u8],
+    b: &[u8],
+    min_match_len: i64,
+    want_idx: bool,
+) -> (usize, Vec<u8>, Vec<LcsMatch>) {
     let (alen, blen) = (a.len(), b.len());
     let w = blen + 1;
     let mut dp = vec![0u32; (alen + 1) * w];
@@ -262,7 +276,11 @@ pub fn lcs(a: &[u8], b: &[u8], min_match_len: i64, want_idx: bool) -> (usize, Ve
             j -= 1;
         }
     }
-    let matches = if want_idx { lcs_matches(a, b, &dp, w, min_match_len) } else { Vec::new() };
+    let matches = if want_idx {
+        lcs_matches(a, b, &dp, w, min_match_len)
+    } else {
+        Vec::new()
+    };
     (len, result, matches)
 }
 
@@ -270,11 +288,13 @@ pub fn lcs(a: &[u8], b: &[u8], min_match_len: i64, want_idx: bool) -> (usize, Ve
 fn lcs_matches(a: &[u8], b: &[u8], dp: &[u32], w: usize, min_match_len: i64) -> Vec<LcsMatch> {
     let mut out = Vec::new();
     let (mut i, mut j) = (a.len(), b.len());
-    let mut idx = dp[a.len() * w + b.len()] as usize;
     // Ranges are tracked with Redis's sentinel: arange_start = alen means "none".
+    // Like Redis, walk until one string is exhausted, not until the LCS is: the
+    // range pending after the last match is emitted by the mismatch that follows.
     let alen = a.len();
-    let (mut arange_start, mut arange_end, mut brange_start, mut brange_end) = (alen, 0usize, 0usize, 0usize);
-    while idx > 0 && i > 0 && j > 0 {
+    let (mut arange_start, mut arange_end, mut brange_start, mut brange_end) =
+        (alen, 0usize, 0usize, 0usize);
+    while i > 0 && j > 0 {
         let mut emit_range = false;
         if a[i - 1] == b[j - 1] {
             if arange_start == alen {
@@ -291,7 +311,6 @@ fn lcs_matches(a: &[u8], b: &[u8], dp: &[u32], w: usize, min_match_len: i64) -> 
             if arange_start == 0 || brange_start == 0 {
                 emit_range = true;
             }
-            idx -= 1;
             i -= 1;
             j -= 1;
         } else {
@@ -309,7 +328,11 @@ fn lcs_matches(a: &[u8], b: &[u8], dp: &[u32], w: usize, min_match_len: i64) -> 
         if emit_range {
             let match_len = arange_end - arange_start + 1;
             if min_match_len == 0 || match_len as i64 >= min_match_len {
-                out.push(((arange_start, arange_end), (brange_start, brange_end), match_len));
+                out.push((
+                    (arange_start, arange_end),
+                    (brange_start, brange_end),
+                    match_len,
+                ));
             }
             arange_start = alen;
         }
@@ -340,5 +363,12 @@ mod tests {
         assert_eq!(len, 6);
         assert_eq!(s, b"mytext");
         assert_eq!(m, vec![((4, 7), (5, 8), 4), ((2, 3), (0, 1), 2)]);
+        // The last range is emitted by the mismatch after it (found by the differential test).
+        let (_, _, m) = lcs(b"3.0e-2", b"10.5", 0, true);
+        assert_eq!(
+            m,
+            vec![((2, 2), (1, 1), 1)],
+            "the common 0, as redis-server answers"
+        );
     }
 }

@@ -26,9 +26,41 @@ impl Rng {
 }
 
 const KEYS: &[&str] = &["k0", "k1", "k2", "k3", "{t}a", "{t}b"];
-const VALUES: &[&str] = &["", "v", "hello", "0", "1", "-7", "42", "10.5", "1e3", "0.1", "abc def", "9223372036854775807", "-9223372036854775808", "007", " 1", "3.0e-2", "inf"];
-const INTS: &[&str] = &["0", "1", "-1", "5", "100", "-100", "9223372036854775807", "-9223372036854775808", "x", "1.5", ""];
-const FLOATS: &[&str] = &["0.1", "-0.1", "1.5", "1e2", "-3", "0", "abc", "inf", "-inf", "5.0e3", "1e308", "0x10"];
+const VALUES: &[&str] = &[
+    "",
+    "v",
+    "hello",
+    "0",
+    "1",
+    "-7",
+    "42",
+    "10.5",
+    "1e3",
+    "0.1",
+    "abc def",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "007",
+    " 1",
+    "3.0e-2",
+    "inf",
+];
+const INTS: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "5",
+    "100",
+    "-100",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "x",
+    "1.5",
+    "",
+];
+const FLOATS: &[&str] = &[
+    "0.1", "-0.1", "1.5", "1e2", "-3", "0", "abc", "inf", "-inf", "5.0e3", "1e308", "0x10",
+];
 /// A fixed absolute time far in the future, so EXPIREAT/EXPIRETIME agree exactly.
 const FAR_SECS: u64 = 4_000_000_000;
 
@@ -39,10 +71,18 @@ fn gen_set_opts(r: &mut Rng, out: &mut Vec<String>) {
             1 => out.push("XX".into()),
             2 => out.push("GET".into()),
             3 => out.push("KEEPTTL".into()),
-            4 => out.extend(["EX".into(), r.pick(&["1000", "2000", "0", "-1", "x"]).into()]),
+            4 => out.extend([
+                "EX".into(),
+                r.pick(&["1000", "2200", "0", "-1", "x"]).into(),
+            ]),
             5 => out.extend(["PX".into(), r.pick(&["1000000", "0"]).into()]),
             6 => out.extend(["EXAT".into(), FAR_SECS.to_string()]),
-            7 => out.extend(["PXAT".into(), r.pick(&["1", "4000000000000"]).into()]),
+            // No past PXAT here: Redis 7.0 keeps such a key (DBSIZE counts it until it is
+            // reaped) while NeoKV's DBSIZE excludes expired keys, as its design requires.
+            7 => out.extend([
+                "PXAT".into(),
+                r.pick(&["4000000000000", "4000000000001"]).into(),
+            ]),
             _ => out.push(r.pick(&["PERSIST", "nx", "Ex", "FOO"]).into()),
         }
     }
@@ -60,8 +100,18 @@ fn gen(r: &mut Rng) -> Vec<String> {
         }
         4..=6 => vec!["GET".into(), k(r)],
         7 => vec!["SETNX".into(), k(r), v(r)],
-        8 => vec!["SETEX".into(), k(r), r.pick(&["1000", "0", "-5", "x"]).into(), v(r)],
-        9 => vec!["PSETEX".into(), k(r), r.pick(&["1000000", "0"]).into(), v(r)],
+        8 => vec![
+            "SETEX".into(),
+            k(r),
+            r.pick(&["1000", "0", "-5", "x"]).into(),
+            v(r),
+        ],
+        9 => vec![
+            "PSETEX".into(),
+            k(r),
+            r.pick(&["1000000", "0"]).into(),
+            v(r),
+        ],
         10 => vec!["GETSET".into(), k(r), v(r)],
         11 => {
             let mut c = vec!["MGET".to_string()];
@@ -86,8 +136,18 @@ fn gen(r: &mut Rng) -> Vec<String> {
         15 => vec!["INCRBYFLOAT".into(), k(r), r.pick(FLOATS).into()],
         16 => vec!["APPEND".into(), k(r), v(r)],
         17 => vec!["STRLEN".into(), k(r)],
-        18 => vec![r.pick(&["GETRANGE", "SUBSTR"]).into(), k(r), r.pick(&["0", "1", "-1", "-3", "100", "x"]).into(), r.pick(&["0", "2", "-1", "-2", "100"]).into()],
-        19 => vec!["SETRANGE".into(), k(r), r.pick(&["0", "1", "3", "-1", "20"]).into(), v(r)],
+        18 => vec![
+            r.pick(&["GETRANGE", "SUBSTR"]).into(),
+            k(r),
+            r.pick(&["0", "1", "-1", "-3", "100", "x"]).into(),
+            r.pick(&["0", "2", "-1", "-2", "100"]).into(),
+        ],
+        19 => vec![
+            "SETRANGE".into(),
+            k(r),
+            r.pick(&["0", "1", "3", "-1", "20"]).into(),
+            v(r),
+        ],
         20 => vec!["GETDEL".into(), k(r)],
         21 => {
             let mut c = vec!["GETEX".into(), k(r)];
@@ -111,13 +171,27 @@ fn gen(r: &mut Rng) -> Vec<String> {
         24 => vec!["TYPE".into(), k(r)],
         25 | 26 => {
             let mut c = vec![r.pick(&["EXPIRE", "PEXPIRE"]).into(), k(r)];
-            c.push(if c[0] == "EXPIRE" { r.pick(&["1000", "2000", "-1", "x"]) } else { r.pick(&["1000000", "3000000", "-1"]) }.into());
+            // Relative times distinct from every other relative TTL the generator
+            // sets: equal ones would make GT/LT depend on whether a millisecond ticked.
+            c.push(
+                if c[0] == "EXPIRE" {
+                    r.pick(&["1500", "2500", "-1", "x"])
+                } else {
+                    r.pick(&["1800000", "3000000", "-1"])
+                }
+                .into(),
+            );
             for _ in 0..r.below(3) {
                 c.push(r.pick(&["NX", "XX", "GT", "LT", "BAD"]).into());
             }
             c
         }
-        27 => vec!["EXPIREAT".into(), k(r), r.pick(&[&FAR_SECS.to_string()[..], "4000000100", "1"]).to_string()],
+        27 => vec![
+            "EXPIREAT".into(),
+            k(r),
+            r.pick(&[&FAR_SECS.to_string()[..], "4000000100", "1"])
+                .to_string(),
+        ],
         28 => vec![r.pick(&["TTL", "EXPIRETIME"]).into(), k(r)],
         29 => vec!["PERSIST".into(), k(r)],
         30 => vec![r.pick(&["RENAME", "RENAMENX"]).into(), k(r), k(r)],
@@ -132,20 +206,32 @@ fn gen(r: &mut Rng) -> Vec<String> {
             c
         }
         32 => vec!["DBSIZE".into()],
-        33 => vec!["KEYS".into(), r.pick(&["*", "k*", "{t}?", "k[0-1]", "*2"]).into()],
+        33 => vec![
+            "KEYS".into(),
+            r.pick(&["*", "k*", "{t}?", "k[0-1]", "*2"]).into(),
+        ],
         34 => {
             let mut c = vec!["LCS".into(), k(r), k(r)];
             match r.below(4) {
                 0 => c.push("LEN".into()),
-                1 => c.extend(["IDX".into(), "MINMATCHLEN".into(), r.pick(&["0", "1", "2"]).into()]),
+                1 => c.extend([
+                    "IDX".into(),
+                    "MINMATCHLEN".into(),
+                    r.pick(&["0", "1", "2"]).into(),
+                ]),
                 2 => c.extend(["IDX".into(), "WITHMATCHLEN".into()]),
                 _ => {}
             }
             c
         }
         35 => vec![r.pick(&["FLUSHDB", "FLUSHALL"]).into()],
-        36 => vec![r.pick(&["PING", "ECHO", "SELECT"]).into(), r.pick(&["0", "x", "1"]).into()],
-        37 => vec![r.pick(&["GET", "SET", "INCR", "EXPIRE", "NOSUCHCMD"]).into()],
+        36 => vec![
+            r.pick(&["PING", "ECHO", "SELECT"]).into(),
+            r.pick(&["0", "x", "1"]).into(),
+        ],
+        37 => vec![r
+            .pick(&["GET", "SET", "INCR", "EXPIRE", "NOSUCHCMD"])
+            .into()],
         38 => vec!["OBJECT".into(), r.pick(&["FREQ", "NOPE"]).into(), k(r)],
         _ => vec!["EXISTS".into(), k(r)],
     };
@@ -158,15 +244,30 @@ fn gen(r: &mut Rng) -> Vec<String> {
 /// Bulk elements of a flat RESP array reply, sorted (for KEYS).
 fn sorted_array(reply: &[u8]) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
-    let mut p = reply.iter().position(|&b| b == b'\n').map(|i| i + 1).unwrap_or(reply.len());
+    let mut p = reply
+        .iter()
+        .position(|&b| b == b'\n')
+        .map(|i| i + 1)
+        .unwrap_or(reply.len());
     while p < reply.len() {
         let nl = p + reply[p..].iter().position(|&b| b == b'\n').unwrap();
-        let len: usize = std::str::from_utf8(&reply[p + 1..nl - 1]).unwrap().parse().unwrap();
+        let len: usize = std::str::from_utf8(&reply[p + 1..nl - 1])
+            .unwrap()
+            .parse()
+            .unwrap();
         out.push(reply[nl + 1..nl + 1 + len].to_vec());
         p = nl + 1 + len + 2;
     }
     out.sort();
     out
+}
+
+fn int_reply(r: &[u8]) -> Option<i64> {
+    std::str::from_utf8(r.strip_prefix(b":")?)
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 fn run_one(conn: &mut Raw, c: &[String]) -> Vec<u8> {
@@ -176,12 +277,27 @@ fn run_one(conn: &mut Raw, c: &[String]) -> Vec<u8> {
 }
 
 /// Run `seq` on both from empty databases; the first differing step, if any.
-fn first_mismatch(neo: &mut Raw, redis: &mut Raw, seq: &[Vec<String>]) -> Option<(usize, Vec<u8>, Vec<u8>)> {
+fn first_mismatch(
+    neo: &mut Raw,
+    redis: &mut Raw,
+    seq: &[Vec<String>],
+) -> Option<(usize, Vec<u8>, Vec<u8>)> {
     run_one(neo, &["FLUSHALL".into()]);
     run_one(redis, &["FLUSHALL".into()]);
     for (i, c) in seq.iter().enumerate() {
         let (a, b) = (run_one(neo, c), run_one(redis, c));
-        let same = if c[0] == "KEYS" && a.starts_with(b"*") && b.starts_with(b"*") { sorted_array(&a) == sorted_array(&b) } else { a == b };
+        let same = if c[0] == "KEYS" && a.starts_with(b"*") && b.starts_with(b"*") {
+            sorted_array(&a) == sorted_array(&b)
+        } else if c[0] == "TTL" {
+            // Seconds are rounded from the remaining milliseconds; the servers run
+            // the sequence at different speeds, so allow one second either way.
+            match (int_reply(&a), int_reply(&b)) {
+                (Some(x), Some(y)) if x >= 0 && y >= 0 => (x - y).abs() <= 1,
+                _ => a == b,
+            }
+        } else {
+            a == b
+        };
         if !same {
             return Some((i, a, b));
         }
@@ -214,9 +330,16 @@ fn differential(seeds: std::ops::Range<u64>, steps: usize) {
     for seed in seeds {
         let mut r = Rng(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1);
         let seq: Vec<Vec<String>> = (0..steps).map(|_| gen(&mut r)).collect();
-        if let Some((i, _, _)) = first_mismatch(&mut neo, &mut redis, &seq) {
-            let short = shrink(&mut neo, &mut redis, seq[..=i].to_vec());
-            let (_, a, b) = first_mismatch(&mut neo, &mut redis, &short).expect("shrunk sequence still fails");
+        if let Some((i, a0, b0)) = first_mismatch(&mut neo, &mut redis, &seq) {
+            let mut short = shrink(&mut neo, &mut redis, seq[..=i].to_vec());
+            let (a, b) = match first_mismatch(&mut neo, &mut redis, &short) {
+                Some((_, a, b)) => (a, b),
+                // Not reproducible (timing-dependent): report the sequence as it failed.
+                None => {
+                    short = seq[..=i].to_vec();
+                    (a0, b0)
+                }
+            };
             let lines: Vec<String> = short.iter().map(|c| c.join(" ")).collect();
             panic!(
                 "seed {seed}: NeoKV and redis-server differ.\nshortest failing sequence ({} commands):\n  {}\nneokv: {:?}\nredis: {:?}",
@@ -231,7 +354,10 @@ fn differential(seeds: std::ops::Range<u64>, steps: usize) {
 
 #[test]
 fn strings_and_keyspace_match_redis() {
-    let seeds = std::env::var("NEOKV_DIFF_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(60u64);
+    let seeds = std::env::var("NEOKV_DIFF_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60u64);
     differential(0..seeds, 150);
 }
 
