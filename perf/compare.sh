@@ -27,7 +27,7 @@ TESTS=${TESTS:-set,get,incr,mset}
 bench() {
   local n=$N1; [ "$2" -gt 1 ] && n=$N16
   redis-benchmark -h 127.0.0.1 -p "$1" -c $CLIENTS -n "$n" -P "$2" -d "$3" -r 100000 -t "$TESTS" --csv 2>/dev/null \
-    | tail -n +2 | tr -d '"' | awk -F, '{print $1, $2}'
+    | tail -n +2 | tr -d '"' | awk -F, '{print $1 "|" $2}'
 }
 
 start_neokv() { # fsync-policy
@@ -49,9 +49,9 @@ REDA=$(start_redis redis-always --appendonly yes --appendfsync always)
 declare -A R
 for p in 1 16; do
   for d in 3 256; do
-    while read -r t v; do R["neo,$t,$p,$d"]=$v; done < <(bench "$NEO" $p $d)
-    while read -r t v; do R["red,$t,$p,$d"]=$v; done < <(bench "$RED" $p $d)
-    while read -r t v; do R["reda,$t,$p,$d"]=$v; done < <(TESTS=set,incr,mset bench "$REDA" $p $d)
+    while IFS='|' read -r t v; do R["neo,$t,$p,$d"]=$v; done < <(bench "$NEO" $p $d)
+    while IFS='|' read -r t v; do R["red,$t,$p,$d"]=$v; done < <(bench "$RED" $p $d)
+    while IFS='|' read -r t v; do R["reda,$t,$p,$d"]=$v; done < <(TESTS=set,incr,mset bench "$REDA" $p $d)
     redis-cli -p "$NEO" flushall >/dev/null; redis-cli -p "$RED" flushall >/dev/null; redis-cli -p "$REDA" flushall >/dev/null
   done
 done

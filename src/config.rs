@@ -181,12 +181,10 @@ impl Config {
                     .parse()
                     .map_err(|_| bad("argument couldn't be parsed into an integer"))?;
             }
-            "appendfsync" => {
-                if FsyncPolicy::parse(value) != Some(self.appendfsync) {
-                    return Err(bad(
-                        "appendfsync is fixed at start in NeoKV (use --appendfsync)",
-                    ));
-                }
+            "appendfsync" if FsyncPolicy::parse(value) != Some(self.appendfsync) => {
+                return Err(bad(
+                    "appendfsync is fixed at start in NeoKV (use --appendfsync)",
+                ));
             }
             "port" | "bind" | "dir" => return Err(bad("can't set immutable config")),
             _ => {}

@@ -70,7 +70,7 @@ fn expire_generic(ctx: &mut Ctx<'_>, args: &[Bytes], unit_ms: i64, relative: boo
     let mut when = parse_i64(&args[2]).ok_or(ArgError::NotInteger)?;
     let name = ctx.spec.name;
     if unit_ms == 1000 {
-        if when > i64::MAX / 1000 || when < i64::MIN / 1000 {
+        if !(i64::MIN / 1000..=i64::MAX / 1000).contains(&when) {
             return Err(invalid_expire(name));
         }
         when *= 1000;

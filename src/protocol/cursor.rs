@@ -40,6 +40,7 @@ impl<'a> ArgCursor<'a> {
     }
 
     /// The next argument, or a syntax error if there is none.
+    #[allow(clippy::should_implement_trait)] // returns Result, not Option: a missing argument is an error
     pub fn next(&mut self) -> Result<&'a Bytes, ArgError> {
         let a = self.args.get(self.pos).ok_or(ArgError::Syntax)?;
         self.pos += 1;

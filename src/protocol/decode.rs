@@ -292,7 +292,9 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
 mod tests {
     use super::*;
 
-    fn dec(input: &[u8]) -> (Result<Option<Vec<Vec<u8>>>, ProtocolError>, usize) {
+    type Decoded = Result<Option<Vec<Vec<u8>>>, ProtocolError>;
+
+    fn dec(input: &[u8]) -> (Decoded, usize) {
         let mut buf = BytesMut::from(input);
         let r = Decoder::default()
             .decode(&mut buf)

@@ -9,7 +9,7 @@ pub fn glob_match(pattern: &[u8], string: &[u8], nocase: bool) -> bool {
 
 fn eq(a: u8, b: u8, nocase: bool) -> bool {
     if nocase {
-        a.to_ascii_lowercase() == b.to_ascii_lowercase()
+        a.eq_ignore_ascii_case(&b)
     } else {
         a == b
     }
