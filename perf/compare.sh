@@ -14,7 +14,10 @@ if [ -z "$BIN" ]; then
   BIN="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release/neokv-server"
 fi
 OUT=perf/out; mkdir -p "$OUT"
-TMP=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$TMP"' EXIT
+TMP=$(mktemp -d)
+# Servers start inside command substitutions (not jobs of this shell): track their pids.
+cleanup() { for f in "$TMP"/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done; rm -rf "$TMP"; }
+trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { for _ in $(seq 1 300); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "port $1 never came up" >&2; exit 1; }
 
@@ -33,12 +36,14 @@ bench() {
 start_neokv() { # fsync-policy
   local port; port=$(free_port)
   "$BIN" --port "$port" --dir "$TMP/neokv-$1" --appendfsync "$1" >"$TMP/neokv-$1.log" 2>&1 &
+  echo $! > "$TMP/neokv-$1.pid"
   wait_port "$port"; echo "$port"
 }
 start_redis() { # name extra-args...
   local name=$1; shift; local port; port=$(free_port)
   mkdir -p "$TMP/$name"
   redis-server --port "$port" --bind 127.0.0.1 --dir "$TMP/$name" --save "" "$@" >"$TMP/$name.log" 2>&1 &
+  echo $! > "$TMP/$name.pid"
   wait_port "$port"; echo "$port"
 }
 

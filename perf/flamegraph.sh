@@ -9,7 +9,7 @@ if ! command -v inferno-flamegraph >/dev/null; then cargo install inferno >/dev/
 cargo build --release --bin neokv-server >/dev/null
 BIN="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release/neokv-server"
 OUT=perf/out; mkdir -p "$OUT"
-TMP=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$TMP"' EXIT
+TMP=$(mktemp -d); trap 'kill $PID $LOAD 2>/dev/null; rm -rf "$TMP"' EXIT
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 "$BIN" --port "$PORT" --dir "$TMP/data" >"$TMP/neokv.log" 2>&1 &
 PID=$!

@@ -2,7 +2,6 @@
 //! `parent|sub`), the single source for dispatch, arity checks, key positions,
 //! slot routing and the COMMAND family.
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use super::{Handler, HandlerFn};
@@ -185,7 +184,7 @@ pub const fn container(
 
 pub struct Table {
     pub rows: Vec<&'static CommandSpec>,
-    by_name: HashMap<&'static str, &'static CommandSpec>,
+    by_name: ahash::AHashMap<&'static str, &'static CommandSpec>,
 }
 
 impl Table {

@@ -78,17 +78,16 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
     let mut out = BytesMut::with_capacity(READ_CHUNK);
     let mut pending: Vec<oneshot::Receiver<Reply>> = Vec::new();
 
+    // Reads land in a fixed scratch buffer and only the bytes read are appended to
+    // the query buffer: zero-filling spare capacity on every read would cost more
+    // than copying a typical request.
+    let mut scratch = vec![0u8; READ_CHUNK];
     'conn: loop {
-        if rbuf.capacity() - rbuf.len() < READ_CHUNK / 4 {
-            rbuf.reserve(READ_CHUNK);
-        }
-        let start = rbuf.len();
-        rbuf.resize(rbuf.capacity(), 0);
-        let n = match stream.read(&mut rbuf[start..]).await {
+        let n = match stream.read(&mut scratch).await {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        rbuf.truncate(start + n);
+        rbuf.extend_from_slice(&scratch[..n]);
         stats.net_input.fetch_add(n as u64, Ordering::Relaxed);
         if rbuf.len() > MAX_QUERY_BUFFER {
             break;

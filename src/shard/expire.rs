@@ -1,13 +1,16 @@
-//! Active expiry: on the core that owns a region, a background task walks the
-//! region's metadata a slice at a time and proposes the deletion of keys whose
-//! TTL has passed (Redis's active-expire idea, over an ordered store). Apply
-//! re-checks each key against the entry's time, so a key whose TTL was extended
-//! meanwhile survives. Passive expiry keeps reads correct in between.
+//! Active expiry: on the core that owns a region, a background task reads the
+//! region's expire index (keys in expiry order within each slot) and proposes
+//! the deletion of the keys that are due, as Redis's active-expire cycle does for
+//! its expires dict. The cost is proportional to the keys with TTLs that are due,
+//! not to the keyspace. Apply re-checks each key against the entry's time, so a
+//! key whose TTL was extended meanwhile survives; passive expiry keeps reads
+//! correct in between.
 
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures_channel::oneshot;
 
 use super::Core;
@@ -15,42 +18,81 @@ use crate::cluster::RegionRoute;
 use crate::pb::{Op, WriteCmd};
 use crate::protocol::Reply;
 use crate::raft::region::Region;
-use crate::types::keyspace::walk_keys;
-use crate::types::Reader;
+use crate::storage::keys::{decode_expire_index_key, slot_lower_bound, slot_upper_bound};
+use crate::storage::{Cf, Storage, StorageError};
+use crate::types::now_ms;
 
-/// Keys examined per tick, and ticks per second (Redis's default hz is 10).
-const SLICE: usize = 1_000;
+/// Redis's default hz is 10.
 const TICK: Duration = Duration::from_millis(100);
-/// At most this many keys are deleted per proposal.
+/// Slots looked at per tick (empty slots are skipped by the seek itself).
+const SLOTS_PER_TICK: usize = 256;
+/// Due keys proposed per tick.
 const MAX_PER_PROPOSAL: usize = 500;
 
+/// Collect up to `MAX_PER_PROPOSAL` due (key, expire) index entries of slots
+/// `[from, route.end)`, visiting at most `SLOTS_PER_TICK` slots. Returns the slot
+/// to continue from (`route.start` again once the range is done).
+pub fn collect_due(
+    storage: &Storage,
+    route: &RegionRoute,
+    from: u32,
+    now: u64,
+    out: &mut Vec<(Bytes, u64)>,
+) -> Result<u32, StorageError> {
+    let (lo, hi) = (slot_lower_bound(route.start), slot_upper_bound(route.end));
+    storage.with_iter(Cf::ExpireIndex, &lo, &hi, |c| {
+        let mut slot = from;
+        for _ in 0..SLOTS_PER_TICK {
+            if slot >= route.end {
+                return route.start as u32;
+            }
+            c.seek(&(slot as u16).to_be_bytes());
+            let Some((s, _, _)) = c.key().and_then(decode_expire_index_key) else {
+                return route.start as u32;
+            };
+            // Jump over slots without TTLs.
+            slot = s as u32;
+            while let Some((s2, at, key)) = c.key().and_then(decode_expire_index_key) {
+                if s2 as u32 != slot || at > now {
+                    break;
+                }
+                out.push((Bytes::copy_from_slice(key), at));
+                if out.len() >= MAX_PER_PROPOSAL {
+                    return slot;
+                }
+                c.next();
+            }
+            slot += 1;
+        }
+        slot
+    })
+}
+
 pub async fn run(core: Rc<Core>, region: Rc<Region>, route: RegionRoute) {
-    let mut after: Option<Vec<u8>> = None;
+    let mut next = route.start as u32;
     loop {
         glommio::timer::sleep(TICK).await;
-        let reader = Reader::new(&core.shared.storage);
-        let now = reader.now_ms;
-        let mut expired = Vec::new();
-        let next = walk_keys(
-            &reader,
-            (route.start, route.end),
-            after.as_deref(),
-            SLICE,
-            |sk| {
-                if sk.meta.is_expired(now) && expired.len() < MAX_PER_PROPOSAL {
-                    expired.push(sk.key);
-                }
-            },
-        );
-        after = next.unwrap_or(None);
-        if expired.is_empty() {
+        let mut due = Vec::new();
+        match collect_due(&core.shared.storage, &route, next, now_ms(), &mut due) {
+            Ok(n) => next = n,
+            Err(e) => {
+                eprintln!("active expiry, region {}: {e}", route.id);
+                continue;
+            }
+        }
+        if due.is_empty() {
             continue;
         }
+        let (keys, vals) = due
+            .into_iter()
+            .map(|(k, at)| (k, Bytes::copy_from_slice(&at.to_be_bytes())))
+            .unzip();
         let (tx, rx) = oneshot::channel();
         region.submit(
             WriteCmd {
                 op: Op::ExpireKeys as i32,
-                keys: expired,
+                keys,
+                vals,
                 ..Default::default()
             },
             tx,

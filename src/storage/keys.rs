@@ -5,6 +5,7 @@
 //! | metadata | `[slot:2][key_len:4][key]` | `[flags:1][expire_ms:8]` + String value, or `[version:8][size:8]` (+ `[head:8][tail:8]` for List) |
 //! | subkey | `[slot:2][key_len:4][key][version:8][subkey]` | type-specific |
 //! | zset score | `[slot:2][key_len:4][key][version:8][score:8][member]` | empty |
+//! | expire index | `[slot:2][expire_ms:8][key_len:4][key]` | empty |
 //! | raft log | `[region:4][index:8]` | prost `LogEntry` |
 //! | raft state | `[region:4][kind:1]` | per kind |
 
@@ -140,6 +141,33 @@ pub fn decode_score(b: [u8; 8]) -> f64 {
     f64::from_bits(bits)
 }
 
+/// TTL index entry `[slot:2][expire_ms:8][key_len:4][key]`: within a slot, keys in
+/// expiry order, so active expiry finds exactly the keys due. Written by apply
+/// whenever a key gets a TTL; an entry may outlive its key's TTL (overwrites don't
+/// read the old value), so readers re-check the key's metadata.
+pub fn expire_index_key(slot: u16, expire_ms: u64, key: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(14 + key.len());
+    k.extend_from_slice(&slot.to_be_bytes());
+    k.extend_from_slice(&expire_ms.to_be_bytes());
+    k.extend_from_slice(&(key.len() as u32).to_be_bytes());
+    k.extend_from_slice(key);
+    k
+}
+
+/// Split an expire index key into (slot, expire_ms, user key).
+pub fn decode_expire_index_key(k: &[u8]) -> Option<(u16, u64, &[u8])> {
+    if k.len() < 14 {
+        return None;
+    }
+    let slot = u16::from_be_bytes([k[0], k[1]]);
+    let at = u64::from_be_bytes(k[2..10].try_into().ok()?);
+    let len = u32::from_be_bytes(k[10..14].try_into().ok()?) as usize;
+    if k.len() != 14 + len {
+        return None;
+    }
+    Some((slot, at, &k[14..]))
+}
+
 /// Raft log key `[region:4][index:8]`.
 pub fn log_key(region: u32, index: u64) -> [u8; 12] {
     let mut k = [0u8; 12];
@@ -189,6 +217,25 @@ mod tests {
         );
         assert!(meta_key(16383, &[0xff; 300]) < slot_upper_bound(16384));
         assert_eq!(decode_meta_key(&k[..5]), None);
+    }
+
+    #[test]
+    fn expire_index_orders_by_slot_then_time() {
+        let k = expire_index_key(9, 1_700_000_000_000, b"key");
+        assert_eq!(
+            decode_expire_index_key(&k),
+            Some((9, 1_700_000_000_000, &b"key"[..]))
+        );
+        assert!(
+            expire_index_key(9, 5, b"zzz") < expire_index_key(9, 6, b"a"),
+            "time orders before key"
+        );
+        assert!(
+            expire_index_key(9, u64::MAX, b"z") < expire_index_key(10, 0, b"a"),
+            "slot orders first"
+        );
+        assert!(slot_lower_bound(9) <= k && k < slot_upper_bound(10));
+        assert_eq!(decode_expire_index_key(&k[..13]), None);
     }
 
     #[test]

@@ -23,6 +23,7 @@ pub use syncer::{FsyncPolicy, SyncTicket};
 pub const CF_METADATA: &str = "metadata";
 pub const CF_SUBKEY: &str = "subkey";
 pub const CF_ZSET_SCORE: &str = "zset_score";
+pub const CF_EXPIRE_INDEX: &str = "expire_index";
 pub const CF_RAFT_LOG: &str = "raft_log";
 pub const CF_RAFT_STATE: &str = "raft_state";
 
@@ -74,6 +75,7 @@ pub enum Cf {
     Metadata,
     Subkey,
     ZsetScore,
+    ExpireIndex,
     RaftLog,
     RaftState,
 }
@@ -84,8 +86,31 @@ impl Cf {
             Cf::Metadata => CF_METADATA,
             Cf::Subkey => CF_SUBKEY,
             Cf::ZsetScore => CF_ZSET_SCORE,
+            Cf::ExpireIndex => CF_EXPIRE_INDEX,
             Cf::RaftLog => CF_RAFT_LOG,
             Cf::RaftState => CF_RAFT_STATE,
+        }
+    }
+}
+
+/// A seekable iterator handed out by [`Storage::with_iter`].
+pub struct Cursor<'a> {
+    it: rocksdb::DBRawIteratorWithThreadMode<'a, DB>,
+}
+
+impl Cursor<'_> {
+    pub fn seek(&mut self, key: &[u8]) {
+        self.it.seek(key);
+    }
+    pub fn next(&mut self) {
+        self.it.next();
+    }
+    /// The current key, or `None` past the end (or on error, reported by `with_iter`).
+    pub fn key(&self) -> Option<&[u8]> {
+        if self.it.valid() {
+            self.it.key()
+        } else {
+            None
         }
     }
 }
@@ -161,6 +186,7 @@ impl Storage {
             ColumnFamilyDescriptor::new(CF_METADATA, data_cf(true)),
             ColumnFamilyDescriptor::new(CF_SUBKEY, data_cf(false)),
             ColumnFamilyDescriptor::new(CF_ZSET_SCORE, data_cf(false)),
+            ColumnFamilyDescriptor::new(CF_EXPIRE_INDEX, data_cf(false)),
             ColumnFamilyDescriptor::new(CF_RAFT_LOG, log_opts),
             ColumnFamilyDescriptor::new(CF_RAFT_STATE, Options::default()),
         ];
@@ -248,6 +274,25 @@ impl Storage {
         }
         it.status()?;
         Ok(())
+    }
+
+    /// Run `f` with an iterator over `[from, to)` of `cf` that it may seek around in.
+    pub fn with_iter<T>(
+        &self,
+        cf: Cf,
+        from: &[u8],
+        to: &[u8],
+        f: impl FnOnce(&mut Cursor<'_>) -> T,
+    ) -> Result<T> {
+        let mut ro = ReadOptions::default();
+        ro.set_iterate_lower_bound(from.to_vec());
+        ro.set_iterate_upper_bound(to.to_vec());
+        let mut c = Cursor {
+            it: self.inner.db.raw_iterator_cf_opt(self.cf(cf), ro),
+        };
+        let out = f(&mut c);
+        c.it.status()?;
+        Ok(out)
     }
 
     /// The last key of `cf` in `[from, to)`.

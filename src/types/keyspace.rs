@@ -21,7 +21,7 @@ pub fn apply_del(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
             if !m.is_expired(ctx.now_ms) {
                 n += 1;
             }
-            ctx.del_meta(mk);
+            ctx.del_key(mk, &m);
         }
     }
     Ok(Ok(Reply::Int(n)))
@@ -50,16 +50,14 @@ pub fn apply_expire(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
         return Ok(Ok(Reply::Int(0)));
     }
     if when <= ctx.now_ms {
-        ctx.del_meta(mk);
+        ctx.del_key(mk, &m);
     } else {
-        ctx.put_meta(
-            mk,
-            Meta {
-                expire_ms: when,
-                ..m
-            }
-            .encode(),
-        );
+        let new = Meta {
+            expire_ms: when,
+            ..m.clone()
+        }
+        .encode();
+        ctx.put_meta_over(mk, Some(&m), new);
     }
     Ok(Ok(Reply::Int(1)))
 }
@@ -68,7 +66,12 @@ pub fn apply_persist(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     let mk = mkey(&cmd.keys[0]);
     match ctx.live_meta(&mk)? {
         Some(m) if m.expire_ms != 0 => {
-            ctx.put_meta(mk, Meta { expire_ms: 0, ..m }.encode());
+            let new = Meta {
+                expire_ms: 0,
+                ..m.clone()
+            }
+            .encode();
+            ctx.put_meta_over(mk, Some(&m), new);
             Ok(Ok(Reply::Int(1)))
         }
         _ => Ok(Ok(Reply::Int(0))),
@@ -85,11 +88,12 @@ pub fn apply_rename(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     if src == dst {
         return Ok(Ok(if nx { Reply::Int(0) } else { Reply::Ok }));
     }
-    if nx && ctx.live_meta(&dst)?.is_some() {
+    let old_dst = ctx.any_meta(&dst)?;
+    if nx && old_dst.as_ref().is_some_and(|d| !d.is_expired(ctx.now_ms)) {
         return Ok(Ok(Reply::Int(0)));
     }
-    ctx.put_meta(dst, m.encode());
-    ctx.del_meta(src);
+    ctx.put_meta_over(dst, old_dst.as_ref(), m.encode());
+    ctx.del_key(src, &m);
     Ok(Ok(if nx { Reply::Int(1) } else { Reply::Ok }))
 }
 
@@ -99,23 +103,36 @@ pub fn apply_copy(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     let Some(m) = ctx.live_meta(&src)? else {
         return Ok(Ok(Reply::Int(0)));
     };
-    if cmd.flags & flags::COPY_REPLACE == 0 && ctx.live_meta(&dst)?.is_some() {
+    let old_dst = ctx.any_meta(&dst)?;
+    if cmd.flags & flags::COPY_REPLACE == 0
+        && old_dst.as_ref().is_some_and(|d| !d.is_expired(ctx.now_ms))
+    {
         return Ok(Ok(Reply::Int(0)));
     }
-    ctx.put_meta(dst, m.encode());
+    ctx.put_meta_over(dst, old_dst.as_ref(), m.encode());
     Ok(Ok(Reply::Int(1)))
 }
 
-/// Active expiry: delete each listed key whose TTL has passed at the entry's time.
+/// Active expiry: `keys[i]` with `vals[i]` (8-byte expire time of its index entry).
+/// Each key whose TTL has passed at the entry's time is deleted; an index entry is
+/// dropped once due or stale (the key no longer has that TTL). Reply: keys deleted.
 pub fn apply_expire_keys(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     let mut n = 0;
-    for k in &cmd.keys {
+    for (k, at) in cmd.keys.iter().zip(&cmd.vals) {
+        let at = at.as_ref().try_into().map(u64::from_be_bytes).unwrap_or(0);
         let mk = mkey(k);
-        if let Some(m) = ctx.any_meta(&mk)? {
-            if m.is_expired(ctx.now_ms) {
-                ctx.del_meta(mk);
+        let meta = ctx.any_meta(&mk)?;
+        match meta {
+            Some(m) if m.is_expired(ctx.now_ms) => {
+                ctx.del_key(mk.clone(), &m);
                 n += 1;
+                if m.expire_ms != at {
+                    ctx.index(&mk, at, false);
+                }
             }
+            // Not yet due at the entry's time (clocks differ): keep the entry.
+            Some(m) if m.expire_ms == at => {}
+            _ => ctx.index(&mk, at, false),
         }
     }
     Ok(Ok(Reply::Int(n)))

@@ -15,7 +15,9 @@ use ahash::AHashMap;
 use bytes::Bytes;
 
 use crate::cluster::key_slot;
-use crate::storage::keys::{meta_key, slot_lower_bound, slot_upper_bound, KeyType};
+use crate::storage::keys::{
+    decode_meta_key, expire_index_key, meta_key, slot_lower_bound, slot_upper_bound, KeyType,
+};
 use crate::storage::meta::Meta;
 use crate::storage::{Batch, Cf, Storage, StorageError};
 
@@ -107,13 +109,59 @@ impl<'a> ApplyCtx<'a> {
         Ok(self.raw_meta(mk)?.and_then(Meta::decode))
     }
 
+    /// Write a key's metadata without knowing what it replaces (blind overwrite).
+    /// A TTL in `value` is added to the expire index.
     pub fn put_meta(&mut self, mk: Vec<u8>, value: Vec<u8>) {
+        let at = expire_of(&value);
+        if at != 0 {
+            self.index(&mk, at, true);
+        }
+        self.put_raw_meta(mk, value);
+    }
+
+    /// Write a key's metadata over `old` (what the key held, if anything): the
+    /// expire index gains the new TTL and loses the old one when it changes.
+    pub fn put_meta_over(&mut self, mk: Vec<u8>, old: Option<&Meta>, value: Vec<u8>) {
+        let at = expire_of(&value);
+        let old_at = old.map(|m| m.expire_ms).unwrap_or(0);
+        if old_at != at {
+            if old_at != 0 {
+                self.index(&mk, old_at, false);
+            }
+            if at != 0 {
+                self.index(&mk, at, true);
+            }
+        }
+        self.put_raw_meta(mk, value);
+    }
+
+    /// Delete a key whose metadata is `old`, with its expire index entry.
+    pub fn del_key(&mut self, mk: Vec<u8>, old: &Meta) {
+        if old.expire_ms != 0 {
+            self.index(&mk, old.expire_ms, false);
+        }
+        self.del_meta(mk);
+    }
+
+    /// Add or remove the expire index entry (`mk`'s key, `at`).
+    pub fn index(&mut self, mk: &[u8], at: u64, add: bool) {
+        if let Some((slot, key)) = decode_meta_key(mk) {
+            let ik = expire_index_key(slot, at, key);
+            if add {
+                self.batch.put(Cf::ExpireIndex, ik, Vec::new());
+            } else {
+                self.batch.delete(Cf::ExpireIndex, ik);
+            }
+        }
+    }
+
+    fn put_raw_meta(&mut self, mk: Vec<u8>, value: Vec<u8>) {
         let v = Bytes::from(value);
         self.batch.put(Cf::Metadata, mk.clone(), v.to_vec());
         self.overlay.insert(mk, Some(v));
     }
 
-    pub fn del_meta(&mut self, mk: Vec<u8>) {
+    fn del_meta(&mut self, mk: Vec<u8>) {
         self.batch.delete(Cf::Metadata, mk.clone());
         self.overlay.insert(mk, None);
     }
@@ -124,7 +172,7 @@ impl<'a> ApplyCtx<'a> {
             slot_lower_bound(self.slot_start),
             slot_upper_bound(self.slot_end),
         );
-        for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore] {
+        for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore, Cf::ExpireIndex] {
             self.batch.delete_range(cf, lo.clone(), hi.clone());
         }
         self.overlay.clear();
@@ -142,6 +190,15 @@ impl<'a> ApplyCtx<'a> {
         self.flushed = false;
         std::mem::take(&mut self.batch)
     }
+}
+
+/// The expire time of an encoded metadata value (0 = none).
+fn expire_of(value: &[u8]) -> u64 {
+    value
+        .get(1..9)
+        .and_then(|b| b.try_into().ok())
+        .map(u64::from_be_bytes)
+        .unwrap_or(0)
 }
 
 /// Reads with the local clock. Any core may read: an acknowledged write has

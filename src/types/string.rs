@@ -30,6 +30,12 @@ fn val(cmd: &WriteCmd, i: usize) -> &[u8] {
 
 pub fn apply_set(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     let mk = mkey(key(cmd, 0));
+    if cmd.flags == 0 && cmd.reply == reply_kind::DEFAULT {
+        // A plain SET needs nothing of the old value: write blind (no read). A stale
+        // expire index entry of the old value is dropped when it comes due.
+        ctx.put_meta(mk, meta::encode(KeyType::String, cmd.at_ms, val(cmd, 0)));
+        return Ok(Ok(Reply::Ok));
+    }
     let old = ctx.live_meta(&mk)?;
     let get = cmd.flags & flags::SET_GET != 0;
     let mut reply = Reply::Ok;
@@ -55,7 +61,11 @@ pub fn apply_set(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     } else {
         cmd.at_ms
     };
-    ctx.put_meta(mk, meta::encode(KeyType::String, expire, val(cmd, 0)));
+    ctx.put_meta_over(
+        mk,
+        old.as_ref(),
+        meta::encode(KeyType::String, expire, val(cmd, 0)),
+    );
     Ok(Ok(if cmd.reply == reply_kind::SETNX {
         Reply::Int(1)
     } else {
@@ -96,8 +106,9 @@ pub fn apply_incrby(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
         return Ok(Err(TypeError::Overflow));
     };
     let mut buf = itoa::Buffer::new();
-    ctx.put_meta(
+    ctx.put_meta_over(
         mk,
+        old.as_ref(),
         meta::encode(KeyType::String, expire, buf.format(new).as_bytes()),
     );
     Ok(Ok(Reply::Int(new)))
@@ -116,8 +127,12 @@ pub fn apply_incrbyfloat(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult 
         }
         Err(FloatIncrError::NanOrInf) => return Ok(Err(TypeError::NanOrInf)),
     };
-    let expire = old.map(|m| m.expire_ms).unwrap_or(0);
-    ctx.put_meta(mk, meta::encode(KeyType::String, expire, &new));
+    let expire = old.as_ref().map(|m| m.expire_ms).unwrap_or(0);
+    ctx.put_meta_over(
+        mk,
+        old.as_ref(),
+        meta::encode(KeyType::String, expire, &new),
+    );
     Ok(Ok(Reply::Bulk(Bytes::from(new))))
 }
 
@@ -128,7 +143,7 @@ pub fn apply_append(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
         Err(e) => return Ok(Err(e)),
     };
     let add = val(cmd, 0);
-    let (mut v, expire) = match old {
+    let (mut v, expire) = match &old {
         Some(m) => (m.payload.to_vec(), m.expire_ms),
         None => (Vec::new(), 0),
     };
@@ -137,7 +152,7 @@ pub fn apply_append(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     }
     v.extend_from_slice(add);
     let len = v.len();
-    ctx.put_meta(mk, meta::encode(KeyType::String, expire, &v));
+    ctx.put_meta_over(mk, old.as_ref(), meta::encode(KeyType::String, expire, &v));
     Ok(Ok(Reply::Int(len as i64)))
 }
 
@@ -172,7 +187,7 @@ pub fn apply_setrange(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
         v.resize(offset + add.len(), 0);
     }
     v[offset..offset + add.len()].copy_from_slice(add);
-    ctx.put_meta(mk, meta::encode(KeyType::String, m.expire_ms, &v));
+    ctx.put_meta_over(mk, Some(&m), meta::encode(KeyType::String, m.expire_ms, &v));
     Ok(Ok(Reply::Int(v.len() as i64)))
 }
 
@@ -182,7 +197,7 @@ pub fn apply_getdel(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
         Err(e) => Ok(Err(e)),
         Ok(None) => Ok(Ok(Reply::Nil)),
         Ok(Some(m)) => {
-            ctx.del_meta(mk);
+            ctx.del_key(mk, &m);
             Ok(Ok(Reply::Bulk(m.payload)))
         }
     }
@@ -198,12 +213,16 @@ pub fn apply_getex(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     let reply = Reply::Bulk(m.payload.clone());
     if cmd.flags & flags::GETEX_SET != 0 {
         if cmd.at_ms <= ctx.now_ms {
-            ctx.del_meta(mk);
+            ctx.del_key(mk, &m);
         } else {
-            ctx.put_meta(mk, meta::encode(KeyType::String, cmd.at_ms, &m.payload));
+            ctx.put_meta_over(
+                mk,
+                Some(&m),
+                meta::encode(KeyType::String, cmd.at_ms, &m.payload),
+            );
         }
     } else if cmd.flags & flags::GETEX_PERSIST != 0 && m.expire_ms != 0 {
-        ctx.put_meta(mk, meta::encode(KeyType::String, 0, &m.payload));
+        ctx.put_meta_over(mk, Some(&m), meta::encode(KeyType::String, 0, &m.payload));
     }
     Ok(Ok(reply))
 }

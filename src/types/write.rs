@@ -208,6 +208,76 @@ mod tests {
         );
     }
 
+    fn index_entries(s: &Storage) -> Vec<(u64, Vec<u8>)> {
+        s.iter_all(Cf::ExpireIndex)
+            .map(|(k, _)| {
+                let (_, at, key) = crate::storage::keys::decode_expire_index_key(&k).unwrap();
+                (at, key.to_vec())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn expire_index_follows_ttls() {
+        let (_d, s) = open();
+        let mut set = w(Op::Set, &["k"], &["v"]);
+        set.at_ms = 5_000;
+        run(&s, 1, &[set]);
+        assert_eq!(index_entries(&s), vec![(5_000, b"k".to_vec())]);
+        let mut e = w(Op::Expire, &["k"], &[]);
+        e.at_ms = 7_000;
+        run(&s, 2, &[e]);
+        assert_eq!(
+            index_entries(&s),
+            vec![(7_000, b"k".to_vec())],
+            "EXPIRE moves the entry"
+        );
+        run(&s, 3, &[w(Op::Persist, &["k"], &[])]);
+        assert!(index_entries(&s).is_empty(), "PERSIST drops it");
+        let mut set = w(Op::Set, &["k"], &["v"]);
+        set.at_ms = 9_000;
+        run(&s, 4, &[set]);
+        run(&s, 5, &[w(Op::Rename, &["k", "k2"], &[])]);
+        assert_eq!(
+            index_entries(&s),
+            vec![(9_000, b"k2".to_vec())],
+            "RENAME carries it"
+        );
+        run(&s, 6, &[w(Op::Del, &["k2"], &[])]);
+        assert!(index_entries(&s).is_empty(), "DEL drops it");
+    }
+
+    #[test]
+    fn active_expiry_deletes_due_keys_and_stale_entries() {
+        let (_d, s) = open();
+        let mut a = w(Op::Set, &["a"], &["1"]);
+        a.at_ms = 1_000;
+        let mut b = w(Op::Set, &["b"], &["2"]);
+        b.at_ms = 1_000;
+        run(&s, 1, &[a, b]);
+        // A plain SET overwrites b blind: its old index entry goes stale.
+        run(&s, 2, &[w(Op::Set, &["b"], &["3"])]);
+        assert_eq!(index_entries(&s).len(), 2);
+        let at = Bytes::copy_from_slice(&1_000u64.to_be_bytes());
+        let mut ex = w(Op::ExpireKeys, &["a", "b"], &[]);
+        ex.vals = vec![at.clone(), at];
+        // Not yet due at the entry's time: nothing happens to a.
+        assert_eq!(run(&s, 999, &[ex.clone()]), vec![Reply::Int(0)]);
+        assert_eq!(
+            index_entries(&s),
+            vec![(1_000, b"a".to_vec())],
+            "the stale entry of b is dropped at once"
+        );
+        assert_eq!(
+            run(&s, 1_000, &[ex]),
+            vec![Reply::Int(1)],
+            "a is due; b lives on"
+        );
+        assert!(index_entries(&s).is_empty());
+        assert!(s.get(Cf::Metadata, &mkey(b"a")).unwrap().is_none());
+        assert!(s.get(Cf::Metadata, &mkey(b"b")).unwrap().is_some());
+    }
+
     #[test]
     fn same_log_gives_same_bytes() {
         let mut cmds = vec![
