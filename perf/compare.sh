@@ -5,6 +5,7 @@
 #
 #   perf/compare.sh            # full matrix
 #   QUICK=1 perf/compare.sh    # fewer requests
+#   NEOKV_ARGS="--cores 1" perf/compare.sh   # extra server flags (recorded in the table)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v redis-benchmark >/dev/null || { echo "redis-benchmark missing: make deps" >&2; exit 1; }
@@ -35,7 +36,8 @@ bench() {
 
 start_neokv() { # fsync-policy
   local port; port=$(free_port)
-  "$BIN" --port "$port" --dir "$TMP/neokv-$1" --appendfsync "$1" >"$TMP/neokv-$1.log" 2>&1 &
+  # shellcheck disable=SC2086
+  "$BIN" --port "$port" --dir "$TMP/neokv-$1" --appendfsync "$1" ${NEOKV_ARGS:-} >"$TMP/neokv-$1.log" 2>&1 &
   echo $! > "$TMP/neokv-$1.pid"
   wait_port "$port"; echo "$port"
 }
@@ -67,7 +69,7 @@ ratio() { python3 -c "import sys; a,b=float(sys.argv[1] or 0),float(sys.argv[2] 
   echo "## $(date -u +%Y-%m-%d) — $(git rev-parse --short HEAD 2>/dev/null || echo worktree)"
   echo
   echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; $(redis-server --version | awk '{print $1, $2, $3}')."
-  echo "NeoKV: \`neokv-server --appendfsync always\` (every acknowledged write fsynced, all cores). Redis: \`--save '' --appendonly no\` (no persistence) and \`--appendonly yes --appendfsync always\`."
+  echo "NeoKV: \`neokv-server --appendfsync always ${NEOKV_ARGS:-}\` (every acknowledged write fsynced; default: all cores). Redis: \`--save '' --appendonly no\` (no persistence) and \`--appendonly yes --appendfsync always\`."
   echo "Command: \`redis-benchmark -c $CLIENTS -n $N1 (P1) / $N16 (P16) -P <P> -d <D> -r 100000 -t $TESTS --csv\`, requests/s."
   echo
   echo "| test | pipeline | value | NeoKV | Redis (no persist) | ratio | Redis (fsync always) | ratio |"

@@ -11,15 +11,16 @@ BIN="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys
 OUT=perf/out; mkdir -p "$OUT"
 TMP=$(mktemp -d); trap 'kill $PID $LOAD 2>/dev/null; rm -rf "$TMP"' EXIT
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$BIN" --port "$PORT" --dir "$TMP/data" >"$TMP/neokv.log" 2>&1 &
+"$BIN" --port "$PORT" --dir "$TMP/data" ${NEOKV_ARGS:-} >"$TMP/neokv.log" 2>&1 &
 PID=$!
 for _ in $(seq 1 300); do redis-cli -p "$PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
 TESTS=${TESTS:-set,get}
 redis-benchmark -p "$PORT" -c 50 -n "${N:-300000}" -P "${P:-16}" -r 100000 -t "$TESTS" -q >/dev/null &
 LOAD=$!
 sleep 1
-perf record -e cpu-clock -F 999 -g -p "$PID" -o "$TMP/perf.data" -- sleep "${SECONDS_TO_RECORD:-8}" 2>/dev/null
+# System-wide recording (-p PID fails on some kernels), then keep only NeoKV threads.
+perf record -e cpu-clock -F 999 -a -g -o "$TMP/perf.data" -- sleep "${SECONDS_TO_RECORD:-8}" 2>/dev/null
 wait $LOAD || true
-perf script -i "$TMP/perf.data" 2>/dev/null | inferno-collapse-perf > "$OUT/stacks.folded"
+perf script -i "$TMP/perf.data" --pid "$PID" 2>/dev/null | inferno-collapse-perf > "$OUT/stacks.folded"
 inferno-flamegraph --title "NeoKV under redis-benchmark -t $TESTS -P ${P:-16}" < "$OUT/stacks.folded" > "$OUT/flamegraph.svg"
 echo "wrote $OUT/flamegraph.svg ($(wc -l < "$OUT/stacks.folded") stacks)"

@@ -21,6 +21,7 @@ pub struct Config {
     pub appendfsync: FsyncPolicy,
     pub proto_max_bulk_len: i64,
     pub block_cache_mb: usize,
+    pub write_buffer_mb: usize,
     pub maxclients: u64,
     /// Pin each executor to a CPU.
     pub pin: bool,
@@ -124,6 +125,7 @@ impl Config {
             appendfsync,
             proto_max_bulk_len: 512 * 1024 * 1024,
             block_cache_mb: 256,
+            write_buffer_mb: 64,
             maxclients: 10000,
             pin: true,
             params: DEFAULTS

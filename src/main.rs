@@ -40,6 +40,9 @@ struct Args {
     /// Do not pin executor threads to CPUs (tests run many servers on few CPUs).
     #[arg(long)]
     no_pin: bool,
+    /// RocksDB memtable size (per column family) in MiB.
+    #[arg(long, default_value_t = 64)]
+    write_buffer_mb: usize,
     /// RocksDB block cache size in MiB.
     #[arg(long, default_value_t = 256)]
     block_cache_mb: usize,
@@ -66,6 +69,7 @@ fn main() {
         a.appendfsync,
     );
     config.block_cache_mb = a.block_cache_mb;
+    config.write_buffer_mb = a.write_buffer_mb;
     config.pin = !a.no_pin;
     if let Err(e) = config.set("proto-max-bulk-len", &a.proto_max_bulk_len) {
         eprintln!("neokv-server: --proto-max-bulk-len: {e:?}");

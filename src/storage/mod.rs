@@ -169,10 +169,17 @@ impl Storage {
             let mut t = BlockBasedOptions::default();
             t.set_block_cache(&cache);
             if bloom {
+                // Point lookups: a whole-key bloom filter in SSTs and in the memtable
+                // (a miss skips the skiplist walk), and hash-indexed data blocks.
                 t.set_bloom_filter(10.0, false);
                 t.set_whole_key_filtering(true);
+                t.set_data_block_index_type(rocksdb::DataBlockIndexType::BinaryAndHash);
+                t.set_data_block_hash_ratio(0.75);
+                o.set_memtable_prefix_bloom_ratio(0.1);
+                o.set_memtable_whole_key_filtering(true);
             }
             t.set_cache_index_and_filter_blocks(true);
+            t.set_pin_l0_filter_and_index_blocks_in_cache(true);
             o.set_block_based_table_factory(&t);
             o.set_compression_type(DBCompressionType::Lz4);
             o.set_bottommost_compression_type(DBCompressionType::Zstd);
