@@ -8,8 +8,5 @@ fn main() {
         .compile_protos(&["proto/neokv.proto"], &["proto/"])
         .expect("compile proto/neokv.proto");
     println!("cargo:rerun-if-changed=src/protocol/ldouble.c");
-    cc::Build::new()
-        .file("src/protocol/ldouble.c")
-        .opt_level(2)
-        .compile("neokv_ldouble");
+    cc::Build::new().file("src/protocol/ldouble.c").opt_level(2).compile("neokv_ldouble");
 }

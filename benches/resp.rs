@@ -13,19 +13,10 @@ fn pipeline(n: usize, value_len: usize) -> Vec<u8> {
         let key = format!("key:{:012}", i);
         if i % 2 == 0 {
             v.extend_from_slice(
-                format!(
-                    "*3\r\n$3\r\nSET\r\n${}\r\n{}\r\n${}\r\n{}\r\n",
-                    key.len(),
-                    key,
-                    value.len(),
-                    value
-                )
-                .as_bytes(),
+                format!("*3\r\n$3\r\nSET\r\n${}\r\n{}\r\n${}\r\n{}\r\n", key.len(), key, value.len(), value).as_bytes(),
             );
         } else {
-            v.extend_from_slice(
-                format!("*2\r\n$3\r\nGET\r\n${}\r\n{}\r\n", key.len(), key).as_bytes(),
-            );
+            v.extend_from_slice(format!("*2\r\n$3\r\nGET\r\n${}\r\n{}\r\n", key.len(), key).as_bytes());
         }
     }
     v
@@ -53,15 +44,8 @@ fn decode(c: &mut Criterion) {
 
 fn encode(c: &mut Criterion) {
     let mut g = c.benchmark_group("resp_encode");
-    let replies: Vec<Reply> = (0..1000)
-        .map(|i| {
-            if i % 2 == 0 {
-                Reply::Ok
-            } else {
-                Reply::bulk("x".repeat(256))
-            }
-        })
-        .collect();
+    let replies: Vec<Reply> =
+        (0..1000).map(|i| if i % 2 == 0 { Reply::Ok } else { Reply::bulk("x".repeat(256)) }).collect();
     g.throughput(Throughput::Elements(replies.len() as u64));
     g.bench_function("ok_and_bulk256", |b| {
         let mut out = BytesMut::with_capacity(1 << 20);

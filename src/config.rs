@@ -22,6 +22,8 @@ pub struct Config {
     pub proto_max_bulk_len: i64,
     pub block_cache_mb: usize,
     pub write_buffer_mb: usize,
+    /// Read cache, in MiB over all cores (0 disables it).
+    pub read_cache_mb: usize,
     pub maxclients: u64,
     /// Pin each executor to a CPU.
     pub pin: bool,
@@ -35,10 +37,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("appendfilename", "appendonly.aof"),
     ("appendonly", "yes"),
     ("busy-reply-threshold", "5000"),
-    (
-        "client-output-buffer-limit",
-        "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60",
-    ),
+    ("client-output-buffer-limit", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
     ("cluster-enabled", "no"),
     ("daemonize", "no"),
     ("databases", "1"),
@@ -93,15 +92,7 @@ pub enum SetError {
 
 impl Default for Config {
     fn default() -> Self {
-        Config::new(
-            "127.0.0.1".into(),
-            6379,
-            PathBuf::from("./data"),
-            1,
-            1,
-            String::new(),
-            FsyncPolicy::Always,
-        )
+        Config::new("127.0.0.1".into(), 6379, PathBuf::from("./data"), 1, 1, String::new(), FsyncPolicy::Always)
     }
 }
 
@@ -126,12 +117,10 @@ impl Config {
             proto_max_bulk_len: 512 * 1024 * 1024,
             block_cache_mb: 256,
             write_buffer_mb: 64,
+            read_cache_mb: 256,
             maxclients: 10000,
             pin: true,
-            params: DEFAULTS
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
+            params: DEFAULTS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         };
         c.sync_params();
         c
@@ -163,30 +152,22 @@ impl Config {
         if !self.params.contains_key(name) {
             return Err(SetError::Unknown);
         }
-        let bad = |why: &str| {
-            SetError::Invalid(format!(
-                "CONFIG SET failed (possibly related to argument '{name}') - {why}"
-            ))
-        };
+        let bad =
+            |why: &str| SetError::Invalid(format!("CONFIG SET failed (possibly related to argument '{name}') - {why}"));
         match name {
             "requirepass" => self.requirepass = value.to_string(),
             "proto-max-bulk-len" => {
-                let v = parse_memory(value)
-                    .ok_or_else(|| bad("argument couldn't be parsed into an integer"))?;
+                let v = parse_memory(value).ok_or_else(|| bad("argument couldn't be parsed into an integer"))?;
                 if v < 1024 * 1024 {
                     return Err(bad("argument must be a memory value greater than 1mb"));
                 }
                 self.proto_max_bulk_len = v;
             }
             "maxclients" => {
-                self.maxclients = value
-                    .parse()
-                    .map_err(|_| bad("argument couldn't be parsed into an integer"))?;
+                self.maxclients = value.parse().map_err(|_| bad("argument couldn't be parsed into an integer"))?;
             }
             "appendfsync" if FsyncPolicy::parse(value) != Some(self.appendfsync) => {
-                return Err(bad(
-                    "appendfsync is fixed at start in NeoKV (use --appendfsync)",
-                ));
+                return Err(bad("appendfsync is fixed at start in NeoKV (use --appendfsync)"));
             }
             "port" | "bind" | "dir" => return Err(bad("can't set immutable config")),
             _ => {}
@@ -222,18 +203,10 @@ mod tests {
     #[test]
     fn set_and_get() {
         let mut c = Config::default();
-        assert_eq!(
-            c.params().find(|(k, _)| *k == "appendonly").map(|(_, v)| v),
-            Some("yes")
-        );
+        assert_eq!(c.params().find(|(k, _)| *k == "appendonly").map(|(_, v)| v), Some("yes"));
         c.set("requirepass", "pw").unwrap();
         assert_eq!(c.requirepass, "pw");
-        assert_eq!(
-            c.params()
-                .find(|(k, _)| *k == "requirepass")
-                .map(|(_, v)| v),
-            Some("pw")
-        );
+        assert_eq!(c.params().find(|(k, _)| *k == "requirepass").map(|(_, v)| v), Some("pw"));
         assert_eq!(c.set("no-such-thing", "1"), Err(SetError::Unknown));
         c.set("proto-max-bulk-len", "2mb").unwrap();
         assert_eq!(c.proto_max_bulk_len, 2 << 20);

@@ -7,11 +7,7 @@ use neokv::config::Config;
 use neokv::storage::FsyncPolicy;
 
 #[derive(Parser, Debug)]
-#[command(
-    name = "neokv-server",
-    version,
-    about = "A Redis-compatible key-value server on RocksDB and Raft"
-)]
+#[command(name = "neokv-server", version, about = "A Redis-compatible key-value server on RocksDB and Raft")]
 struct Args {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1")]
@@ -43,6 +39,9 @@ struct Args {
     /// RocksDB memtable size (per column family) in MiB.
     #[arg(long, default_value_t = 64)]
     write_buffer_mb: usize,
+    /// Read cache of point reads in MiB, over all cores (0 disables it).
+    #[arg(long, default_value_t = 256)]
+    read_cache_mb: usize,
     /// RocksDB block cache size in MiB.
     #[arg(long, default_value_t = 256)]
     block_cache_mb: usize,
@@ -54,22 +53,11 @@ fn parse_fsync(s: &str) -> Result<FsyncPolicy, String> {
 
 fn main() {
     let a = Args::parse();
-    let cores = a.cores.unwrap_or_else(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    });
-    let mut config = Config::new(
-        a.bind,
-        a.port,
-        a.dir,
-        cores,
-        a.regions,
-        a.requirepass,
-        a.appendfsync,
-    );
+    let cores = a.cores.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    let mut config = Config::new(a.bind, a.port, a.dir, cores, a.regions, a.requirepass, a.appendfsync);
     config.block_cache_mb = a.block_cache_mb;
     config.write_buffer_mb = a.write_buffer_mb;
+    config.read_cache_mb = a.read_cache_mb;
     config.pin = !a.no_pin;
     if let Err(e) = config.set("proto-max-bulk-len", &a.proto_max_bulk_len) {
         eprintln!("neokv-server: --proto-max-bulk-len: {e:?}");

@@ -48,17 +48,9 @@ impl Router {
             for s in start..end {
                 slot_region[s as usize] = i as u32;
             }
-            out.push(RegionRoute {
-                id: i as u32,
-                start: start as u16,
-                end,
-                core: i % cores,
-            });
+            out.push(RegionRoute { id: i as u32, start: start as u16, end, core: i % cores });
         }
-        Router {
-            regions: out,
-            slot_region,
-        }
+        Router { regions: out, slot_region }
     }
 
     pub fn regions(&self) -> &[RegionRoute] {
@@ -102,11 +94,7 @@ mod tests {
         assert_eq!(key_slot(b"foo"), 12182);
         assert_eq!(key_slot(b"bar"), 5061);
         assert_eq!(key_slot(b"{user1000}.following"), key_slot(b"user1000"));
-        assert_eq!(
-            key_slot(b"foo{}{bar}"),
-            key_slot(b"foo{}{bar}"),
-            "empty tag hashes the whole key"
-        );
+        assert_eq!(key_slot(b"foo{}{bar}"), key_slot(b"foo{}{bar}"), "empty tag hashes the whole key");
         assert_ne!(key_slot(b"foo{}{bar}"), key_slot(b"bar"));
         assert_eq!(key_slot(b"foo{{bar}}zap"), key_slot(b"{bar"));
         assert_eq!(key_slot(b""), 0);

@@ -55,11 +55,7 @@ fn human(bytes: u64) -> String {
 fn rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/statm")
         .ok()
-        .and_then(|s| {
-            s.split_whitespace()
-                .nth(1)
-                .and_then(|v| v.parse::<u64>().ok())
-        })
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()))
         .map(|pages| pages * 4096)
         .unwrap_or(0)
 }
@@ -70,11 +66,7 @@ fn total_memory() -> u64 {
         .and_then(|s| {
             s.lines()
                 .find(|l| l.starts_with("MemTotal:"))
-                .and_then(|l| {
-                    l.split_whitespace()
-                        .nth(1)
-                        .and_then(|v| v.parse::<u64>().ok())
-                })
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()))
         })
         .map(|kb| kb * 1024)
         .unwrap_or(0)
@@ -118,9 +110,7 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<String, CmdError> {
         match section.as_str() {
             "server" => {
                 let up = shared.started.elapsed().as_secs();
-                let now = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap_or_default();
+                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
                 let _ = write!(
                     s,
                     "# Server\r\nredis_version:{REDIS_VERSION}\r\nneokv_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:io_uring\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:10\r\nconfigured_hz:10\r\nlru_clock:{}\r\nexecutable:{}\r\nconfig_file:\r\nio_threads_active:0\r\nneokv_cores:{}\r\nneokv_regions:{}\r\n",

@@ -31,9 +31,7 @@ fn exists(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn type_(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    reply(Reply::Simple(
-        ks::type_name(&ctx.reader(), &args[1])?.into(),
-    ))
+    reply(Reply::Simple(ks::type_name(&ctx.reader(), &args[1])?.into()))
 }
 
 fn invalid_expire(name: &str) -> CmdError {
@@ -49,23 +47,14 @@ fn expire_generic(ctx: &mut Ctx<'_>, args: &[Bytes], unit_ms: i64, relative: boo
             b"xx" => xx = true,
             b"gt" => gt = true,
             b"lt" => lt = true,
-            _ => {
-                return Err(err(format!(
-                    "ERR Unsupported option {}",
-                    String::from_utf8_lossy(opt)
-                )))
-            }
+            _ => return Err(err(format!("ERR Unsupported option {}", String::from_utf8_lossy(opt)))),
         }
     }
     if nx && (xx || gt || lt) {
-        return Err(err(
-            "ERR NX and XX, GT or LT options at the same time are not compatible",
-        ));
+        return Err(err("ERR NX and XX, GT or LT options at the same time are not compatible"));
     }
     if gt && lt {
-        return Err(err(
-            "ERR GT and LT options at the same time are not compatible",
-        ));
+        return Err(err("ERR GT and LT options at the same time are not compatible"));
     }
     let mut when = parse_i64(&args[2]).ok_or(ArgError::NotInteger)?;
     let name = ctx.spec.name;
@@ -124,19 +113,11 @@ fn persist(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn rename(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    ctx.write(cmd(
-        Op::Rename,
-        vec![args[1].clone(), args[2].clone()],
-        Vec::new(),
-    ))
+    ctx.write(cmd(Op::Rename, vec![args[1].clone(), args[2].clone()], Vec::new()))
 }
 
 fn renamenx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let mut c = cmd(
-        Op::Rename,
-        vec![args[1].clone(), args[2].clone()],
-        Vec::new(),
-    );
+    let mut c = cmd(Op::Rename, vec![args[1].clone(), args[2].clone()], Vec::new());
     c.flags = flags::RENAME_NX;
     ctx.write(c)
 }
@@ -149,9 +130,7 @@ fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             replace = true;
         } else if cur.remaining() >= 2 && cur.eat("DB") {
             let db = cur.next()?;
-            let n = parse_i64(db)
-                .filter(|n| i32::try_from(*n).is_ok())
-                .ok_or(ArgError::NotInteger)?;
+            let n = parse_i64(db).filter(|n| i32::try_from(*n).is_ok()).ok_or(ArgError::NotInteger)?;
             if n != 0 {
                 return Err(err("ERR DB index is out of range"));
             }
@@ -218,22 +197,10 @@ fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let after = if cursor == 0 {
         None
     } else {
-        match ctx
-            .core
-            .shared
-            .scan_cursors
-            .lock()
-            .ok()
-            .and_then(|c| c.get(cursor))
-        {
+        match ctx.core.shared.scan_cursors.lock().ok().and_then(|c| c.get(cursor)) {
             Some(k) => Some(k),
             // An unknown cursor (expired from the table, or never issued) ends the scan.
-            None => {
-                return reply(Reply::Array(vec![
-                    Reply::bulk_str("0"),
-                    Reply::Array(Vec::new()),
-                ]))
-            }
+            None => return reply(Reply::Array(vec![Reply::bulk_str("0"), Reply::Array(Vec::new())])),
         }
     };
     let r = ctx.reader();
@@ -252,29 +219,17 @@ fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         out.push(Reply::Bulk(sk.key));
     })?;
     let next = match last {
-        Some(k) => ctx
-            .core
-            .shared
-            .scan_cursors
-            .lock()
-            .map(|mut c| c.put(k))
-            .unwrap_or(0),
+        Some(k) => ctx.core.shared.scan_cursors.lock().map(|mut c| c.put(k)).unwrap_or(0),
         None => 0,
     };
-    reply(Reply::Array(vec![
-        Reply::bulk_str(&next.to_string()),
-        Reply::Array(out),
-    ]))
+    reply(Reply::Array(vec![Reply::bulk_str(&next.to_string()), Reply::Array(out)]))
 }
 
 fn flush(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args.len() > 2 {
         return Err(ArgError::Syntax.into());
     }
-    if args.len() == 2
-        && !args[1].eq_ignore_ascii_case(b"sync")
-        && !args[1].eq_ignore_ascii_case(b"async")
-    {
+    if args.len() == 2 && !args[1].eq_ignore_ascii_case(b"sync") && !args[1].eq_ignore_ascii_case(b"async") {
         return Err(ArgError::Syntax.into());
     }
     let _ = ctx;
@@ -311,11 +266,7 @@ fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn lfu_policy(ctx: &Ctx<'_>) -> bool {
-    ctx.core
-        .shared
-        .config()
-        .params()
-        .any(|(k, v)| k == "maxmemory-policy" && v.contains("lfu"))
+    ctx.core.shared.config().params().any(|(k, v)| k == "maxmemory-policy" && v.contains("lfu"))
 }
 
 fn object_freq(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -364,9 +315,7 @@ fn object_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         "HELP",
         "    Print this help.",
     ];
-    reply(Reply::Array(
-        lines.iter().map(|l| Reply::Simple((*l).into())).collect(),
-    ))
+    reply(Reply::Array(lines.iter().map(|l| Reply::Simple((*l).into())).collect()))
 }
 
 const W: u32 = WRITE;
@@ -383,14 +332,50 @@ pub static COMMANDS: &[CommandSpec] = &[
     row("expire", -3, WF, (1, 1, 1), G, "1.0.0", "Sets the expiration time of a key in seconds.", expire),
     row("pexpire", -3, WF, (1, 1, 1), G, "2.6.0", "Sets the expiration time of a key in milliseconds.", pexpire),
     row("expireat", -3, WF, (1, 1, 1), G, "1.2.0", "Sets the expiration time of a key to a Unix timestamp.", expireat),
-    row("pexpireat", -3, WF, (1, 1, 1), G, "2.6.0", "Sets the expiration time of a key to a Unix milliseconds timestamp.", pexpireat),
+    row(
+        "pexpireat",
+        -3,
+        WF,
+        (1, 1, 1),
+        G,
+        "2.6.0",
+        "Sets the expiration time of a key to a Unix milliseconds timestamp.",
+        pexpireat,
+    ),
     row("ttl", 2, RF, (1, 1, 1), G, "1.0.0", "Returns the expiration time in seconds of a key.", ttl),
     row("pttl", 2, RF, (1, 1, 1), G, "2.6.0", "Returns the expiration time in milliseconds of a key.", pttl),
-    row("expiretime", 2, RF, (1, 1, 1), G, "7.0.0", "Returns the expiration time of a key as a Unix timestamp.", expiretime),
-    row("pexpiretime", 2, RF, (1, 1, 1), G, "7.0.0", "Returns the expiration time of a key as a Unix milliseconds timestamp.", pexpiretime),
+    row(
+        "expiretime",
+        2,
+        RF,
+        (1, 1, 1),
+        G,
+        "7.0.0",
+        "Returns the expiration time of a key as a Unix timestamp.",
+        expiretime,
+    ),
+    row(
+        "pexpiretime",
+        2,
+        RF,
+        (1, 1, 1),
+        G,
+        "7.0.0",
+        "Returns the expiration time of a key as a Unix milliseconds timestamp.",
+        pexpiretime,
+    ),
     row("persist", 2, WF, (1, 1, 1), G, "2.2.0", "Removes the expiration time of a key.", persist),
     row("rename", 3, W, (1, 2, 1), G, "1.0.0", "Renames a key and overwrites the destination.", rename),
-    row("renamenx", 3, WF, (1, 2, 1), G, "1.0.0", "Renames a key only when the target key name doesn't exist.", renamenx),
+    row(
+        "renamenx",
+        3,
+        WF,
+        (1, 2, 1),
+        G,
+        "1.0.0",
+        "Renames a key only when the target key name doesn't exist.",
+        renamenx,
+    ),
     row("copy", -3, W | DENYOOM, (1, 2, 1), G, "6.2.0", "Copies the value of a key to a new key.", copy),
     row("dbsize", 1, RF, (0, 0, 0), Group::Server, "1.0.0", "Returns the number of keys in the database.", dbsize),
     row("keys", 2, R, (0, 0, 0), G, "1.0.0", "Returns all key names that match a pattern.", keys),
@@ -398,11 +383,65 @@ pub static COMMANDS: &[CommandSpec] = &[
     row("scan", -2, R, (0, 0, 0), G, "2.8.0", "Iterates over the key names in the database.", scan),
     row("flushdb", -1, W, (0, 0, 0), Group::Server, "1.0.0", "Remove all keys from the current database.", flush),
     row("flushall", -1, W, (0, 0, 0), Group::Server, "1.0.0", "Removes all keys from all databases.", flush),
-    row("touch", -2, RF, (1, -1, 1), G, "3.2.1", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", touch),
+    row(
+        "touch",
+        -2,
+        RF,
+        (1, -1, 1),
+        G,
+        "3.2.1",
+        "Returns the number of existing keys out of those specified after updating the time they were last accessed.",
+        touch,
+    ),
     container("object", 0, G, "2.2.3", "A container for object introspection commands.", None),
-    row("object|encoding", 3, R, (2, 2, 1), G, "2.2.3", "Returns the internal encoding of a Redis object.", object_encoding),
-    row("object|freq", 3, R, (2, 2, 1), G, "4.0.0", "Returns the logarithmic access frequency counter of a Redis object.", object_freq),
-    row("object|idletime", 3, R, (2, 2, 1), G, "2.2.3", "Returns the time since the last access to a Redis object.", object_idletime),
-    row("object|refcount", 3, R, (2, 2, 1), G, "2.2.3", "Returns the reference count of a value of a key.", object_refcount),
-    row("object|help", 2, R, (0, 0, 0), G, "6.2.0", "Returns helpful text about the different subcommands.", object_help),
+    row(
+        "object|encoding",
+        3,
+        R,
+        (2, 2, 1),
+        G,
+        "2.2.3",
+        "Returns the internal encoding of a Redis object.",
+        object_encoding,
+    ),
+    row(
+        "object|freq",
+        3,
+        R,
+        (2, 2, 1),
+        G,
+        "4.0.0",
+        "Returns the logarithmic access frequency counter of a Redis object.",
+        object_freq,
+    ),
+    row(
+        "object|idletime",
+        3,
+        R,
+        (2, 2, 1),
+        G,
+        "2.2.3",
+        "Returns the time since the last access to a Redis object.",
+        object_idletime,
+    ),
+    row(
+        "object|refcount",
+        3,
+        R,
+        (2, 2, 1),
+        G,
+        "2.2.3",
+        "Returns the reference count of a value of a key.",
+        object_refcount,
+    ),
+    row(
+        "object|help",
+        2,
+        R,
+        (0, 0, 0),
+        G,
+        "6.2.0",
+        "Returns helpful text about the different subcommands.",
+        object_help,
+    ),
 ];

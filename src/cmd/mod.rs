@@ -74,16 +74,14 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// A reader whose point reads go through this core's read cache.
     pub fn reader(&self) -> crate::types::Reader<'_> {
-        crate::types::Reader::new(&self.core.shared.storage)
+        crate::types::Reader::cached(&self.core.shared.storage, &self.core.cache, &self.core.shared.epochs)
     }
 
     /// The region all `keys` live in; CROSSSLOT if they span regions (only with
     /// `--regions` > 1: one region covers every slot by default).
-    pub fn region_of<'k>(
-        &self,
-        keys: impl IntoIterator<Item = &'k Bytes>,
-    ) -> Result<u32, CmdError> {
+    pub fn region_of<'k>(&self, keys: impl IntoIterator<Item = &'k Bytes>) -> Result<u32, CmdError> {
         self.core
             .shared
             .router
@@ -121,12 +119,7 @@ pub fn resolve(args: &[Bytes]) -> Result<&'static CommandSpec, Reply> {
             rest.push_str(&format!("'{}' ", clip(a, room)));
         }
         return Err(Reply::Error(
-            format!(
-                "ERR unknown command '{}', with args beginning with: {}",
-                clip(&args[0], 128),
-                rest
-            )
-            .into(),
+            format!("ERR unknown command '{}', with args beginning with: {}", clip(&args[0], 128), rest).into(),
         ));
     };
     if spec.is_container() {
@@ -175,11 +168,7 @@ pub fn run(core: &Core, session: &mut Session, spec: &'static CommandSpec, args:
     let (Handler::Fn(f) | Handler::Container(Some(f))) = spec.handler else {
         return Plan::Reply(Reply::error("ERR container command without subcommand"));
     };
-    let mut ctx = Ctx {
-        core,
-        session,
-        spec,
-    };
+    let mut ctx = Ctx { core, session, spec };
     match f(&mut ctx, args) {
         Ok(p) => p,
         Err(e) => Plan::Reply(Reply::Error(e.to_string().into())),

@@ -36,9 +36,7 @@ fn quit(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 }
 
 fn select(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let n = parse_i64(&args[1])
-        .filter(|n| i32::try_from(*n).is_ok())
-        .ok_or(ArgError::NotInteger)?;
+    let n = parse_i64(&args[1]).filter(|n| i32::try_from(*n).is_ok()).ok_or(ArgError::NotInteger)?;
     if n != 0 {
         return Err(err("ERR DB index is out of range"));
     }
@@ -82,8 +80,7 @@ fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut ver = None;
     let mut j = 1;
     if args.len() >= 2 {
-        let v = parse_i64(&args[1])
-            .ok_or_else(|| err("ERR Protocol version is not an integer or out of range"))?;
+        let v = parse_i64(&args[1]).ok_or_else(|| err("ERR Protocol version is not an integer or out of range"))?;
         if !(2..=3).contains(&v) {
             return Err(err("NOPROTO unsupported protocol version"));
         }
@@ -101,10 +98,7 @@ fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             name = Some(args[j + 1].clone());
             j += 2;
         } else {
-            return Err(err(format!(
-                "ERR Syntax error in HELLO option '{}'",
-                String::from_utf8_lossy(&args[j])
-            )));
+            return Err(err(format!("ERR Syntax error in HELLO option '{}'", String::from_utf8_lossy(&args[j]))));
         }
     }
     if let Some((u, p)) = creds {
@@ -137,9 +131,7 @@ fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn set_name(ctx: &mut Ctx<'_>, name: Bytes) -> Result<(), super::CmdError> {
     if !valid_name(&name) {
-        return Err(err(
-            "ERR Client names cannot contain spaces, newlines or special characters.",
-        ));
+        return Err(err("ERR Client names cannot contain spaces, newlines or special characters."));
     }
     let v = if name.is_empty() { None } else { Some(name) };
     if let Ok(mut n) = ctx.session.entry.name.lock() {
@@ -169,12 +161,7 @@ fn client_setinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let field = match attr.as_slice() {
         b"lib-name" => &ctx.session.entry.lib_name,
         b"lib-ver" => &ctx.session.entry.lib_ver,
-        _ => {
-            return Err(err(format!(
-                "ERR Unrecognized option '{}'",
-                String::from_utf8_lossy(&args[2])
-            )))
-        }
+        _ => return Err(err(format!("ERR Unrecognized option '{}'", String::from_utf8_lossy(&args[2])))),
     };
     if !valid_name(&args[3]) {
         return Err(err(format!(
@@ -183,11 +170,7 @@ fn client_setinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         )));
     }
     if let Ok(mut f) = field.lock() {
-        *f = if args[3].is_empty() {
-            None
-        } else {
-            Some(args[3].clone())
-        };
+        *f = if args[3].is_empty() { None } else { Some(args[3].clone()) };
     }
     reply(Reply::Ok)
 }
@@ -195,22 +178,10 @@ fn client_setinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// One CLIENT LIST line, in Redis 7's field order.
 pub fn client_line(c: &ClientEntry) -> String {
     let s = |m: &std::sync::Mutex<Option<Bytes>>| {
-        m.lock()
-            .ok()
-            .and_then(|v| v.clone())
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default()
+        m.lock().ok().and_then(|v| v.clone()).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default()
     };
-    let cmd = table()
-        .rows
-        .get(c.last_cmd.load(Ordering::Relaxed))
-        .map(|r| r.name)
-        .unwrap_or("NULL");
-    let idle = c
-        .last_active
-        .lock()
-        .map(|t| t.elapsed().as_secs())
-        .unwrap_or(0);
+    let cmd = table().rows.get(c.last_cmd.load(Ordering::Relaxed)).map(|r| r.name).unwrap_or("NULL");
+    let idle = c.last_active.lock().map(|t| t.elapsed().as_secs()).unwrap_or(0);
     format!(
         "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
         c.id,
@@ -238,14 +209,8 @@ fn client_list(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     while j < args.len() {
         if args[j].eq_ignore_ascii_case(b"TYPE") && j + 1 < args.len() {
             let t = args[j + 1].to_ascii_lowercase();
-            if !matches!(
-                t.as_slice(),
-                b"normal" | b"master" | b"replica" | b"slave" | b"pubsub"
-            ) {
-                return Err(err(format!(
-                    "ERR Unknown client type '{}'",
-                    String::from_utf8_lossy(&args[j + 1])
-                )));
+            if !matches!(t.as_slice(), b"normal" | b"master" | b"replica" | b"slave" | b"pubsub") {
+                return Err(err(format!("ERR Unknown client type '{}'", String::from_utf8_lossy(&args[j + 1]))));
             }
             if t != b"normal" {
                 ids = Some(Vec::new());
@@ -255,9 +220,7 @@ fn client_list(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             let mut v = Vec::new();
             j += 1;
             while j < args.len() {
-                let id = parse_i64(&args[j])
-                    .filter(|n| *n > 0)
-                    .ok_or_else(|| err("ERR Invalid client ID"))?;
+                let id = parse_i64(&args[j]).filter(|n| *n > 0).ok_or_else(|| err("ERR Invalid client ID"))?;
                 v.push(id as u64);
                 j += 1;
             }
@@ -266,13 +229,7 @@ fn client_list(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             return Err(ArgError::Syntax.into());
         }
     }
-    let clients: Vec<_> = ctx
-        .core
-        .shared
-        .clients
-        .lock()
-        .map(|c| c.values().cloned().collect())
-        .unwrap_or_default();
+    let clients: Vec<_> = ctx.core.shared.clients.lock().map(|c| c.values().cloned().collect()).unwrap_or_default();
     let mut out = String::new();
     for c in clients {
         if ids.as_ref().is_some_and(|ids| !ids.contains(&c.id)) {
@@ -309,12 +266,7 @@ fn client_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 }
 
 fn help_reply(lines: &[&str]) -> CmdResult {
-    reply(Reply::Array(
-        lines
-            .iter()
-            .map(|l| Reply::Simple(l.to_string().into()))
-            .collect(),
-    ))
+    reply(Reply::Array(lines.iter().map(|l| Reply::Simple(l.to_string().into())).collect()))
 }
 
 fn config_get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -330,16 +282,9 @@ fn config_get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args.len() % 2 != 0 {
-        return Err(err(
-            "ERR wrong number of arguments for 'config|set' command",
-        ));
+        return Err(err("ERR wrong number of arguments for 'config|set' command"));
     }
-    let mut cfg = ctx
-        .core
-        .shared
-        .config
-        .write()
-        .unwrap_or_else(|e| e.into_inner());
+    let mut cfg = ctx.core.shared.config.write().unwrap_or_else(|e| e.into_inner());
     let mut staged = cfg.clone();
     for kv in args[2..].chunks(2) {
         let name = String::from_utf8_lossy(&kv[0]).to_ascii_lowercase();
@@ -396,9 +341,7 @@ fn info_cmd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn time(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    let d = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     reply(Reply::Array(vec![
         Reply::bulk_str(&d.as_secs().to_string()),
         Reply::bulk_str(&d.subsec_micros().to_string()),
@@ -406,18 +349,13 @@ fn time(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 }
 
 fn lastsave(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    reply(Reply::Int(
-        ctx.core.shared.last_save.load(Ordering::Relaxed) as i64,
-    ))
+    reply(Reply::Int(ctx.core.shared.last_save.load(Ordering::Relaxed) as i64))
 }
 
 /// SAVE: everything acknowledged is already in RocksDB; make its WAL durable now.
 fn save(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     ctx.core.shared.storage.sync_wal_blocking()?;
-    ctx.core
-        .shared
-        .last_save
-        .store(crate::types::now_ms() / 1000, Ordering::Relaxed);
+    ctx.core.shared.last_save.store(crate::types::now_ms() / 1000, Ordering::Relaxed);
     reply(Reply::Ok)
 }
 
@@ -433,17 +371,12 @@ fn debug(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let sub = args[1].to_ascii_lowercase();
     match (sub.as_slice(), args.len()) {
         (b"sleep", 3) => {
-            let secs = parse_f64(&args[2])
-                .filter(|s| *s >= 0.0)
-                .ok_or(ArgError::NotFloat)?;
-            Ok(Plan::Sleep(
-                Duration::from_secs_f64(secs.min(3600.0)),
-                Reply::Ok,
-            ))
+            let secs = parse_f64(&args[2]).filter(|s| *s >= 0.0).ok_or(ArgError::NotFloat)?;
+            Ok(Plan::Sleep(Duration::from_secs_f64(secs.min(3600.0)), Reply::Ok))
         }
-        (b"set-active-expire", 3)
-        | (b"quicklist-packed-threshold", 3)
-        | (b"set-skip-checksum-validation", 3) => reply(Reply::Ok),
+        (b"set-active-expire", 3) | (b"quicklist-packed-threshold", 3) | (b"set-skip-checksum-validation", 3) => {
+            reply(Reply::Ok)
+        }
         (b"help", 2) => help_reply(&[
             "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
             "SLEEP <seconds>",
@@ -461,13 +394,7 @@ fn debug(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 // ---- COMMAND ----
 
 fn flag_names(spec: &CommandSpec) -> Reply {
-    Reply::Set(
-        NAMES
-            .iter()
-            .filter(|(f, _)| spec.flags & f != 0)
-            .map(|(_, n)| Reply::Simple((*n).into()))
-            .collect(),
-    )
+    Reply::Set(NAMES.iter().filter(|(f, _)| spec.flags & f != 0).map(|(_, n)| Reply::Simple((*n).into())).collect())
 }
 
 fn display_name(spec: &CommandSpec) -> &'static str {
@@ -480,21 +407,14 @@ fn key_specs(spec: &CommandSpec) -> Reply {
     }
     let s = |t: &str| Reply::bulk_str(t);
     let access = if spec.is_write() { "RW" } else { "RO" };
-    let last_rel = if spec.last_key < 0 {
-        spec.last_key
-    } else {
-        spec.last_key - spec.first_key
-    };
+    let last_rel = if spec.last_key < 0 { spec.last_key } else { spec.last_key - spec.first_key };
     Reply::Array(vec![Reply::Map(vec![
         (s("flags"), Reply::Set(vec![Reply::Simple(access.into())])),
         (
             s("begin_search"),
             Reply::Map(vec![
                 (s("type"), s("index")),
-                (
-                    s("spec"),
-                    Reply::Map(vec![(s("index"), Reply::Int(spec.first_key as i64))]),
-                ),
+                (s("spec"), Reply::Map(vec![(s("index"), Reply::Int(spec.first_key as i64))])),
             ]),
         ),
         (
@@ -516,21 +436,12 @@ fn key_specs(spec: &CommandSpec) -> Reply {
 
 /// The 10-element COMMAND INFO entry.
 fn command_entry(spec: &'static CommandSpec) -> Reply {
-    let mut cats = vec![Reply::Simple(
-        if spec.is_write() { "@write" } else { "@read" }.into(),
-    )];
+    let mut cats = vec![Reply::Simple(if spec.is_write() { "@write" } else { "@read" }.into())];
     if spec.flags & WRITE == 0 && spec.flags & READONLY == 0 {
         cats.clear();
     }
     cats.push(Reply::Simple(spec.group.acl_category().into()));
-    cats.push(Reply::Simple(
-        if spec.flags & FAST != 0 {
-            "@fast"
-        } else {
-            "@slow"
-        }
-        .into(),
-    ));
+    cats.push(Reply::Simple(if spec.flags & FAST != 0 { "@fast" } else { "@slow" }.into()));
     let subs = table().subcommands(spec.name).map(command_entry).collect();
     Reply::Array(vec![
         Reply::bulk_str(display_name(spec)),
@@ -547,9 +458,7 @@ fn command_entry(spec: &'static CommandSpec) -> Reply {
 }
 
 fn command_all(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    reply(Reply::Array(
-        table().top_level().map(command_entry).collect(),
-    ))
+    reply(Reply::Array(table().top_level().map(command_entry).collect()))
 }
 
 fn command_count(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
@@ -564,27 +473,18 @@ fn command_info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     reply(Reply::Array(
         args[2..]
             .iter()
-            .map(
-                |n| match t.get(&String::from_utf8_lossy(n).to_ascii_lowercase()) {
-                    Some(spec) => command_entry(spec),
-                    None => Reply::NilArray,
-                },
-            )
+            .map(|n| match t.get(&String::from_utf8_lossy(n).to_ascii_lowercase()) {
+                Some(spec) => command_entry(spec),
+                None => Reply::NilArray,
+            })
             .collect(),
     ))
 }
 
 fn doc_entry(spec: &'static CommandSpec) -> Reply {
     let s = |t: &str| Reply::bulk_str(t);
-    let mut m = vec![
-        (s("summary"), s(spec.summary)),
-        (s("since"), s(spec.since)),
-        (s("group"), s(spec.group.name())),
-    ];
-    let subs: Vec<_> = table()
-        .subcommands(spec.name)
-        .map(|c| (s(c.name), doc_entry(c)))
-        .collect();
+    let mut m = vec![(s("summary"), s(spec.summary)), (s("since"), s(spec.since)), (s("group"), s(spec.group.name()))];
+    let subs: Vec<_> = table().subcommands(spec.name).map(|c| (s(c.name), doc_entry(c))).collect();
     if !subs.is_empty() {
         m.push((s("subcommands"), Reply::Map(subs)));
     }
@@ -596,17 +496,9 @@ fn command_docs(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let specs: Vec<&'static CommandSpec> = if args.len() == 2 {
         t.top_level().collect()
     } else {
-        args[2..]
-            .iter()
-            .filter_map(|n| t.get(&String::from_utf8_lossy(n).to_ascii_lowercase()))
-            .collect()
+        args[2..].iter().filter_map(|n| t.get(&String::from_utf8_lossy(n).to_ascii_lowercase())).collect()
     };
-    reply(Reply::Map(
-        specs
-            .into_iter()
-            .map(|c| (Reply::bulk_str(c.name), doc_entry(c)))
-            .collect(),
-    ))
+    reply(Reply::Map(specs.into_iter().map(|c| (Reply::bulk_str(c.name), doc_entry(c))).collect()))
 }
 
 fn command_getkeys(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -625,21 +517,11 @@ fn command_getkeys(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if keys.is_empty() {
         return Err(err("ERR Invalid arguments specified for command"));
     }
-    reply(Reply::Array(
-        keys.into_iter()
-            .map(|i| Reply::Bulk(inner[i].clone()))
-            .collect(),
-    ))
+    reply(Reply::Array(keys.into_iter().map(|i| Reply::Bulk(inner[i].clone())).collect()))
 }
 
 fn command_list(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    reply(Reply::Array(
-        table()
-            .rows
-            .iter()
-            .map(|r| Reply::bulk_str(r.name))
-            .collect(),
-    ))
+    reply(Reply::Array(table().rows.iter().map(|r| Reply::bulk_str(r.name)).collect()))
 }
 
 fn command_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
@@ -667,26 +549,8 @@ const S: Group = Group::Server;
 const CONN: u32 = NOSCRIPT | LOADING | STALE | FAST;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row(
-        "ping",
-        -1,
-        FAST,
-        (0, 0, 0),
-        C,
-        "1.0.0",
-        "Returns the server's liveliness response.",
-        ping,
-    ),
-    row(
-        "echo",
-        2,
-        FAST,
-        (0, 0, 0),
-        C,
-        "1.0.0",
-        "Returns the given string.",
-        echo,
-    ),
+    row("ping", -1, FAST, (0, 0, 0), C, "1.0.0", "Returns the server's liveliness response.", ping),
+    row("echo", 2, FAST, (0, 0, 0), C, "1.0.0", "Returns the given string.", echo),
     row(
         "quit",
         -1,
@@ -697,84 +561,14 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Closes the connection.",
         quit,
     ),
-    row(
-        "select",
-        2,
-        CONN,
-        (0, 0, 0),
-        C,
-        "1.0.0",
-        "Changes the selected database.",
-        select,
-    ),
-    row(
-        "auth",
-        -2,
-        CONN | NO_AUTH | ALLOW_BUSY,
-        (0, 0, 0),
-        C,
-        "1.0.0",
-        "Authenticates the connection.",
-        auth,
-    ),
-    row(
-        "hello",
-        -1,
-        CONN | NO_AUTH | ALLOW_BUSY,
-        (0, 0, 0),
-        C,
-        "6.0.0",
-        "Handshakes with the Redis server.",
-        hello,
-    ),
-    container(
-        "client",
-        0,
-        C,
-        "2.4.0",
-        "A container for client connection commands.",
-        None,
-    ),
-    row(
-        "client|setname",
-        3,
-        CONN,
-        (0, 0, 0),
-        C,
-        "2.6.9",
-        "Sets the connection name.",
-        client_setname,
-    ),
-    row(
-        "client|getname",
-        2,
-        CONN,
-        (0, 0, 0),
-        C,
-        "2.6.9",
-        "Returns the name of the connection.",
-        client_getname,
-    ),
-    row(
-        "client|id",
-        2,
-        CONN,
-        (0, 0, 0),
-        C,
-        "5.0.0",
-        "Returns the unique client ID of the connection.",
-        client_id,
-    ),
-    row(
-        "client|info",
-        2,
-        CONN,
-        (0, 0, 0),
-        C,
-        "6.2.0",
-        "Returns information about the connection.",
-        client_info,
-    ),
+    row("select", 2, CONN, (0, 0, 0), C, "1.0.0", "Changes the selected database.", select),
+    row("auth", -2, CONN | NO_AUTH | ALLOW_BUSY, (0, 0, 0), C, "1.0.0", "Authenticates the connection.", auth),
+    row("hello", -1, CONN | NO_AUTH | ALLOW_BUSY, (0, 0, 0), C, "6.0.0", "Handshakes with the Redis server.", hello),
+    container("client", 0, C, "2.4.0", "A container for client connection commands.", None),
+    row("client|setname", 3, CONN, (0, 0, 0), C, "2.6.9", "Sets the connection name.", client_setname),
+    row("client|getname", 2, CONN, (0, 0, 0), C, "2.6.9", "Returns the name of the connection.", client_getname),
+    row("client|id", 2, CONN, (0, 0, 0), C, "5.0.0", "Returns the unique client ID of the connection.", client_id),
+    row("client|info", 2, CONN, (0, 0, 0), C, "6.2.0", "Returns information about the connection.", client_info),
     row(
         "client|list",
         -2,
@@ -805,14 +599,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Returns helpful text about the different subcommands.",
         client_help,
     ),
-    container(
-        "config",
-        0,
-        S,
-        "2.0.0",
-        "A container for server configuration commands.",
-        None,
-    ),
+    container("config", 0, S, "2.0.0", "A container for server configuration commands.", None),
     row(
         "config|get",
         -3,
@@ -871,16 +658,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Returns detailed information about all commands.",
         Some(command_all),
     ),
-    row(
-        "command|count",
-        2,
-        LOADING | STALE,
-        (0, 0, 0),
-        S,
-        "2.8.13",
-        "Returns a count of commands.",
-        command_count,
-    ),
+    row("command|count", 2, LOADING | STALE, (0, 0, 0), S, "2.8.13", "Returns a count of commands.", command_count),
     row(
         "command|info",
         -2,
@@ -911,16 +689,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Extracts the key names from an arbitrary command.",
         command_getkeys,
     ),
-    row(
-        "command|list",
-        -2,
-        LOADING | STALE,
-        (0, 0, 0),
-        S,
-        "7.0.0",
-        "Returns a list of command names.",
-        command_list,
-    ),
+    row("command|list", -2, LOADING | STALE, (0, 0, 0), S, "7.0.0", "Returns a list of command names.", command_list),
     row(
         "command|help",
         2,
@@ -941,16 +710,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Returns information and statistics about the server.",
         info_cmd,
     ),
-    row(
-        "time",
-        1,
-        LOADING | STALE | FAST,
-        (0, 0, 0),
-        S,
-        "2.6.0",
-        "Returns the server time.",
-        time,
-    ),
+    row("time", 1, LOADING | STALE | FAST, (0, 0, 0), S, "2.6.0", "Returns the server time.", time),
     row(
         "lastsave",
         1,
@@ -971,16 +731,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Synchronously saves the database(s) to disk.",
         save,
     ),
-    row(
-        "bgsave",
-        -1,
-        ADMIN | NOSCRIPT,
-        (0, 0, 0),
-        S,
-        "1.0.0",
-        "Asynchronously saves the database(s) to disk.",
-        bgsave,
-    ),
+    row("bgsave", -1, ADMIN | NOSCRIPT, (0, 0, 0), S, "1.0.0", "Asynchronously saves the database(s) to disk.", bgsave),
     row(
         "debug",
         -2,

@@ -17,12 +17,6 @@ pub struct Session {
 
 impl Session {
     pub fn new(entry: Arc<ClientEntry>, authed: bool) -> Session {
-        Session {
-            id: entry.id,
-            resp: 2,
-            authed,
-            closing: false,
-            entry,
-        }
+        Session { id: entry.id, resp: 2, authed, closing: false, entry }
     }
 }

@@ -13,12 +13,7 @@ use crate::types::write::{flags, reply_kind};
 use crate::types::{now_ms, TypeError};
 
 pub fn cmd(op: Op, keys: Vec<Bytes>, vals: Vec<Bytes>) -> WriteCmd {
-    WriteCmd {
-        op: op as i32,
-        keys,
-        vals,
-        ..Default::default()
-    }
+    WriteCmd { op: op as i32, keys, vals, ..Default::default() }
 }
 
 fn invalid_expire(name: &str) -> CmdError {
@@ -57,12 +52,8 @@ fn parse_ext(args: &[Bytes], grammar: Grammar) -> Result<ExtOpts, CmdError> {
             b"NX" if !o.xx && grammar == Grammar::Set => o.nx = true,
             b"XX" if !o.nx && grammar == Grammar::Set => o.xx = true,
             b"GET" if grammar == Grammar::Set => o.get = true,
-            b"KEEPTTL" if !o.persist && o.expire.is_none() && grammar == Grammar::Set => {
-                o.keepttl = true
-            }
-            b"PERSIST" if grammar == Grammar::Get && o.expire.is_none() && !o.keepttl => {
-                o.persist = true
-            }
+            b"KEEPTTL" if !o.persist && o.expire.is_none() && grammar == Grammar::Set => o.keepttl = true,
+            b"PERSIST" if grammar == Grammar::Get && o.expire.is_none() && !o.keepttl => o.persist = true,
             b"EX" | b"PX" | b"EXAT" | b"PXAT" if next.is_some() && !o.keepttl && !o.persist => {
                 let (unit, rel) = match opt.as_slice() {
                     b"EX" => (1000, true),
@@ -92,9 +83,7 @@ fn expire_at(name: &str, unit: i64, relative: bool, v: &[u8]) -> Result<u64, Cmd
     }
     let mut ms = n * unit;
     if relative {
-        ms = ms
-            .checked_add(now_ms() as i64)
-            .ok_or_else(|| invalid_expire(name))?;
+        ms = ms.checked_add(now_ms() as i64).ok_or_else(|| invalid_expire(name))?;
     }
     Ok(ms as u64)
 }
@@ -160,10 +149,7 @@ fn mget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn mset_generic(ctx: &mut Ctx<'_>, args: &[Bytes], nx: bool) -> CmdResult {
     if args.len() % 2 == 0 {
-        return Err(err(format!(
-            "ERR wrong number of arguments for '{}' command",
-            ctx.spec.name
-        )));
+        return Err(err(format!("ERR wrong number of arguments for '{}' command", ctx.spec.name)));
     }
     let mut c = cmd(Op::Mset, Vec::new(), Vec::new());
     for kv in args[1..].chunks(2) {
@@ -215,19 +201,11 @@ fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if let Err(FloatIncrError::IncrNotFloat) = incr_by_float(None, &args[2]) {
         return Err(TypeError::NotFloat.into());
     }
-    ctx.write(cmd(
-        Op::Incrbyfloat,
-        vec![args[1].clone()],
-        vec![args[2].clone()],
-    ))
+    ctx.write(cmd(Op::Incrbyfloat, vec![args[1].clone()], vec![args[2].clone()]))
 }
 
 fn append(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    ctx.write(cmd(
-        Op::Append,
-        vec![args[1].clone()],
-        vec![args[2].clone()],
-    ))
+    ctx.write(cmd(Op::Append, vec![args[1].clone()], vec![args[2].clone()]))
 }
 
 fn strlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -291,10 +269,7 @@ fn lcs(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         } else if cur.remaining() >= 2 && cur.eat("MINMATCHLEN") {
             let v = cur.next_i64()?;
             if v < 0 {
-                return Err(err(format!(
-                    "ERR value is out of range, value must between 0 and {}",
-                    i64::MAX
-                )));
+                return Err(err(format!("ERR value is out of range, value must between 0 and {}", i64::MAX)));
             }
             minmatchlen = v;
         } else {
@@ -302,20 +277,14 @@ fn lcs(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     }
     if getidx && getlen {
-        return Err(err(
-            "ERR If you want both the length and indexes, please just use IDX.",
-        ));
+        return Err(err("ERR If you want both the length and indexes, please just use IDX."));
     }
     let r = ctx.reader();
-    let a = st::get(&r, &args[1])?
-        .map_err(|_| err("ERR The specified keys must contain string values"))?;
-    let b = st::get(&r, &args[2])?
-        .map_err(|_| err("ERR The specified keys must contain string values"))?;
+    let a = st::get(&r, &args[1])?.map_err(|_| err("ERR The specified keys must contain string values"))?;
+    let b = st::get(&r, &args[2])?.map_err(|_| err("ERR The specified keys must contain string values"))?;
     let (a, b) = (a.unwrap_or_default(), b.unwrap_or_default());
     if (a.len() as u64 + 1) * (b.len() as u64 + 1) >= u32::MAX as u64 / 4 {
-        return Err(err(
-            "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len",
-        ));
+        return Err(err("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"));
     }
     let (len, s, matches) = st::lcs(&a, &b, minmatchlen, getidx);
     if getlen {
@@ -324,8 +293,7 @@ fn lcs(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if !getidx {
         return reply(Reply::Bulk(Bytes::from(s)));
     }
-    let pair =
-        |(x, y): (usize, usize)| Reply::Array(vec![Reply::Int(x as i64), Reply::Int(y as i64)]);
+    let pair = |(x, y): (usize, usize)| Reply::Array(vec![Reply::Int(x as i64), Reply::Int(y as i64)]);
     let ms = matches
         .into_iter()
         .map(|(ra, rb, l)| {
@@ -349,46 +317,10 @@ const RF: u32 = READONLY | FAST;
 const G: Group = Group::String;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row(
-        "get",
-        2,
-        RF,
-        (1, 1, 1),
-        G,
-        "1.0.0",
-        "Returns the string value of a key.",
-        get,
-    ),
-    row(
-        "set",
-        -3,
-        W,
-        (1, 1, 1),
-        G,
-        "1.0.0",
-        "Sets the string value of a key, ignoring its type.",
-        set,
-    ),
-    row(
-        "setnx",
-        3,
-        WF,
-        (1, 1, 1),
-        G,
-        "1.0.0",
-        "Set the string value of a key only when the key doesn't exist.",
-        setnx,
-    ),
-    row(
-        "setex",
-        4,
-        W,
-        (1, 1, 1),
-        G,
-        "2.0.0",
-        "Sets the string value and expiration time of a key.",
-        setex,
-    ),
+    row("get", 2, RF, (1, 1, 1), G, "1.0.0", "Returns the string value of a key.", get),
+    row("set", -3, W, (1, 1, 1), G, "1.0.0", "Sets the string value of a key, ignoring its type.", set),
+    row("setnx", 3, WF, (1, 1, 1), G, "1.0.0", "Set the string value of a key only when the key doesn't exist.", setnx),
+    row("setex", 4, W, (1, 1, 1), G, "2.0.0", "Sets the string value and expiration time of a key.", setex),
     row(
         "psetex",
         4,
@@ -409,16 +341,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Returns the previous string value of a key after setting it to a new value.",
         getset,
     ),
-    row(
-        "mget",
-        -2,
-        RF,
-        (1, -1, 1),
-        G,
-        "1.0.0",
-        "Atomically returns the string values of one or more keys.",
-        mget,
-    ),
+    row("mget", -2, RF, (1, -1, 1), G, "1.0.0", "Atomically returns the string values of one or more keys.", mget),
     row(
         "mset",
         -3,
@@ -439,46 +362,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Atomically modifies the string values of one or more keys only when all keys don't exist.",
         msetnx,
     ),
-    row(
-        "incr",
-        2,
-        WF,
-        (1, 1, 1),
-        G,
-        "1.0.0",
-        "Increments the integer value of a key by one.",
-        incr,
-    ),
-    row(
-        "decr",
-        2,
-        WF,
-        (1, 1, 1),
-        G,
-        "1.0.0",
-        "Decrements the integer value of a key by one.",
-        decr,
-    ),
-    row(
-        "incrby",
-        3,
-        WF,
-        (1, 1, 1),
-        G,
-        "1.0.0",
-        "Increments the integer value of a key by a number.",
-        incrby,
-    ),
-    row(
-        "decrby",
-        3,
-        WF,
-        (1, 1, 1),
-        G,
-        "1.0.0",
-        "Decrements a number from the integer value of a key.",
-        decrby,
-    ),
+    row("incr", 2, WF, (1, 1, 1), G, "1.0.0", "Increments the integer value of a key by one.", incr),
+    row("decr", 2, WF, (1, 1, 1), G, "1.0.0", "Decrements the integer value of a key by one.", decr),
+    row("incrby", 3, WF, (1, 1, 1), G, "1.0.0", "Increments the integer value of a key by a number.", incrby),
+    row("decrby", 3, WF, (1, 1, 1), G, "1.0.0", "Decrements a number from the integer value of a key.", decrby),
     row(
         "incrbyfloat",
         3,
@@ -489,46 +376,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Increment the floating point value of a key by a number.",
         incrbyfloat,
     ),
-    row(
-        "append",
-        3,
-        WF,
-        (1, 1, 1),
-        G,
-        "2.0.0",
-        "Appends a string to the value of a key.",
-        append,
-    ),
-    row(
-        "strlen",
-        2,
-        RF,
-        (1, 1, 1),
-        G,
-        "2.2.0",
-        "Returns the length of a string value.",
-        strlen,
-    ),
-    row(
-        "getrange",
-        4,
-        R,
-        (1, 1, 1),
-        G,
-        "2.4.0",
-        "Returns a substring of the string stored at a key.",
-        getrange,
-    ),
-    row(
-        "substr",
-        4,
-        R,
-        (1, 1, 1),
-        G,
-        "1.0.0",
-        "Returns a substring from a string value.",
-        getrange,
-    ),
+    row("append", 3, WF, (1, 1, 1), G, "2.0.0", "Appends a string to the value of a key.", append),
+    row("strlen", 2, RF, (1, 1, 1), G, "2.2.0", "Returns the length of a string value.", strlen),
+    row("getrange", 4, R, (1, 1, 1), G, "2.4.0", "Returns a substring of the string stored at a key.", getrange),
+    row("substr", 4, R, (1, 1, 1), G, "1.0.0", "Returns a substring from a string value.", getrange),
     row(
         "setrange",
         4,
@@ -539,16 +390,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Overwrites a part of a string value with another by an offset.",
         setrange,
     ),
-    row(
-        "getdel",
-        2,
-        WF,
-        (1, 1, 1),
-        G,
-        "6.2.0",
-        "Returns the string value of a key after deleting the key.",
-        getdel,
-    ),
+    row("getdel", 2, WF, (1, 1, 1), G, "6.2.0", "Returns the string value of a key after deleting the key.", getdel),
     row(
         "getex",
         -2,
@@ -559,14 +401,5 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Returns the string value of a key after setting its expiration time.",
         getex,
     ),
-    row(
-        "lcs",
-        -3,
-        R,
-        (1, 2, 1),
-        G,
-        "7.0.0",
-        "Finds the longest common substring.",
-        lcs,
-    ),
+    row("lcs", -3, R, (1, 2, 1), G, "7.0.0", "Finds the longest common substring.", lcs),
 ];

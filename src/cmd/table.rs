@@ -117,11 +117,7 @@ impl CommandSpec {
         if self.first_key <= 0 {
             return Vec::new();
         }
-        let last = if self.last_key < 0 {
-            argc as i32 + self.last_key
-        } else {
-            self.last_key
-        };
+        let last = if self.last_key < 0 { argc as i32 + self.last_key } else { self.last_key };
         let mut out = Vec::new();
         let mut i = self.first_key;
         while i <= last && (i as usize) < argc {
@@ -209,24 +205,14 @@ impl Table {
         self.rows.iter().copied().filter(|r| !r.name.contains('|'))
     }
 
-    pub fn subcommands<'a>(
-        &'a self,
-        parent: &'a str,
-    ) -> impl Iterator<Item = &'static CommandSpec> + 'a {
-        self.rows
-            .iter()
-            .copied()
-            .filter(move |r| r.parent_and_sub().map(|(p, _)| p) == Some(parent))
+    pub fn subcommands<'a>(&'a self, parent: &'a str) -> impl Iterator<Item = &'static CommandSpec> + 'a {
+        self.rows.iter().copied().filter(move |r| r.parent_and_sub().map(|(p, _)| p) == Some(parent))
     }
 }
 
 /// A stable small id of a row (its index), for per-client "last command".
 pub fn spec_id(spec: &CommandSpec) -> usize {
-    table()
-        .rows
-        .iter()
-        .position(|r| std::ptr::eq(*r, spec))
-        .unwrap_or(usize::MAX)
+    table().rows.iter().position(|r| std::ptr::eq(*r, spec)).unwrap_or(usize::MAX)
 }
 
 /// The process-wide table, built from every family's rows on first use.
@@ -234,11 +220,7 @@ pub fn table() -> &'static Table {
     static TABLE: OnceLock<Table> = OnceLock::new();
     TABLE.get_or_init(|| {
         let mut rows: Vec<&'static CommandSpec> = Vec::new();
-        for family in [
-            super::string::COMMANDS,
-            super::keyspace::COMMANDS,
-            super::server::COMMANDS,
-        ] {
+        for family in [super::string::COMMANDS, super::keyspace::COMMANDS, super::server::COMMANDS] {
             rows.extend(family.iter());
         }
         let by_name = rows.iter().map(|r| (r.name, *r)).collect();
@@ -256,12 +238,7 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for r in &t.rows {
             assert!(seen.insert(r.name), "duplicate row {}", r.name);
-            assert_eq!(
-                r.name,
-                r.name.to_ascii_lowercase(),
-                "{} must be lowercase",
-                r.name
-            );
+            assert_eq!(r.name, r.name.to_ascii_lowercase(), "{} must be lowercase", r.name);
             assert!(r.arity != 0, "{}: arity 0 is meaningless", r.name);
             assert!(
                 (r.flags & flag::WRITE != 0) as u8 + (r.flags & flag::READONLY != 0) as u8 <= 1,
@@ -270,48 +247,21 @@ mod tests {
             );
             if r.first_key > 0 {
                 assert!(r.step >= 1, "{}: keys need a step", r.name);
-                assert!(
-                    r.last_key < 0 || r.last_key >= r.first_key,
-                    "{}: last key before first",
-                    r.name
-                );
+                assert!(r.last_key < 0 || r.last_key >= r.first_key, "{}: last key before first", r.name);
                 let min_argc = r.arity.unsigned_abs() as i32;
-                assert!(
-                    r.first_key < min_argc || r.arity < 0,
-                    "{}: first key beyond arity",
-                    r.name
-                );
+                assert!(r.first_key < min_argc || r.arity < 0, "{}: first key beyond arity", r.name);
             } else {
-                assert_eq!(
-                    (r.last_key, r.step),
-                    (0, 0),
-                    "{}: keyless rows have no key range",
-                    r.name
-                );
+                assert_eq!((r.last_key, r.step), (0, 0), "{}: keyless rows have no key range", r.name);
             }
             if let Some((parent, _)) = r.parent_and_sub() {
-                let p = t
-                    .get(parent)
-                    .unwrap_or_else(|| panic!("{}: no parent row", r.name));
+                let p = t.get(parent).unwrap_or_else(|| panic!("{}: no parent row", r.name));
                 assert!(p.is_container(), "{parent} must be a container");
-                assert!(
-                    r.arity.abs() >= 2,
-                    "{}: a subcommand has at least 2 args",
-                    r.name
-                );
+                assert!(r.arity.abs() >= 2, "{}: a subcommand has at least 2 args", r.name);
             }
             if r.is_container() {
-                assert!(
-                    t.subcommands(r.name).count() > 0,
-                    "{} has no subcommands",
-                    r.name
-                );
+                assert!(t.subcommands(r.name).count() > 0, "{} has no subcommands", r.name);
             }
-            assert!(
-                !r.summary.is_empty() && !r.since.is_empty(),
-                "{}: docs",
-                r.name
-            );
+            assert!(!r.summary.is_empty() && !r.since.is_empty(), "{}: docs", r.name);
         }
     }
 

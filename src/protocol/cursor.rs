@@ -86,11 +86,7 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
     if s == b"0" {
         return Some(0);
     }
-    let (neg, digits) = if s[0] == b'-' {
-        (true, &s[1..])
-    } else {
-        (false, s)
-    };
+    let (neg, digits) = if s[0] == b'-' { (true, &s[1..]) } else { (false, s) };
     if digits.is_empty() || !(b'1'..=b'9').contains(&digits[0]) {
         return None;
     }
@@ -151,18 +147,7 @@ mod tests {
         assert_eq!(parse_i64(b"-1"), Some(-1));
         assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
         assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
-        for bad in [
-            &b""[..],
-            b"-",
-            b"-0",
-            b"01",
-            b"+1",
-            b" 1",
-            b"1 ",
-            b"9223372036854775808",
-            b"1.0",
-            b"abc",
-        ] {
+        for bad in [&b""[..], b"-", b"-0", b"01", b"+1", b" 1", b"1 ", b"9223372036854775808", b"1.0", b"abc"] {
             assert_eq!(parse_i64(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }
     }

@@ -26,9 +26,7 @@ pub struct DecodeLimits {
 
 impl Default for DecodeLimits {
     fn default() -> Self {
-        DecodeLimits {
-            max_bulk_len: 512 * 1024 * 1024,
-        }
+        DecodeLimits { max_bulk_len: 512 * 1024 * 1024 }
     }
 }
 
@@ -84,11 +82,7 @@ impl Decoder {
             if buf.is_empty() {
                 return Ok(None);
             }
-            let scan = if buf[0] == b'*' {
-                self.scan_multibulk(buf)?
-            } else {
-                scan_inline(buf)?
-            };
+            let scan = if buf[0] == b'*' { self.scan_multibulk(buf)? } else { scan_inline(buf)? };
             match scan {
                 Scan::Incomplete => return Ok(None),
                 Scan::Empty(n) => {
@@ -100,9 +94,7 @@ impl Decoder {
                 }
                 Scan::Frame(n, ranges) => {
                     let frame = buf.split_to(n).freeze();
-                    return Ok(Some(
-                        ranges.into_iter().map(|(s, e)| frame.slice(s..e)).collect(),
-                    ));
+                    return Ok(Some(ranges.into_iter().map(|(s, e)| frame.slice(s..e)).collect()));
                 }
             }
         }
@@ -190,10 +182,7 @@ fn scan_inline(buf: &[u8]) -> Result<Scan, ProtocolError> {
     if args.is_empty() {
         return Ok(Scan::Empty(nl + 1));
     }
-    Ok(Scan::Inline(
-        nl + 1,
-        args.into_iter().map(Bytes::from).collect(),
-    ))
+    Ok(Scan::Inline(nl + 1, args.into_iter().map(Bytes::from).collect()))
 }
 
 fn is_hex(c: u8) -> bool {
@@ -229,12 +218,7 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
                 if p >= n {
                     return None;
                 }
-                if line[p] == b'\\'
-                    && p + 3 < n
-                    && line[p + 1] == b'x'
-                    && is_hex(line[p + 2])
-                    && is_hex(line[p + 3])
-                {
+                if line[p] == b'\\' && p + 3 < n && line[p + 1] == b'x' && is_hex(line[p + 2]) && is_hex(line[p + 3]) {
                     cur.push(hex_val(line[p + 2]) * 16 + hex_val(line[p + 3]));
                     p += 3;
                 } else if line[p] == b'\\' && p + 1 < n {
@@ -296,19 +280,14 @@ mod tests {
 
     fn dec(input: &[u8]) -> (Decoded, usize) {
         let mut buf = BytesMut::from(input);
-        let r = Decoder::default()
-            .decode(&mut buf)
-            .map(|o| o.map(|a| a.iter().map(|b| b.to_vec()).collect()));
+        let r = Decoder::default().decode(&mut buf).map(|o| o.map(|a| a.iter().map(|b| b.to_vec()).collect()));
         (r, buf.len())
     }
 
     #[test]
     fn multibulk_and_partial() {
         let full = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nvalue\r\n";
-        assert_eq!(
-            dec(full).0.unwrap().unwrap(),
-            vec![b"SET".to_vec(), b"k".to_vec(), b"value".to_vec()]
-        );
+        assert_eq!(dec(full).0.unwrap().unwrap(), vec![b"SET".to_vec(), b"k".to_vec(), b"value".to_vec()]);
         for cut in 0..full.len() {
             let (r, left) = dec(&full[..cut]);
             assert_eq!(r.unwrap(), None, "cut at {cut}");
@@ -318,8 +297,7 @@ mod tests {
 
     #[test]
     fn pipelined_frames_come_out_in_order() {
-        let mut buf =
-            BytesMut::from(&b"*1\r\n$4\r\nPING\r\nECHO hi\r\n*2\r\n$3\r\nGET\r\n$1\r\nx\r\n"[..]);
+        let mut buf = BytesMut::from(&b"*1\r\n$4\r\nPING\r\nECHO hi\r\n*2\r\n$3\r\nGET\r\n$1\r\nx\r\n"[..]);
         let d = Decoder::default();
         assert_eq!(d.decode(&mut buf).unwrap().unwrap()[0], "PING");
         assert_eq!(d.decode(&mut buf).unwrap().unwrap()[1], "hi");
@@ -336,51 +314,25 @@ mod tests {
 
     #[test]
     fn errors_match_redis() {
-        assert_eq!(
-            dec(b"*1\r\nx3\r\nfoo\r\n").0,
-            Err(ProtocolError::ExpectedDollar('x'))
-        );
+        assert_eq!(dec(b"*1\r\nx3\r\nfoo\r\n").0, Err(ProtocolError::ExpectedDollar('x')));
         assert_eq!(dec(b"*abc\r\n").0, Err(ProtocolError::InvalidMultibulkLen));
-        assert_eq!(
-            dec(b"*1048577\r\n").0,
-            Err(ProtocolError::InvalidMultibulkLen)
-        );
+        assert_eq!(dec(b"*1048577\r\n").0, Err(ProtocolError::InvalidMultibulkLen));
         assert_eq!(dec(b"*1\r\n$-5\r\n").0, Err(ProtocolError::InvalidBulkLen));
-        assert_eq!(
-            dec(b"*1\r\n$536870913\r\n").0,
-            Err(ProtocolError::InvalidBulkLen)
-        );
+        assert_eq!(dec(b"*1\r\n$536870913\r\n").0, Err(ProtocolError::InvalidBulkLen));
         assert_eq!(dec(b"SET \"a\r\n").0, Err(ProtocolError::UnbalancedQuotes));
-        assert_eq!(
-            dec(&vec![b'a'; PROTO_INLINE_MAX_SIZE + 1]).0,
-            Err(ProtocolError::TooBigInline)
-        );
-        assert_eq!(
-            ProtocolError::ExpectedDollar('x').to_string(),
-            "Protocol error: expected '$', got 'x'"
-        );
+        assert_eq!(dec(&vec![b'a'; PROTO_INLINE_MAX_SIZE + 1]).0, Err(ProtocolError::TooBigInline));
+        assert_eq!(ProtocolError::ExpectedDollar('x').to_string(), "Protocol error: expected '$', got 'x'");
     }
 
     #[test]
     fn empty_requests_are_skipped() {
-        assert_eq!(
-            dec(b"*0\r\n*-1\r\n\r\n  \r\nPING\r\n").0.unwrap().unwrap(),
-            vec![b"PING".to_vec()]
-        );
+        assert_eq!(dec(b"*0\r\n*-1\r\n\r\n  \r\nPING\r\n").0.unwrap().unwrap(), vec![b"PING".to_vec()]);
     }
 
     #[test]
     fn inline_quoting() {
         let args = split_args(br#"set "a b\x41\n" 'it\'s' plain"#).unwrap();
-        assert_eq!(
-            args,
-            vec![
-                b"set".to_vec(),
-                b"a bA\n".to_vec(),
-                b"it's".to_vec(),
-                b"plain".to_vec()
-            ]
-        );
+        assert_eq!(args, vec![b"set".to_vec(), b"a bA\n".to_vec(), b"it's".to_vec(), b"plain".to_vec()]);
         assert!(split_args(br#""a"b"#).is_none());
         assert!(split_args(br#"'abc"#).is_none());
     }

@@ -73,8 +73,7 @@ mod tests {
     #[test]
     fn incrbyfloat_matches_redis_long_double() {
         let s = |c: Option<&str>, i: &str| {
-            incr_by_float(c.map(|c| c.as_bytes()), i.as_bytes())
-                .map(|v| String::from_utf8(v).unwrap())
+            incr_by_float(c.map(|c| c.as_bytes()), i.as_bytes()).map(|v| String::from_utf8(v).unwrap())
         };
         assert_eq!(s(Some("10.50"), "0.1").unwrap(), "10.6");
         assert_eq!(s(Some("0.1"), "0.2").unwrap(), "0.3");

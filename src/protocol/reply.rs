@@ -131,10 +131,7 @@ fn line(out: &mut BytesMut, prefix: u8, s: &[u8]) {
     out.put_u8(prefix);
     // A status or error line must not contain CR/LF (Redis replaces them with spaces).
     if memchr::memchr2(b'\r', b'\n', s).is_some() {
-        out.extend(
-            s.iter()
-                .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }),
-        );
+        out.extend(s.iter().map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c }));
     } else {
         out.put_slice(s);
     }
@@ -179,10 +176,7 @@ mod tests {
         assert_eq!(enc(&Reply::Double(1.5), 2), "$3\r\n1.5\r\n");
         assert_eq!(enc(&Reply::Double(f64::INFINITY), 3), ",inf\r\n");
         assert_eq!(enc(&Reply::Set(vec![Reply::Int(1)]), 3), "~1\r\n:1\r\n");
-        assert_eq!(
-            enc(&Reply::Verbatim(Bytes::from_static(b"hi")), 3),
-            "=6\r\ntxt:hi\r\n"
-        );
+        assert_eq!(enc(&Reply::Verbatim(Bytes::from_static(b"hi")), 3), "=6\r\ntxt:hi\r\n");
         assert_eq!(enc(&Reply::error("ERR a\r\nb"), 2), "-ERR a  b\r\n");
         assert_eq!(enc(&Reply::Bool(true), 2), ":1\r\n");
     }

@@ -17,39 +17,19 @@ pub fn invalid(msg: impl Into<String>) -> io::Error {
 }
 
 pub fn log_id(term: u64, node: u64, index: u64) -> LogId {
-    LogId::new(
-        LeaderId {
-            term,
-            node_id: node,
-        },
-        index,
-    )
+    LogId::new(LeaderId { term, node_id: node }, index)
 }
 
 fn membership_to_pb(m: &Membership) -> pb::Membership {
     pb::Membership {
-        configs: m
-            .get_joint_config()
-            .iter()
-            .map(|s| pb::VoterSet {
-                ids: s.iter().copied().collect(),
-            })
-            .collect(),
+        configs: m.get_joint_config().iter().map(|s| pb::VoterSet { ids: s.iter().copied().collect() }).collect(),
         nodes: m.nodes().map(|(id, n)| (*id, n.addr.clone())).collect(),
     }
 }
 
 fn membership_from_pb(m: pb::Membership) -> io::Result<Membership> {
-    let configs: Vec<BTreeSet<u64>> = m
-        .configs
-        .into_iter()
-        .map(|c| c.ids.into_iter().collect())
-        .collect();
-    let nodes: BTreeMap<u64, BasicNode> = m
-        .nodes
-        .into_iter()
-        .map(|(id, addr)| (id, BasicNode { addr }))
-        .collect();
+    let configs: Vec<BTreeSet<u64>> = m.configs.into_iter().map(|c| c.ids.into_iter().collect()).collect();
+    let nodes: BTreeMap<u64, BasicNode> = m.nodes.into_iter().map(|(id, addr)| (id, BasicNode { addr })).collect();
     Membership::new(configs, nodes).map_err(|e| invalid(format!("membership: {e}")))
 }
 
@@ -82,10 +62,7 @@ pub fn decode_entry(b: &[u8]) -> io::Result<Entry> {
         2 => EntryPayload::Membership(membership_from_pb(pe.membership.unwrap_or_default())?),
         k => return Err(invalid(format!("log entry kind {k}"))),
     };
-    Ok(Entry {
-        log_id: log_id(pe.term, pe.leader_node, pe.index),
-        payload,
-    })
+    Ok(Entry { log_id: log_id(pe.term, pe.leader_node, pe.index), payload })
 }
 
 /// A vote: `[term:8][node:8][committed:1]`.
@@ -103,13 +80,7 @@ pub fn decode_vote(b: &[u8]) -> io::Result<Vote> {
     }
     let term = u64::from_be_bytes(b[..8].try_into().unwrap_or_default());
     let node = u64::from_be_bytes(b[8..16].try_into().unwrap_or_default());
-    Ok(Vote {
-        leader_id: LeaderId {
-            term,
-            node_id: node,
-        },
-        committed: b[16] != 0,
-    })
+    Ok(Vote { leader_id: LeaderId { term, node_id: node }, committed: b[16] != 0 })
 }
 
 /// A log id: `[term:8][node:8][index:8]`.
@@ -159,8 +130,7 @@ pub fn decode_applied(b: &[u8]) -> io::Result<(Option<LogId>, StoredMembership)>
         Some(0) => (None, &b[1..]),
         _ => return Err(invalid("applied state")),
     };
-    let pe = pb::LogEntry::decode(Bytes::copy_from_slice(rest))
-        .map_err(|e| invalid(format!("applied state: {e}")))?;
+    let pe = pb::LogEntry::decode(Bytes::copy_from_slice(rest)).map_err(|e| invalid(format!("applied state: {e}")))?;
     let applied = (pe.kind == 1).then(|| log_id(pe.term, pe.leader_node, pe.index));
     let m = membership_from_pb(pe.membership.unwrap_or_default())?;
     Ok((applied, StoredMembership::new(mid, m)))
@@ -186,20 +156,12 @@ mod tests {
             EntryPayload::Membership(
                 Membership::new(
                     vec![BTreeSet::from([1u64])],
-                    BTreeMap::from([(
-                        1u64,
-                        BasicNode {
-                            addr: "127.0.0.1:1".into(),
-                        },
-                    )]),
+                    BTreeMap::from([(1u64, BasicNode { addr: "127.0.0.1:1".into() })]),
                 )
                 .unwrap(),
             ),
         ] {
-            let e = Entry {
-                log_id: log_id(3, 1, 9),
-                payload,
-            };
+            let e = Entry { log_id: log_id(3, 1, 9), payload };
             let back = decode_entry(&encode_entry(&e)).unwrap();
             assert_eq!(back.log_id, e.log_id);
             assert_eq!(format!("{:?}", back.payload), format!("{:?}", e.payload));
@@ -208,21 +170,11 @@ mod tests {
 
     #[test]
     fn vote_and_applied_roundtrip() {
-        let v = Vote {
-            leader_id: LeaderId {
-                term: 7,
-                node_id: 1,
-            },
-            committed: true,
-        };
+        let v = Vote { leader_id: LeaderId { term: 7, node_id: 1 }, committed: true };
         assert_eq!(decode_vote(&encode_vote(&v)).unwrap(), v);
         let m = StoredMembership::new(
             Some(log_id(1, 1, 1)),
-            Membership::new(
-                vec![BTreeSet::from([1u64])],
-                BTreeMap::from([(1u64, BasicNode::default())]),
-            )
-            .unwrap(),
+            Membership::new(vec![BTreeSet::from([1u64])], BTreeMap::from([(1u64, BasicNode::default())])).unwrap(),
         );
         let (a, m2) = decode_applied(&encode_applied(Some(&log_id(2, 1, 5)), &m)).unwrap();
         assert_eq!(a, Some(log_id(2, 1, 5)));

@@ -12,9 +12,7 @@ use std::ops::{Bound, RangeBounds};
 use openraft::storage::{IOFlushed, LogState, RaftLogStorage};
 use openraft::{OptionalSend, RaftLogReader};
 
-use super::codec::{
-    decode_entry, decode_log_id, decode_vote, encode_entry, encode_log_id, encode_vote,
-};
+use super::codec::{decode_entry, decode_log_id, decode_vote, encode_entry, encode_log_id, encode_vote};
 use super::{Entry, LogId, TypeConfig, Vote};
 use crate::storage::keys::{log_index_of, log_key, state_key, StateKind};
 use crate::storage::{Batch, Cf, Storage};
@@ -35,9 +33,7 @@ impl LogStore {
     }
 
     fn state(&self, kind: StateKind) -> io::Result<Option<bytes::Bytes>> {
-        self.storage
-            .get(Cf::RaftState, &state_key(self.region, kind))
-            .map_err(io_err)
+        self.storage.get(Cf::RaftState, &state_key(self.region, kind)).map_err(io_err)
     }
 
     /// `[from, to)` keys of this region's log.
@@ -87,9 +83,7 @@ impl RaftLogReader<TypeConfig> for LogStore {
     }
 
     async fn read_vote(&mut self) -> Result<Option<Vote>, io::Error> {
-        self.state(StateKind::Vote)?
-            .map(|b| decode_vote(&b))
-            .transpose()
+        self.state(StateKind::Vote)?.map(|b| decode_vote(&b)).transpose()
     }
 }
 
@@ -97,15 +91,9 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     type LogReader = LogStore;
 
     async fn get_log_state(&mut self) -> Result<LogState<TypeConfig>, io::Error> {
-        let last_purged = self
-            .state(StateKind::LastPurged)?
-            .map(|b| decode_log_id(&b))
-            .transpose()?;
+        let last_purged = self.state(StateKind::LastPurged)?.map(|b| decode_log_id(&b)).transpose()?;
         let (lo, hi) = self.key_range(0, None);
-        let last_key = self
-            .storage
-            .last_key(Cf::RaftLog, &lo, &hi)
-            .map_err(io_err)?;
+        let last_key = self.storage.last_key(Cf::RaftLog, &lo, &hi).map_err(io_err)?;
         let last = match last_key {
             Some(k) => {
                 let idx = log_index_of(&k).ok_or_else(|| io_err("bad log key"))?;
@@ -114,10 +102,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
             }
             None => None,
         };
-        Ok(LogState {
-            last_purged_log_id: last_purged,
-            last_log_id: last.or(last_purged),
-        })
+        Ok(LogState { last_purged_log_id: last_purged, last_log_id: last.or(last_purged) })
     }
 
     async fn get_log_reader(&mut self) -> Self::LogReader {
@@ -126,49 +111,31 @@ impl RaftLogStorage<TypeConfig> for LogStore {
 
     async fn save_vote(&mut self, vote: &Vote) -> Result<(), io::Error> {
         let mut b = Batch::new();
-        b.put(
-            Cf::RaftState,
-            state_key(self.region, StateKind::Vote),
-            encode_vote(vote),
-        );
+        b.put(Cf::RaftState, state_key(self.region, StateKind::Vote), encode_vote(vote));
         self.storage.write(b, true).map_err(io_err)
     }
 
     async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), io::Error> {
         if let Some(c) = committed {
             let mut b = Batch::new();
-            b.put(
-                Cf::RaftState,
-                state_key(self.region, StateKind::Committed),
-                encode_log_id(&c).to_vec(),
-            );
+            b.put(Cf::RaftState, state_key(self.region, StateKind::Committed), encode_log_id(&c).to_vec());
             self.storage.write(b, false).map_err(io_err)?;
         }
         Ok(())
     }
 
     async fn read_committed(&mut self) -> Result<Option<LogId>, io::Error> {
-        self.state(StateKind::Committed)?
-            .map(|b| decode_log_id(&b))
-            .transpose()
+        self.state(StateKind::Committed)?.map(|b| decode_log_id(&b)).transpose()
     }
 
-    async fn append<I>(
-        &mut self,
-        entries: I,
-        callback: IOFlushed<TypeConfig>,
-    ) -> Result<(), io::Error>
+    async fn append<I>(&mut self, entries: I, callback: IOFlushed<TypeConfig>) -> Result<(), io::Error>
     where
         I: IntoIterator<Item = Entry> + OptionalSend,
         I::IntoIter: OptionalSend,
     {
         let mut b = Batch::new();
         for e in entries {
-            b.put(
-                Cf::RaftLog,
-                log_key(self.region, e.log_id.index),
-                encode_entry(&e),
-            );
+            b.put(Cf::RaftLog, log_key(self.region, e.log_id.index), encode_entry(&e));
         }
         self.storage.write(b, false).map_err(io_err)?;
         let ticket = self.storage.sync_wal();
@@ -190,11 +157,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     async fn purge(&mut self, log_id: LogId) -> Result<(), io::Error> {
         let (lo, hi) = self.key_range(0, Some(log_id.index + 1));
         let mut b = Batch::new();
-        b.put(
-            Cf::RaftState,
-            state_key(self.region, StateKind::LastPurged),
-            encode_log_id(&log_id).to_vec(),
-        );
+        b.put(Cf::RaftState, state_key(self.region, StateKind::LastPurged), encode_log_id(&log_id).to_vec());
         b.delete_range(Cf::RaftLog, lo, hi);
         self.storage.write(b, false).map_err(io_err)
     }

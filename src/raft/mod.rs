@@ -23,12 +23,7 @@ pub struct Proposal(pub pb::RaftBatch);
 
 impl fmt::Display for Proposal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "Proposal(now_ms={}, cmds={})",
-            self.0.now_ms,
-            self.0.cmds.len()
-        )
+        write!(f, "Proposal(now_ms={}, cmds={})", self.0.now_ms, self.0.cmds.len())
     }
 }
 

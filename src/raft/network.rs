@@ -4,9 +4,7 @@
 
 use openraft::error::{RPCError, ReplicationClosed, StreamingError, Unreachable};
 use openraft::network::RPCOption;
-use openraft::raft::{
-    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, VoteRequest, VoteResponse,
-};
+use openraft::raft::{AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, VoteRequest, VoteResponse};
 use openraft::{BasicNode, OptionalSend, RaftNetworkFactory, RaftNetworkV2};
 
 use super::state_machine::SnapshotData;

@@ -24,6 +24,7 @@ use crate::cluster::RegionRoute;
 use crate::pb::{RaftBatch, WriteCmd};
 use crate::protocol::Reply;
 use crate::storage::Storage;
+use crate::types::cache::Epochs;
 use crate::types::now_ms;
 
 /// Where a write's reply goes.
@@ -58,28 +59,17 @@ fn raft_config() -> Result<Config, String> {
 impl Region {
     /// Open (or create) the group of `route` on the current core and wait until
     /// it leads and has applied everything it had committed before a restart.
-    pub async fn start(storage: Storage, route: &RegionRoute) -> Result<Rc<Region>, String> {
+    pub async fn start(storage: Storage, epochs: Arc<Epochs>, route: &RegionRoute) -> Result<Rc<Region>, String> {
         let log = LogStore::new(storage.clone(), route.id);
-        let sm = StateMachine::open(storage, route.id, route.start, route.end)
-            .map_err(|e| e.to_string())?;
-        let raft = Raft::new(NODE_ID, Arc::new(raft_config()?), Standalone, log, sm)
-            .await
-            .map_err(|e| e.to_string())?;
+        let sm = StateMachine::open(storage, epochs, route.id, route.start, route.end).map_err(|e| e.to_string())?;
+        let raft =
+            Raft::new(NODE_ID, Arc::new(raft_config()?), Standalone, log, sm).await.map_err(|e| e.to_string())?;
         if !raft.is_initialized().await.map_err(|e| e.to_string())? {
-            let members = BTreeMap::from([(
-                NODE_ID,
-                BasicNode {
-                    addr: String::new(),
-                },
-            )]);
+            let members = BTreeMap::from([(NODE_ID, BasicNode { addr: String::new() })]);
             raft.initialize(members).await.map_err(|e| e.to_string())?;
         }
         let timeout = Some(Duration::from_secs(60));
-        let m = raft
-            .wait(timeout)
-            .state(ServerState::Leader, "standalone leader")
-            .await
-            .map_err(|e| e.to_string())?;
+        let m = raft.wait(timeout).state(ServerState::Leader, "standalone leader").await.map_err(|e| e.to_string())?;
         // A new leader commits a blank entry; once it is applied, so is everything before it.
         raft.wait(timeout)
             .applied_index_at_least(m.last_log_index, "apply to last log")
@@ -116,11 +106,7 @@ impl Region {
         }
         let now = now_ms().max(self.last_now.get());
         self.last_now.set(now);
-        match self
-            .raft
-            .client_write(Proposal(RaftBatch { now_ms: now, cmds }))
-            .await
-        {
+        match self.raft.client_write(Proposal(RaftBatch { now_ms: now, cmds })).await {
             Ok(resp) => {
                 for (tx, r) in waiters.into_iter().zip(resp.data) {
                     let _ = tx.send(r);

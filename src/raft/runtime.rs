@@ -86,9 +86,7 @@ fn until(deadline: Instant) -> Duration {
 /// An executor with little registered I/O memory: NeoKV does no DMA file I/O
 /// through glommio, and the default (10 MiB) exceeds common memlock limits.
 pub fn executor_builder(placement: glommio::Placement) -> glommio::LocalExecutorBuilder {
-    glommio::LocalExecutorBuilder::new(placement)
-        .io_memory(256 << 10)
-        .ring_depth(512)
+    glommio::LocalExecutorBuilder::new(placement).io_memory(256 << 10).ring_depth(512)
 }
 
 impl AsyncRuntime for GlommioRuntime {
@@ -116,20 +114,11 @@ impl AsyncRuntime for GlommioRuntime {
         Sleep(Timer::new(until(deadline)))
     }
 
-    fn timeout<R, F: Future<Output = R> + OptionalSend>(
-        duration: Duration,
-        future: F,
-    ) -> Self::Timeout<R, F> {
-        Timeout {
-            future: Box::pin(future),
-            timer: Timer::new(duration),
-        }
+    fn timeout<R, F: Future<Output = R> + OptionalSend>(duration: Duration, future: F) -> Self::Timeout<R, F> {
+        Timeout { future: Box::pin(future), timer: Timer::new(duration) }
     }
 
-    fn timeout_at<R, F: Future<Output = R> + OptionalSend>(
-        deadline: Self::Instant,
-        future: F,
-    ) -> Self::Timeout<R, F> {
+    fn timeout_at<R, F: Future<Output = R> + OptionalSend>(deadline: Self::Instant, future: F) -> Self::Timeout<R, F> {
         Self::timeout(until(deadline), future)
     }
 
@@ -154,10 +143,7 @@ impl AsyncRuntime for GlommioRuntime {
     where
         F: Future<Output = T>,
     {
-        executor_builder(glommio::Placement::Unbound)
-            .make()
-            .expect("create glommio executor")
-            .run(future)
+        executor_builder(glommio::Placement::Unbound).make().expect("create glommio executor").run(future)
     }
 }
 

@@ -18,8 +18,10 @@ use super::{LogId, SnapshotMeta, StoredMembership, TypeConfig};
 use crate::protocol::Reply;
 use crate::storage::keys::{state_key, StateKind};
 use crate::storage::{Cf, Storage};
+use crate::types::cache::Epochs;
 use crate::types::write::apply_cmd;
 use crate::types::ApplyCtx;
+use std::sync::Arc;
 
 fn io_err(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(e.to_string())
@@ -31,6 +33,7 @@ pub struct SnapshotData;
 
 pub struct StateMachine {
     storage: Storage,
+    epochs: Arc<Epochs>,
     region: u32,
     slot_start: u16,
     slot_end: u32,
@@ -41,22 +44,19 @@ pub struct StateMachine {
 impl StateMachine {
     /// Open the state machine of `region` (slots `[slot_start, slot_end)`), loading
     /// its applied state.
-    pub fn open(storage: Storage, region: u32, slot_start: u16, slot_end: u32) -> io::Result<Self> {
-        let (applied, membership) = match storage
-            .get(Cf::RaftState, &state_key(region, StateKind::Applied))
-            .map_err(io_err)?
-        {
-            Some(b) => decode_applied(&b)?,
-            None => (None, StoredMembership::default()),
-        };
-        Ok(StateMachine {
-            storage,
-            region,
-            slot_start,
-            slot_end,
-            applied,
-            membership,
-        })
+    pub fn open(
+        storage: Storage,
+        epochs: Arc<Epochs>,
+        region: u32,
+        slot_start: u16,
+        slot_end: u32,
+    ) -> io::Result<Self> {
+        let (applied, membership) =
+            match storage.get(Cf::RaftState, &state_key(region, StateKind::Applied)).map_err(io_err)? {
+                Some(b) => decode_applied(&b)?,
+                None => (None, StoredMembership::default()),
+            };
+        Ok(StateMachine { storage, epochs, region, slot_start, slot_end, applied, membership })
     }
 }
 
@@ -69,9 +69,7 @@ pub struct SnapshotBuilder {
 impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
     type SnapshotData = SnapshotData;
 
-    async fn build_snapshot(
-        &mut self,
-    ) -> Result<openraft::alias::SnapshotOf<TypeConfig, SnapshotData>, io::Error> {
+    async fn build_snapshot(&mut self) -> Result<openraft::alias::SnapshotOf<TypeConfig, SnapshotData>, io::Error> {
         // The applied state must be durable before the log behind it may be purged.
         self.storage.sync_wal_blocking().map_err(io_err)?;
         let mut b = crate::storage::Batch::new();
@@ -81,10 +79,7 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
             encode_applied(self.meta.last_log_id.as_ref(), &self.meta.last_membership),
         );
         self.storage.write(b, true).map_err(io_err)?;
-        Ok(Snapshot {
-            meta: self.meta.clone(),
-            snapshot: SnapshotData,
-        })
+        Ok(Snapshot { meta: self.meta.clone(), snapshot: SnapshotData })
     }
 }
 
@@ -98,9 +93,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
 
     async fn apply<Strm>(&mut self, mut entries: Strm) -> Result<(), io::Error>
     where
-        Strm: futures_util::Stream<Item = Result<EntryResponder<TypeConfig>, io::Error>>
-            + Unpin
-            + OptionalSend,
+        Strm: futures_util::Stream<Item = Result<EntryResponder<TypeConfig>, io::Error>> + Unpin + OptionalSend,
     {
         let mut ctx = ApplyCtx::new(&self.storage, self.slot_start, self.slot_end);
         let mut responders = Vec::new();
@@ -131,9 +124,10 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             state_key(self.region, StateKind::Applied).to_vec(),
             encode_applied(self.applied.as_ref(), &self.membership),
         );
-        self.storage
-            .write(ctx.take_batch(), false)
-            .map_err(io_err)?;
+        let crate::types::Applied { batch, written, flushed } = ctx.take();
+        self.storage.write(batch, false).map_err(io_err)?;
+        // Cached reads of what changed turn stale before anyone hears of the write.
+        crate::types::Applied { batch: Default::default(), written, flushed }.invalidate(&self.epochs);
         for (r, replies) in responders {
             r.send(replies);
         }
@@ -144,42 +138,22 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         SnapshotBuilder {
             storage: self.storage.clone(),
             region: self.region,
-            meta: SnapshotMeta {
-                last_log_id: self.applied,
-                last_membership: self.membership.clone(),
-            },
+            meta: SnapshotMeta { last_log_id: self.applied, last_membership: self.membership.clone() },
         }
     }
 
-    async fn install_snapshot(
-        &mut self,
-        _meta: &SnapshotMeta,
-        _snapshot: SnapshotData,
-    ) -> Result<(), io::Error> {
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "snapshot installation arrives with cluster mode",
-        ))
+    async fn install_snapshot(&mut self, _meta: &SnapshotMeta, _snapshot: SnapshotData) -> Result<(), io::Error> {
+        Err(io::Error::new(io::ErrorKind::Unsupported, "snapshot installation arrives with cluster mode"))
     }
 
     async fn get_current_snapshot(
         &mut self,
     ) -> Result<Option<openraft::alias::SnapshotOf<TypeConfig, SnapshotData>>, io::Error> {
-        let Some(b) = self
-            .storage
-            .get(Cf::RaftState, &state_key(self.region, StateKind::Snapshot))
-            .map_err(io_err)?
+        let Some(b) = self.storage.get(Cf::RaftState, &state_key(self.region, StateKind::Snapshot)).map_err(io_err)?
         else {
             return Ok(None);
         };
-        let (last_log_id, last_membership) =
-            decode_applied(&b).map_err(|e| invalid(e.to_string()))?;
-        Ok(Some(Snapshot {
-            meta: SnapshotMeta {
-                last_log_id,
-                last_membership,
-            },
-            snapshot: SnapshotData,
-        }))
+        let (last_log_id, last_membership) = decode_applied(&b).map_err(|e| invalid(e.to_string()))?;
+        Ok(Some(Snapshot { meta: SnapshotMeta { last_log_id, last_membership }, snapshot: SnapshotData }))
     }
 }

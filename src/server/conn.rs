@@ -27,9 +27,7 @@ const MAX_QUERY_BUFFER: usize = 1 << 30;
 /// Await every pending write's reply, in order, into `out`.
 async fn drain(pending: &mut Vec<oneshot::Receiver<Reply>>, out: &mut BytesMut, resp: u8) {
     for rx in pending.drain(..) {
-        let r = rx
-            .await
-            .unwrap_or_else(|_| Reply::error("ERR write aborted"));
+        let r = rx.await.unwrap_or_else(|_| Reply::error("ERR write aborted"));
         r.encode(resp, out);
     }
 }
@@ -37,14 +35,8 @@ async fn drain(pending: &mut Vec<oneshot::Receiver<Reply>>, out: &mut BytesMut, 
 pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
     let _ = stream.set_nodelay(true);
     let shared = core.shared.clone();
-    let addr = stream
-        .peer_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
-    let laddr = stream
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
+    let addr = stream.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+    let laddr = stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
     let id = shared.next_client_id.fetch_add(1, Ordering::Relaxed);
     let entry = Arc::new(ClientEntry {
         id,
@@ -65,12 +57,7 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
     stats.connections.fetch_add(1, Ordering::Relaxed);
     let (limits, authed) = {
         let cfg = shared.config();
-        (
-            DecodeLimits {
-                max_bulk_len: cfg.proto_max_bulk_len,
-            },
-            cfg.requirepass.is_empty(),
-        )
+        (DecodeLimits { max_bulk_len: cfg.proto_max_bulk_len }, cfg.requirepass.is_empty())
     };
     let decoder = Decoder::new(limits);
     let mut session = Session::new(entry.clone(), authed);
@@ -127,17 +114,11 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                 }
                 Plan::Broadcast(c) => {
                     drain(&mut pending, &mut out, session.resp).await;
-                    let rxs: Vec<_> = shared
-                        .router
-                        .regions()
-                        .iter()
-                        .map(|r| core.submit_write(r.id, c.clone()))
-                        .collect();
+                    let rxs: Vec<_> =
+                        shared.router.regions().iter().map(|r| core.submit_write(r.id, c.clone())).collect();
                     let mut first = None;
                     for rx in rxs {
-                        let r = rx
-                            .await
-                            .unwrap_or_else(|_| Reply::error("ERR write aborted"));
+                        let r = rx.await.unwrap_or_else(|_| Reply::error("ERR write aborted"));
                         if first.is_none() || r.is_error() {
                             first = Some(r);
                         }
@@ -160,17 +141,13 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
         drain(&mut pending, &mut out, session.resp).await;
         stats.commands.fetch_add(commands, Ordering::Relaxed);
         if let Some(spec) = last_spec {
-            entry
-                .last_cmd
-                .store(cmd::table::spec_id(spec), Ordering::Relaxed);
+            entry.last_cmd.store(cmd::table::spec_id(spec), Ordering::Relaxed);
             if let Ok(mut t) = entry.last_active.lock() {
                 *t = Instant::now();
             }
         }
         if !out.is_empty() {
-            stats
-                .net_output
-                .fetch_add(out.len() as u64, Ordering::Relaxed);
+            stats.net_output.fetch_add(out.len() as u64, Ordering::Relaxed);
             if stream.write_all(&out).await.is_err() {
                 break 'conn;
             }

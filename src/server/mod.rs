@@ -33,27 +33,20 @@ pub fn run(config: Config) -> Result<(), String> {
     )
     .map_err(|e| e.to_string())?;
     let router = Router::standalone(config.regions, cores);
-    let addr: SocketAddr = format!("{}:{}", config.bind, config.port)
-        .parse()
-        .map_err(|e| format!("bad address: {e}"))?;
+    let addr: SocketAddr =
+        format!("{}:{}", config.bind, config.port).parse().map_err(|e| format!("bad address: {e}"))?;
     let (outboxes, inboxes) = shard::mesh(cores);
     let shared = Arc::new(Shared::new(storage.clone(), router, config, outboxes));
     install_signal_handler(storage)?;
 
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let pin = shared.config().pin;
     let ready = Arc::new(AtomicUsize::new(0));
     let mut handles = Vec::new();
     for (id, inbox) in inboxes.into_iter().enumerate() {
         let shared = shared.clone();
         let ready = ready.clone();
-        let placement = if pin {
-            Placement::Fixed(id % cpus)
-        } else {
-            Placement::Unbound
-        };
+        let placement = if pin { Placement::Fixed(id % cpus) } else { Placement::Unbound };
         let h = executor_builder(placement)
             .name(&format!("neokv-core-{id}"))
             .spawn(move || core_main(id, cores, shared, inbox, ready, addr))
@@ -80,9 +73,7 @@ async fn core_main(
 ) -> Result<(), String> {
     let core = Core::new(id, shared);
     glommio::spawn_local(core.clone().serve_inbox(inbox)).detach();
-    core.start_regions()
-        .await
-        .map_err(|e| format!("core {id}: {e}"))?;
+    core.start_regions().await.map_err(|e| format!("core {id}: {e}"))?;
     core.start_background();
     // Accept only once every core serves its regions.
     ready.fetch_add(1, Ordering::SeqCst);
@@ -91,10 +82,7 @@ async fn core_main(
     }
     let listener = TcpListener::bind(addr).map_err(|e| format!("bind {addr}: {e}"))?;
     if ready.fetch_add(1, Ordering::SeqCst) == 2 * cores - 1 {
-        println!(
-            "NeoKV ready on {addr} ({cores} cores, {} regions)",
-            core.shared.router.regions().len()
-        );
+        println!("NeoKV ready on {addr} ({cores} cores, {} regions)", core.shared.router.regions().len());
     }
     accept_loop(core, listener).await;
     Ok(())
@@ -117,8 +105,7 @@ async fn accept_loop(core: Rc<Core>, listener: TcpListener) {
 /// On SIGINT/SIGTERM, make the WAL durable and exit.
 fn install_signal_handler(storage: Storage) -> Result<(), String> {
     use signal_hook::consts::{SIGINT, SIGTERM};
-    let mut signals =
-        signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(|e| e.to_string())?;
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(|e| e.to_string())?;
     std::thread::Builder::new()
         .name("neokv-signals".into())
         .spawn(move || {

@@ -83,24 +83,11 @@ pub async fn run(core: Rc<Core>, region: Rc<Region>, route: RegionRoute) {
         if due.is_empty() {
             continue;
         }
-        let (keys, vals) = due
-            .into_iter()
-            .map(|(k, at)| (k, Bytes::copy_from_slice(&at.to_be_bytes())))
-            .unzip();
+        let (keys, vals) = due.into_iter().map(|(k, at)| (k, Bytes::copy_from_slice(&at.to_be_bytes()))).unzip();
         let (tx, rx) = oneshot::channel();
-        region.submit(
-            WriteCmd {
-                op: Op::ExpireKeys as i32,
-                keys,
-                vals,
-                ..Default::default()
-            },
-            tx,
-        );
+        region.submit(WriteCmd { op: Op::ExpireKeys as i32, keys, vals, ..Default::default() }, tx);
         if let Ok(Reply::Int(n)) = rx.await {
-            core.shared
-                .expired_keys
-                .fetch_add(n as u64, Ordering::Relaxed);
+            core.shared.expired_keys.fetch_add(n as u64, Ordering::Relaxed);
         }
     }
 }

@@ -20,17 +20,14 @@ use futures_util::StreamExt;
 use crate::pb::WriteCmd;
 use crate::protocol::Reply;
 use crate::raft::region::Region;
+use crate::types::cache::ReadCache;
 
 pub use shared::Shared;
 
 /// A message from one core to another.
 pub enum CoreMsg {
     /// Propose `cmd` on `region` (owned by the receiving core) and reply on `tx`.
-    Write {
-        region: u32,
-        cmd: WriteCmd,
-        tx: oneshot::Sender<Reply>,
-    },
+    Write { region: u32, cmd: WriteCmd, tx: oneshot::Sender<Reply> },
 }
 
 pub type Inbox = mpsc::UnboundedReceiver<CoreMsg>;
@@ -40,30 +37,22 @@ pub type Outbox = mpsc::UnboundedSender<CoreMsg>;
 pub struct Core {
     pub id: usize,
     pub shared: Arc<Shared>,
+    /// This core's cache of point reads (see `types::cache`).
+    pub cache: ReadCache,
     regions: RefCell<HashMap<u32, Rc<Region>>>,
 }
 
 impl Core {
     pub fn new(id: usize, shared: Arc<Shared>) -> Rc<Core> {
-        Rc::new(Core {
-            id,
-            shared,
-            regions: RefCell::new(HashMap::new()),
-        })
+        let per_core = (shared.config().read_cache_mb << 20) / shared.mesh.len().max(1);
+        Rc::new(Core { id, shared, cache: ReadCache::new(per_core), regions: RefCell::new(HashMap::new()) })
     }
 
     /// Start every region this core owns; returns once each leads and has caught up.
     pub async fn start_regions(&self) -> Result<(), String> {
-        let routes: Vec<_> = self
-            .shared
-            .router
-            .regions()
-            .iter()
-            .filter(|r| r.core == self.id)
-            .cloned()
-            .collect();
+        let routes: Vec<_> = self.shared.router.regions().iter().filter(|r| r.core == self.id).cloned().collect();
         for route in routes {
-            let region = Region::start(self.shared.storage.clone(), &route).await?;
+            let region = Region::start(self.shared.storage.clone(), self.shared.epochs.clone(), &route).await?;
             self.regions.borrow_mut().insert(route.id, region);
         }
         Ok(())
@@ -71,13 +60,7 @@ impl Core {
 
     /// Start active expiry for every local region.
     pub fn start_background(self: &Rc<Self>) {
-        for route in self
-            .shared
-            .router
-            .regions()
-            .iter()
-            .filter(|r| r.core == self.id)
-        {
+        for route in self.shared.router.regions().iter().filter(|r| r.core == self.id) {
             if let Some(region) = self.local_region(route.id) {
                 glommio::spawn_local(expire::run(self.clone(), region, route.clone())).detach();
             }
@@ -103,9 +86,7 @@ impl Core {
                     let _ = tx.send(Reply::error("ERR region not started"));
                 }
             }
-        } else if let Err(e) =
-            self.shared.mesh[owner].unbounded_send(CoreMsg::Write { region, cmd, tx })
-        {
+        } else if let Err(e) = self.shared.mesh[owner].unbounded_send(CoreMsg::Write { region, cmd, tx }) {
             let CoreMsg::Write { tx, .. } = e.into_inner();
             let _ = tx.send(Reply::error("ERR owning core stopped"));
         }

@@ -13,6 +13,7 @@ use super::Outbox;
 use crate::cluster::Router;
 use crate::config::Config;
 use crate::storage::Storage;
+use crate::types::cache::Epochs;
 
 /// Counters one core updates; padded so cores never share a cache line.
 #[repr(align(128))]
@@ -68,6 +69,8 @@ impl ScanCursors {
 
 pub struct Shared {
     pub storage: Storage,
+    /// Write epochs that keep every core's read cache exact.
+    pub epochs: Arc<Epochs>,
     pub router: Router,
     pub config: RwLock<Config>,
     pub mesh: Vec<Outbox>,
@@ -86,11 +89,11 @@ impl Shared {
     pub fn new(storage: Storage, router: Router, config: Config, mesh: Vec<Outbox>) -> Shared {
         let cores = mesh.len();
         let now = crate::types::now_ms() / 1000;
-        let run_id: String = (0..40)
-            .map(|_| char::from_digit(rand::random_range(0..16u32), 16).unwrap_or('0'))
-            .collect();
+        let run_id: String =
+            (0..40).map(|_| char::from_digit(rand::random_range(0..16u32), 16).unwrap_or('0')).collect();
         Shared {
             storage,
+            epochs: Arc::new(Epochs::default()),
             router,
             config: RwLock::new(config),
             mesh,
@@ -111,10 +114,7 @@ impl Shared {
     }
 
     pub fn total(&self, f: impl Fn(&CoreStats) -> &AtomicU64) -> u64 {
-        self.stats
-            .iter()
-            .map(|s| f(s).load(Ordering::Relaxed))
-            .sum()
+        self.stats.iter().map(|s| f(s).load(Ordering::Relaxed)).sum()
     }
 
     pub fn connected_clients(&self) -> usize {

@@ -123,21 +123,13 @@ pub fn encode_score(score: f64) -> [u8; 8] {
     debug_assert!(!score.is_nan(), "NaN scores are rejected before storage");
     let s = if score == 0.0 { 0.0f64 } else { score };
     let bits = s.to_bits();
-    let enc = if bits & (1 << 63) != 0 {
-        !bits
-    } else {
-        bits | (1 << 63)
-    };
+    let enc = if bits & (1 << 63) != 0 { !bits } else { bits | (1 << 63) };
     enc.to_be_bytes()
 }
 
 pub fn decode_score(b: [u8; 8]) -> f64 {
     let enc = u64::from_be_bytes(b);
-    let bits = if enc & (1 << 63) != 0 {
-        enc & !(1 << 63)
-    } else {
-        !enc
-    };
+    let bits = if enc & (1 << 63) != 0 { enc & !(1 << 63) } else { !enc };
     f64::from_bits(bits)
 }
 
@@ -207,14 +199,8 @@ mod tests {
     fn meta_key_roundtrip_and_order() {
         let k = meta_key(42, b"hello");
         assert_eq!(decode_meta_key(&k), Some((42, &b"hello"[..])));
-        assert!(
-            meta_key(1, b"zzzz") < meta_key(2, b"a"),
-            "slot orders first"
-        );
-        assert!(
-            slot_lower_bound(3) <= meta_key(3, b"")
-                && meta_key(3, b"\xff\xff") < slot_upper_bound(4)
-        );
+        assert!(meta_key(1, b"zzzz") < meta_key(2, b"a"), "slot orders first");
+        assert!(slot_lower_bound(3) <= meta_key(3, b"") && meta_key(3, b"\xff\xff") < slot_upper_bound(4));
         assert!(meta_key(16383, &[0xff; 300]) < slot_upper_bound(16384));
         assert_eq!(decode_meta_key(&k[..5]), None);
     }
@@ -222,18 +208,9 @@ mod tests {
     #[test]
     fn expire_index_orders_by_slot_then_time() {
         let k = expire_index_key(9, 1_700_000_000_000, b"key");
-        assert_eq!(
-            decode_expire_index_key(&k),
-            Some((9, 1_700_000_000_000, &b"key"[..]))
-        );
-        assert!(
-            expire_index_key(9, 5, b"zzz") < expire_index_key(9, 6, b"a"),
-            "time orders before key"
-        );
-        assert!(
-            expire_index_key(9, u64::MAX, b"z") < expire_index_key(10, 0, b"a"),
-            "slot orders first"
-        );
+        assert_eq!(decode_expire_index_key(&k), Some((9, 1_700_000_000_000, &b"key"[..])));
+        assert!(expire_index_key(9, 5, b"zzz") < expire_index_key(9, 6, b"a"), "time orders before key");
+        assert!(expire_index_key(9, u64::MAX, b"z") < expire_index_key(10, 0, b"a"), "slot orders first");
         assert!(slot_lower_bound(9) <= k && k < slot_upper_bound(10));
         assert_eq!(decode_expire_index_key(&k[..13]), None);
     }
@@ -276,11 +253,7 @@ mod tests {
         for (&v, e) in vals.iter().zip(&enc) {
             assert_eq!(decode_score(*e).to_bits(), v.to_bits());
         }
-        assert_eq!(
-            encode_score(-0.0),
-            encode_score(0.0),
-            "-0.0 normalises to +0.0"
-        );
+        assert_eq!(encode_score(-0.0), encode_score(0.0), "-0.0 normalises to +0.0");
         assert_eq!(decode_score(encode_score(-0.0)).to_bits(), 0.0f64.to_bits());
         vals.reverse();
     }

@@ -26,11 +26,7 @@ impl Meta {
         }
         let kind = KeyType::from_u8(raw[0] & 0x0f)?;
         let expire_ms = u64::from_be_bytes(raw[1..9].try_into().ok()?);
-        Some(Meta {
-            kind,
-            expire_ms,
-            payload: raw.slice(META_HEADER..),
-        })
+        Some(Meta { kind, expire_ms, payload: raw.slice(META_HEADER..) })
     }
 
     /// True if the key has a TTL that has passed at `now_ms`.
@@ -49,9 +45,7 @@ impl Meta {
 
     /// Element count of a composite key.
     pub fn size(&self) -> Option<u64> {
-        Some(u64::from_be_bytes(
-            self.payload.get(8..16)?.try_into().ok()?,
-        ))
+        Some(u64::from_be_bytes(self.payload.get(8..16)?.try_into().ok()?))
     }
 }
 
@@ -90,10 +84,7 @@ mod tests {
         let raw = encode(KeyType::String, 1234, b"value");
         assert_eq!(raw[0], 0x81);
         let m = Meta::decode(Bytes::from(raw.clone())).unwrap();
-        assert_eq!(
-            (m.kind, m.expire_ms, &m.payload[..]),
-            (KeyType::String, 1234, &b"value"[..])
-        );
+        assert_eq!((m.kind, m.expire_ms, &m.payload[..]), (KeyType::String, 1234, &b"value"[..]));
         assert_eq!(m.encode(), raw);
         assert!(m.is_expired(1234) && !m.is_expired(1233));
         assert!(!Meta { expire_ms: 0, ..m }.is_expired(u64::MAX));
@@ -101,24 +92,11 @@ mod tests {
 
     #[test]
     fn composite_roundtrip() {
-        let raw = encode(
-            KeyType::List,
-            0,
-            &list_payload(7, 3, LIST_INITIAL_INDEX - 1, LIST_INITIAL_INDEX + 2),
-        );
+        let raw = encode(KeyType::List, 0, &list_payload(7, 3, LIST_INITIAL_INDEX - 1, LIST_INITIAL_INDEX + 2));
         let m = Meta::decode(Bytes::from(raw)).unwrap();
-        assert_eq!(
-            (m.kind, m.version(), m.size()),
-            (KeyType::List, Some(7), Some(3))
-        );
+        assert_eq!((m.kind, m.version(), m.size()), (KeyType::List, Some(7), Some(3)));
         assert_eq!(m.payload.len(), 32);
-        assert!(
-            Meta::decode(Bytes::from_static(b"\x01abcdefgh")).is_none(),
-            "flag bit 0x80 required"
-        );
-        assert!(
-            Meta::decode(Bytes::from_static(b"\x81abc")).is_none(),
-            "too short"
-        );
+        assert!(Meta::decode(Bytes::from_static(b"\x01abcdefgh")).is_none(), "flag bit 0x80 required");
+        assert!(Meta::decode(Bytes::from_static(b"\x81abc")).is_none(), "too short");
     }
 }

@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use rocksdb::{
-    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType, Direction,
-    IteratorMode, Options, ReadOptions, WriteOptions, DB,
+    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBCompressionType, Direction, IteratorMode,
+    Options, ReadOptions, WriteOptions, DB,
 };
 
 pub use syncer::{FsyncPolicy, SyncTicket};
@@ -50,11 +50,7 @@ pub struct StorageOptions {
 
 impl Default for StorageOptions {
     fn default() -> Self {
-        StorageOptions {
-            block_cache_bytes: 256 << 20,
-            write_buffer_bytes: 64 << 20,
-            fsync: FsyncPolicy::Always,
-        }
+        StorageOptions { block_cache_bytes: 256 << 20, write_buffer_bytes: 64 << 20, fsync: FsyncPolicy::Always }
     }
 }
 
@@ -139,8 +135,7 @@ impl Batch {
     }
     /// Delete `[from, to)`.
     pub fn delete_range(&mut self, cf: Cf, from: impl Into<Vec<u8>>, to: impl Into<Vec<u8>>) {
-        self.ops
-            .push(BatchOp::DeleteRange(cf, from.into(), to.into()));
+        self.ops.push(BatchOp::DeleteRange(cf, from.into(), to.into()));
     }
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
@@ -153,8 +148,7 @@ impl Batch {
 impl Storage {
     /// Open (or create) the database at `path` with every column family.
     pub fn open(path: &Path, opts: &StorageOptions) -> Result<Storage> {
-        std::fs::create_dir_all(path)
-            .map_err(|e| StorageError(format!("create {}: {e}", path.display())))?;
+        std::fs::create_dir_all(path).map_err(|e| StorageError(format!("create {}: {e}", path.display())))?;
         let cache = Cache::new_lru_cache(opts.block_cache_bytes);
         let mut db_opts = Options::default();
         db_opts.create_if_missing(true);
@@ -199,24 +193,15 @@ impl Storage {
         ];
         let db = Arc::new(DB::open_cf_descriptors(&db_opts, path, cfs)?);
         let syncer = syncer::Syncer::start(db.clone(), opts.fsync);
-        Ok(Storage {
-            inner: Arc::new(Inner { db, syncer }),
-        })
+        Ok(Storage { inner: Arc::new(Inner { db, syncer }) })
     }
 
     fn cf(&self, cf: Cf) -> &ColumnFamily {
-        self.inner
-            .db
-            .cf_handle(cf.name())
-            .expect("column family opened at start")
+        self.inner.db.cf_handle(cf.name()).expect("column family opened at start")
     }
 
     pub fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>> {
-        Ok(self
-            .inner
-            .db
-            .get_pinned_cf(self.cf(cf), key)?
-            .map(|v| Bytes::copy_from_slice(&v)))
+        Ok(self.inner.db.get_pinned_cf(self.cf(cf), key)?.map(|v| Bytes::copy_from_slice(&v)))
     }
 
     /// Apply `batch` atomically. `sync` = fsync the WAL before returning.
@@ -284,19 +269,11 @@ impl Storage {
     }
 
     /// Run `f` with an iterator over `[from, to)` of `cf` that it may seek around in.
-    pub fn with_iter<T>(
-        &self,
-        cf: Cf,
-        from: &[u8],
-        to: &[u8],
-        f: impl FnOnce(&mut Cursor<'_>) -> T,
-    ) -> Result<T> {
+    pub fn with_iter<T>(&self, cf: Cf, from: &[u8], to: &[u8], f: impl FnOnce(&mut Cursor<'_>) -> T) -> Result<T> {
         let mut ro = ReadOptions::default();
         ro.set_iterate_lower_bound(from.to_vec());
         ro.set_iterate_upper_bound(to.to_vec());
-        let mut c = Cursor {
-            it: self.inner.db.raw_iterator_cf_opt(self.cf(cf), ro),
-        };
+        let mut c = Cursor { it: self.inner.db.raw_iterator_cf_opt(self.cf(cf), ro) };
         let out = f(&mut c);
         c.it.status()?;
         Ok(out)
@@ -314,35 +291,22 @@ impl Storage {
 
     /// Count keys of `cf` in `[from, to)` (cheap estimate not used: exact walk).
     pub fn iter_all(&self, cf: Cf) -> impl Iterator<Item = (Box<[u8]>, Box<[u8]>)> + '_ {
-        self.inner
-            .db
-            .iterator_cf(self.cf(cf), IteratorMode::From(&[], Direction::Forward))
-            .map_while(|r| r.ok())
+        self.inner.db.iterator_cf(self.cf(cf), IteratorMode::From(&[], Direction::Forward)).map_while(|r| r.ok())
     }
 
     /// Compact a key range of `cf` (tests and admin use).
     pub fn compact(&self, cf: Cf) {
-        self.inner
-            .db
-            .compact_range_cf(self.cf(cf), None::<&[u8]>, None::<&[u8]>);
+        self.inner.db.compact_range_cf(self.cf(cf), None::<&[u8]>, None::<&[u8]>);
     }
 
     /// RocksDB's estimate of the live data size, for INFO.
     pub fn approximate_size(&self) -> u64 {
         let mut total = 0;
         for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore] {
-            if let Ok(Some(v)) = self
-                .inner
-                .db
-                .property_int_value_cf(self.cf(cf), "rocksdb.estimate-live-data-size")
-            {
+            if let Ok(Some(v)) = self.inner.db.property_int_value_cf(self.cf(cf), "rocksdb.estimate-live-data-size") {
                 total += v;
             }
-            if let Ok(Some(v)) = self
-                .inner
-                .db
-                .property_int_value_cf(self.cf(cf), "rocksdb.cur-size-all-mem-tables")
-            {
+            if let Ok(Some(v)) = self.inner.db.property_int_value_cf(self.cf(cf), "rocksdb.cur-size-all-mem-tables") {
                 total += v;
             }
         }

@@ -118,9 +118,7 @@ impl Future for SyncTicket {
             None => Poll::Ready(Ok(())),
             Some(rx) => match Pin::new(rx).poll(cx) {
                 Poll::Ready(Ok(r)) => Poll::Ready(r),
-                Poll::Ready(Err(_)) => {
-                    Poll::Ready(Err(StorageError("wal sync thread stopped".into())))
-                }
+                Poll::Ready(Err(_)) => Poll::Ready(Err(StorageError("wal sync thread stopped".into()))),
                 Poll::Pending => Poll::Pending,
             },
         }

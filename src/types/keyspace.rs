@@ -52,11 +52,7 @@ pub fn apply_expire(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     if when <= ctx.now_ms {
         ctx.del_key(mk, &m);
     } else {
-        let new = Meta {
-            expire_ms: when,
-            ..m.clone()
-        }
-        .encode();
+        let new = Meta { expire_ms: when, ..m.clone() }.encode();
         ctx.put_meta_over(mk, Some(&m), new);
     }
     Ok(Ok(Reply::Int(1)))
@@ -66,11 +62,7 @@ pub fn apply_persist(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     let mk = mkey(&cmd.keys[0]);
     match ctx.live_meta(&mk)? {
         Some(m) if m.expire_ms != 0 => {
-            let new = Meta {
-                expire_ms: 0,
-                ..m.clone()
-            }
-            .encode();
+            let new = Meta { expire_ms: 0, ..m.clone() }.encode();
             ctx.put_meta_over(mk, Some(&m), new);
             Ok(Ok(Reply::Int(1)))
         }
@@ -104,9 +96,7 @@ pub fn apply_copy(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
         return Ok(Ok(Reply::Int(0)));
     };
     let old_dst = ctx.any_meta(&dst)?;
-    if cmd.flags & flags::COPY_REPLACE == 0
-        && old_dst.as_ref().is_some_and(|d| !d.is_expired(ctx.now_ms))
-    {
+    if cmd.flags & flags::COPY_REPLACE == 0 && old_dst.as_ref().is_some_and(|d| !d.is_expired(ctx.now_ms)) {
         return Ok(Ok(Reply::Int(0)));
     }
     ctx.put_meta_over(dst, old_dst.as_ref(), m.encode());
@@ -146,11 +136,7 @@ pub fn ttl(r: &Reader<'_>, key: &[u8], millis: bool, absolute: bool) -> Result<i
     if m.expire_ms == 0 {
         return Ok(-1);
     }
-    let t = if absolute {
-        m.expire_ms as i64
-    } else {
-        (m.expire_ms as i64 - r.now_ms as i64).max(0)
-    };
+    let t = if absolute { m.expire_ms as i64 } else { (m.expire_ms as i64 - r.now_ms as i64).max(0) };
     Ok(if millis { t } else { (t + 500) / 1000 })
 }
 
@@ -187,13 +173,8 @@ pub fn walk_keys(
     let mut last = None;
     r.storage.scan(Cf::Metadata, &from, &to, false, |k, v| {
         visited += 1;
-        if let (Some((_, key)), Some(meta)) =
-            (decode_meta_key(k), Meta::decode(Bytes::copy_from_slice(v)))
-        {
-            f(ScannedKey {
-                key: Bytes::copy_from_slice(key),
-                meta,
-            });
+        if let (Some((_, key)), Some(meta)) = (decode_meta_key(k), Meta::decode(Bytes::copy_from_slice(v))) {
+            f(ScannedKey { key: Bytes::copy_from_slice(key), meta });
         }
         if visited >= budget {
             last = Some(k.to_vec());
@@ -241,26 +222,19 @@ pub fn dbsize(r: &Reader<'_>) -> Result<i64, StorageError> {
 /// RANDOMKEY: the first live key at or after a random slot (wrapping).
 pub fn random_key(r: &Reader<'_>, start_slot: u16) -> Result<Option<Bytes>, StorageError> {
     let mut found = None;
-    for (lo, hi) in [
-        (start_slot as u32, crate::cluster::SLOT_COUNT),
-        (0, start_slot as u32),
-    ] {
+    for (lo, hi) in [(start_slot as u32, crate::cluster::SLOT_COUNT), (0, start_slot as u32)] {
         if lo >= hi {
             continue;
         }
-        r.storage.scan(
-            Cf::Metadata,
-            &slot_lower_bound(lo as u16),
-            &slot_upper_bound(hi),
-            false,
-            |k, v| match (decode_meta_key(k), Meta::decode(Bytes::copy_from_slice(v))) {
+        r.storage.scan(Cf::Metadata, &slot_lower_bound(lo as u16), &slot_upper_bound(hi), false, |k, v| {
+            match (decode_meta_key(k), Meta::decode(Bytes::copy_from_slice(v))) {
                 (Some((_, key)), Some(m)) if !m.is_expired(r.now_ms) => {
                     found = Some(Bytes::copy_from_slice(key));
                     false
                 }
                 _ => true,
-            },
-        )?;
+            }
+        })?;
         if found.is_some() {
             break;
         }

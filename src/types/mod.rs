@@ -6,6 +6,7 @@
 //! (slot of a key) and `protocol` (the `Reply` each write produces). Never touches
 //! sockets, Raft or cores.
 
+pub mod cache;
 pub mod glob;
 pub mod keyspace;
 pub mod string;
@@ -15,9 +16,7 @@ use ahash::AHashMap;
 use bytes::Bytes;
 
 use crate::cluster::key_slot;
-use crate::storage::keys::{
-    decode_meta_key, expire_index_key, meta_key, slot_lower_bound, slot_upper_bound, KeyType,
-};
+use crate::storage::keys::{decode_meta_key, expire_index_key, meta_key, slot_lower_bound, slot_upper_bound, KeyType};
 use crate::storage::meta::Meta;
 use crate::storage::{Batch, Cf, Storage, StorageError};
 
@@ -47,10 +46,7 @@ pub enum TypeError {
 /// Milliseconds since the Unix epoch from the local clock (handlers and readers only;
 /// apply uses the entry's `now_ms`).
 pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 /// The metadata key of a user key.
@@ -98,10 +94,7 @@ impl<'a> ApplyCtx<'a> {
 
     /// The key's metadata if it exists and has not expired at the entry's time.
     pub fn live_meta(&self, mk: &[u8]) -> Result<Option<Meta>, StorageError> {
-        Ok(self
-            .raw_meta(mk)?
-            .and_then(Meta::decode)
-            .filter(|m| !m.is_expired(self.now_ms)))
+        Ok(self.raw_meta(mk)?.and_then(Meta::decode).filter(|m| !m.is_expired(self.now_ms)))
     }
 
     /// The key's metadata even if expired (for cleanup).
@@ -168,10 +161,7 @@ impl<'a> ApplyCtx<'a> {
 
     /// Delete every key of the region (FLUSHDB/FLUSHALL).
     pub fn flush_region(&mut self) {
-        let (lo, hi) = (
-            slot_lower_bound(self.slot_start),
-            slot_upper_bound(self.slot_end),
-        );
+        let (lo, hi) = (slot_lower_bound(self.slot_start), slot_upper_bound(self.slot_end));
         for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore, Cf::ExpireIndex] {
             self.batch.delete_range(cf, lo.clone(), hi.clone());
         }
@@ -186,19 +176,42 @@ impl<'a> ApplyCtx<'a> {
 
     /// Forget the overlay (the batch was written) and hand the batch out.
     pub fn take_batch(&mut self) -> Batch {
-        self.overlay.clear();
-        self.flushed = false;
-        std::mem::take(&mut self.batch)
+        self.take().batch
+    }
+
+    /// Hand out the batch with what it changed, and start afresh.
+    pub fn take(&mut self) -> Applied {
+        let written = self.overlay.drain().map(|(k, _)| k).collect();
+        let flushed = std::mem::replace(&mut self.flushed, false);
+        Applied { batch: std::mem::take(&mut self.batch), written, flushed }
     }
 }
 
 /// The expire time of an encoded metadata value (0 = none).
 fn expire_of(value: &[u8]) -> u64 {
-    value
-        .get(1..9)
-        .and_then(|b| b.try_into().ok())
-        .map(u64::from_be_bytes)
-        .unwrap_or(0)
+    value.get(1..9).and_then(|b| b.try_into().ok()).map(u64::from_be_bytes).unwrap_or(0)
+}
+
+/// What an apply batch changed: its writes, the metadata keys it wrote and
+/// whether it flushed its region (for read-cache invalidation).
+pub struct Applied {
+    pub batch: Batch,
+    pub written: Vec<Vec<u8>>,
+    pub flushed: bool,
+}
+
+impl Applied {
+    /// After `batch` is in RocksDB: invalidate cached reads of what it changed.
+    pub fn invalidate(&self, epochs: &cache::Epochs) {
+        if self.flushed {
+            epochs.bump_all();
+        }
+        for mk in &self.written {
+            if let Some((_, key)) = decode_meta_key(mk) {
+                epochs.bump(key);
+            }
+        }
+    }
 }
 
 /// Reads with the local clock. Any core may read: an acknowledged write has
@@ -206,31 +219,39 @@ fn expire_of(value: &[u8]) -> u64 {
 pub struct Reader<'a> {
     pub storage: &'a Storage,
     pub now_ms: u64,
+    cache: Option<(&'a cache::ReadCache, &'a cache::Epochs)>,
 }
 
 impl<'a> Reader<'a> {
     pub fn new(storage: &'a Storage) -> Self {
-        Reader {
-            storage,
-            now_ms: now_ms(),
+        Reader { storage, now_ms: now_ms(), cache: None }
+    }
+
+    /// A reader whose point reads go through a core's read cache.
+    pub fn cached(storage: &'a Storage, cache: &'a cache::ReadCache, epochs: &'a cache::Epochs) -> Self {
+        Reader { storage, now_ms: now_ms(), cache: Some((cache, epochs)) }
+    }
+
+    fn raw_meta(&self, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
+        let Some((c, ep)) = self.cache else {
+            return self.storage.get(Cf::Metadata, &mkey(key));
+        };
+        let stamp = ep.stamp(key);
+        if let Some(v) = c.get(key, stamp) {
+            return Ok(v);
         }
+        let v = self.storage.get(Cf::Metadata, &mkey(key))?;
+        c.put(key, stamp, v.clone());
+        Ok(v)
     }
 
     /// Live metadata of `key`, or `None` if absent or expired.
     pub fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError> {
-        Ok(self
-            .storage
-            .get(Cf::Metadata, &mkey(key))?
-            .and_then(Meta::decode)
-            .filter(|m| !m.is_expired(self.now_ms)))
+        Ok(self.raw_meta(key)?.and_then(Meta::decode).filter(|m| !m.is_expired(self.now_ms)))
     }
 
     /// Live metadata, checked to be of type `kind`.
-    pub fn typed(
-        &self,
-        key: &[u8],
-        kind: KeyType,
-    ) -> Result<Result<Option<Meta>, TypeError>, StorageError> {
+    pub fn typed(&self, key: &[u8], kind: KeyType) -> Result<Result<Option<Meta>, TypeError>, StorageError> {
         Ok(match self.meta(key)? {
             Some(m) if m.kind != kind => Err(TypeError::WrongType),
             m => Ok(m),

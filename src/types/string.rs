@@ -56,21 +56,10 @@ pub fn apply_set(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
             Reply::Nil
         }));
     }
-    let expire = if cmd.flags & flags::SET_KEEPTTL != 0 {
-        old.as_ref().map(|m| m.expire_ms).unwrap_or(0)
-    } else {
-        cmd.at_ms
-    };
-    ctx.put_meta_over(
-        mk,
-        old.as_ref(),
-        meta::encode(KeyType::String, expire, val(cmd, 0)),
-    );
-    Ok(Ok(if cmd.reply == reply_kind::SETNX {
-        Reply::Int(1)
-    } else {
-        reply
-    }))
+    let expire =
+        if cmd.flags & flags::SET_KEEPTTL != 0 { old.as_ref().map(|m| m.expire_ms).unwrap_or(0) } else { cmd.at_ms };
+    ctx.put_meta_over(mk, old.as_ref(), meta::encode(KeyType::String, expire, val(cmd, 0)));
+    Ok(Ok(if cmd.reply == reply_kind::SETNX { Reply::Int(1) } else { reply }))
 }
 
 /// MSET (flags 0) and MSETNX (flags SET_NX).
@@ -106,11 +95,7 @@ pub fn apply_incrby(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
         return Ok(Err(TypeError::Overflow));
     };
     let mut buf = itoa::Buffer::new();
-    ctx.put_meta_over(
-        mk,
-        old.as_ref(),
-        meta::encode(KeyType::String, expire, buf.format(new).as_bytes()),
-    );
+    ctx.put_meta_over(mk, old.as_ref(), meta::encode(KeyType::String, expire, buf.format(new).as_bytes()));
     Ok(Ok(Reply::Int(new)))
 }
 
@@ -128,11 +113,7 @@ pub fn apply_incrbyfloat(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult 
         Err(FloatIncrError::NanOrInf) => return Ok(Err(TypeError::NanOrInf)),
     };
     let expire = old.as_ref().map(|m| m.expire_ms).unwrap_or(0);
-    ctx.put_meta_over(
-        mk,
-        old.as_ref(),
-        meta::encode(KeyType::String, expire, &new),
-    );
+    ctx.put_meta_over(mk, old.as_ref(), meta::encode(KeyType::String, expire, &new));
     Ok(Ok(Reply::Bulk(Bytes::from(new))))
 }
 
@@ -215,11 +196,7 @@ pub fn apply_getex(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
         if cmd.at_ms <= ctx.now_ms {
             ctx.del_key(mk, &m);
         } else {
-            ctx.put_meta_over(
-                mk,
-                Some(&m),
-                meta::encode(KeyType::String, cmd.at_ms, &m.payload),
-            );
+            ctx.put_meta_over(mk, Some(&m), meta::encode(KeyType::String, cmd.at_ms, &m.payload));
         }
     } else if cmd.flags & flags::GETEX_PERSIST != 0 && m.expire_ms != 0 {
         ctx.put_meta_over(mk, Some(&m), meta::encode(KeyType::String, 0, &m.payload));
@@ -262,12 +239,7 @@ pub type LcsMatch = ((usize, usize), (usize, usize), usize);
 
 /// LCS of two strings as Redis's `lcsCommand` computes it: the length, the
 /// subsequence, and (if `want_idx`) the matches from the end backwards.
-pub fn lcs(
-    a: &[u8],
-    b: &[u8],
-    min_match_len: i64,
-    want_idx: bool,
-) -> (usize, Vec<u8>, Vec<LcsMatch>) {
+pub fn lcs(a: &[u8], b: &[u8], min_match_len: i64, want_idx: bool) -> (usize, Vec<u8>, Vec<LcsMatch>) {
     let (alen, blen) = (a.len(), b.len());
     let w = blen + 1;
     let mut dp = vec![0u32; (alen + 1) * w];
@@ -295,11 +267,7 @@ pub fn lcs(
             j -= 1;
         }
     }
-    let matches = if want_idx {
-        lcs_matches(a, b, &dp, w, min_match_len)
-    } else {
-        Vec::new()
-    };
+    let matches = if want_idx { lcs_matches(a, b, &dp, w, min_match_len) } else { Vec::new() };
     (len, result, matches)
 }
 
@@ -311,8 +279,7 @@ fn lcs_matches(a: &[u8], b: &[u8], dp: &[u32], w: usize, min_match_len: i64) -> 
     // Like Redis, walk until one string is exhausted, not until the LCS is: the
     // range pending after the last match is emitted by the mismatch that follows.
     let alen = a.len();
-    let (mut arange_start, mut arange_end, mut brange_start, mut brange_end) =
-        (alen, 0usize, 0usize, 0usize);
+    let (mut arange_start, mut arange_end, mut brange_start, mut brange_end) = (alen, 0usize, 0usize, 0usize);
     while i > 0 && j > 0 {
         let mut emit_range = false;
         if a[i - 1] == b[j - 1] {
@@ -347,11 +314,7 @@ fn lcs_matches(a: &[u8], b: &[u8], dp: &[u32], w: usize, min_match_len: i64) -> 
         if emit_range {
             let match_len = arange_end - arange_start + 1;
             if min_match_len == 0 || match_len as i64 >= min_match_len {
-                out.push((
-                    (arange_start, arange_end),
-                    (brange_start, brange_end),
-                    match_len,
-                ));
+                out.push(((arange_start, arange_end), (brange_start, brange_end), match_len));
             }
             arange_start = alen;
         }
@@ -384,10 +347,6 @@ mod tests {
         assert_eq!(m, vec![((4, 7), (5, 8), 4), ((2, 3), (0, 1), 2)]);
         // The last range is emitted by the mismatch after it (found by the differential test).
         let (_, _, m) = lcs(b"3.0e-2", b"10.5", 0, true);
-        assert_eq!(
-            m,
-            vec![((2, 2), (1, 1), 1)],
-            "the common 0, as redis-server answers"
-        );
+        assert_eq!(m, vec![((2, 2), (1, 1), 1)], "the common 0, as redis-server answers");
     }
 }

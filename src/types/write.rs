@@ -80,14 +80,8 @@ mod tests {
     fn w(op: Op, keys: &[&str], vals: &[&str]) -> WriteCmd {
         WriteCmd {
             op: op as i32,
-            keys: keys
-                .iter()
-                .map(|k| Bytes::copy_from_slice(k.as_bytes()))
-                .collect(),
-            vals: vals
-                .iter()
-                .map(|v| Bytes::copy_from_slice(v.as_bytes()))
-                .collect(),
+            keys: keys.iter().map(|k| Bytes::copy_from_slice(k.as_bytes())).collect(),
+            vals: vals.iter().map(|v| Bytes::copy_from_slice(v.as_bytes())).collect(),
             ..Default::default()
         }
     }
@@ -101,10 +95,7 @@ mod tests {
     fn run(storage: &Storage, now: u64, cmds: &[WriteCmd]) -> Vec<Reply> {
         let mut ctx = ApplyCtx::new(storage, 0, 16384);
         ctx.now_ms = now;
-        let out = cmds
-            .iter()
-            .map(|c| apply_cmd(&mut ctx, c).unwrap())
-            .collect();
+        let out = cmds.iter().map(|c| apply_cmd(&mut ctx, c).unwrap()).collect();
         storage.write(ctx.take_batch(), false).unwrap();
         out
     }
@@ -114,44 +105,15 @@ mod tests {
         let (_d, s) = open();
         let mut incr = w(Op::Incrby, &["n"], &[]);
         incr.num = 5;
-        let r = run(
-            &s,
-            1,
-            &[
-                w(Op::Set, &["n"], &["10"]),
-                incr.clone(),
-                w(Op::Getdel, &["n"], &[]),
-                incr,
-            ],
-        );
-        assert_eq!(
-            r,
-            vec![
-                Reply::Ok,
-                Reply::Int(15),
-                Reply::Bulk(Bytes::from_static(b"15")),
-                Reply::Int(5)
-            ]
-        );
+        let r = run(&s, 1, &[w(Op::Set, &["n"], &["10"]), incr.clone(), w(Op::Getdel, &["n"], &[]), incr]);
+        assert_eq!(r, vec![Reply::Ok, Reply::Int(15), Reply::Bulk(Bytes::from_static(b"15")), Reply::Int(5)]);
     }
 
     #[test]
     fn flush_then_write_in_one_batch() {
         let (_d, s) = open();
-        run(
-            &s,
-            1,
-            &[w(Op::Set, &["a"], &["1"]), w(Op::Set, &["b"], &["2"])],
-        );
-        let r = run(
-            &s,
-            2,
-            &[
-                w(Op::Flush, &[], &[]),
-                w(Op::Set, &["c"], &["3"]),
-                w(Op::Del, &["a", "c"], &[]),
-            ],
-        );
+        run(&s, 1, &[w(Op::Set, &["a"], &["1"]), w(Op::Set, &["b"], &["2"])]);
+        let r = run(&s, 2, &[w(Op::Flush, &[], &[]), w(Op::Set, &["c"], &["3"]), w(Op::Del, &["a", "c"], &[])]);
         assert_eq!(r[2], Reply::Int(1), "only c exists after the flush");
         let r = run(&s, 3, &[w(Op::Set, &["d"], &["4"])]);
         assert_eq!(r[0], Reply::Ok);
@@ -163,26 +125,13 @@ mod tests {
     fn string_ops_on_a_composite_key_are_wrongtype() {
         let (_d, s) = open();
         let mut b = crate::storage::Batch::new();
-        b.put(
-            Cf::Metadata,
-            mkey(b"h"),
-            encode(KeyType::Hash, 0, &composite_payload(1, 3)),
-        );
+        b.put(Cf::Metadata, mkey(b"h"), encode(KeyType::Hash, 0, &composite_payload(1, 3)));
         s.write(b, false).unwrap();
-        let wrong =
-            Reply::error("WRONGTYPE Operation against a key holding the wrong kind of value");
+        let wrong = Reply::error("WRONGTYPE Operation against a key holding the wrong kind of value");
         let mut get = w(Op::Set, &["h"], &["v"]);
         get.flags = flags::SET_GET;
-        let r = run(
-            &s,
-            1,
-            &[
-                w(Op::Incrby, &["h"], &[]),
-                w(Op::Append, &["h"], &["x"]),
-                get,
-                w(Op::Getdel, &["h"], &[]),
-            ],
-        );
+        let r =
+            run(&s, 1, &[w(Op::Incrby, &["h"], &[]), w(Op::Append, &["h"], &["x"]), get, w(Op::Getdel, &["h"], &[])]);
         assert_eq!(r, vec![wrong.clone(), wrong.clone(), wrong.clone(), wrong]);
         // Plain SET overwrites any type, as in Redis.
         assert_eq!(run(&s, 2, &[w(Op::Set, &["h"], &["v"])]), vec![Reply::Ok]);
@@ -195,17 +144,11 @@ mod tests {
         set.at_ms = 1_000;
         run(&s, 500, &[set]);
         // At entry time 999 the key is alive, at 1000 it is gone: no local clock involved.
-        assert_eq!(
-            run(&s, 999, &[w(Op::Del, &["k"], &[])]),
-            vec![Reply::Int(1)]
-        );
+        assert_eq!(run(&s, 999, &[w(Op::Del, &["k"], &[])]), vec![Reply::Int(1)]);
         let mut set = w(Op::Set, &["k"], &["v"]);
         set.at_ms = 1_000;
         run(&s, 500, &[set]);
-        assert_eq!(
-            run(&s, 1_000, &[w(Op::Del, &["k"], &[])]),
-            vec![Reply::Int(0)]
-        );
+        assert_eq!(run(&s, 1_000, &[w(Op::Del, &["k"], &[])]), vec![Reply::Int(0)]);
     }
 
     fn index_entries(s: &Storage) -> Vec<(u64, Vec<u8>)> {
@@ -227,22 +170,14 @@ mod tests {
         let mut e = w(Op::Expire, &["k"], &[]);
         e.at_ms = 7_000;
         run(&s, 2, &[e]);
-        assert_eq!(
-            index_entries(&s),
-            vec![(7_000, b"k".to_vec())],
-            "EXPIRE moves the entry"
-        );
+        assert_eq!(index_entries(&s), vec![(7_000, b"k".to_vec())], "EXPIRE moves the entry");
         run(&s, 3, &[w(Op::Persist, &["k"], &[])]);
         assert!(index_entries(&s).is_empty(), "PERSIST drops it");
         let mut set = w(Op::Set, &["k"], &["v"]);
         set.at_ms = 9_000;
         run(&s, 4, &[set]);
         run(&s, 5, &[w(Op::Rename, &["k", "k2"], &[])]);
-        assert_eq!(
-            index_entries(&s),
-            vec![(9_000, b"k2".to_vec())],
-            "RENAME carries it"
-        );
+        assert_eq!(index_entries(&s), vec![(9_000, b"k2".to_vec())], "RENAME carries it");
         run(&s, 6, &[w(Op::Del, &["k2"], &[])]);
         assert!(index_entries(&s).is_empty(), "DEL drops it");
     }
@@ -263,16 +198,8 @@ mod tests {
         ex.vals = vec![at.clone(), at];
         // Not yet due at the entry's time: nothing happens to a.
         assert_eq!(run(&s, 999, &[ex.clone()]), vec![Reply::Int(0)]);
-        assert_eq!(
-            index_entries(&s),
-            vec![(1_000, b"a".to_vec())],
-            "the stale entry of b is dropped at once"
-        );
-        assert_eq!(
-            run(&s, 1_000, &[ex]),
-            vec![Reply::Int(1)],
-            "a is due; b lives on"
-        );
+        assert_eq!(index_entries(&s), vec![(1_000, b"a".to_vec())], "the stale entry of b is dropped at once");
+        assert_eq!(run(&s, 1_000, &[ex]), vec![Reply::Int(1)], "a is due; b lives on");
         assert!(index_entries(&s).is_empty());
         assert!(s.get(Cf::Metadata, &mkey(b"a")).unwrap().is_none());
         assert!(s.get(Cf::Metadata, &mkey(b"b")).unwrap().is_some());
@@ -280,11 +207,8 @@ mod tests {
 
     #[test]
     fn same_log_gives_same_bytes() {
-        let mut cmds = vec![
-            w(Op::Set, &["a"], &["1"]),
-            w(Op::Incrbyfloat, &["f"], &["0.1"]),
-            w(Op::Append, &["a"], &["x"]),
-        ];
+        let mut cmds =
+            vec![w(Op::Set, &["a"], &["1"]), w(Op::Incrbyfloat, &["f"], &["0.1"]), w(Op::Append, &["a"], &["x"])];
         let mut e = w(Op::Expire, &["a"], &[]);
         e.at_ms = 5_000;
         cmds.push(e);

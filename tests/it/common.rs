@@ -10,11 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 fn wait_for_port(port: u16, child: &mut Child, what: &str) {
@@ -59,13 +55,8 @@ impl Server {
     pub fn start_with(args: &[&str]) -> Server {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().to_path_buf();
-        let mut s = Server {
-            port: 0,
-            dir,
-            child: None,
-            _tmp: Some(tmp),
-            extra: args.iter().map(|s| s.to_string()).collect(),
-        };
+        let mut s =
+            Server { port: 0, dir, child: None, _tmp: Some(tmp), extra: args.iter().map(|s| s.to_string()).collect() };
         s.spawn();
         s
     }
@@ -118,10 +109,7 @@ impl Server {
     }
 
     pub fn client(&self) -> redis::Connection {
-        redis::Client::open(format!("redis://127.0.0.1:{}/", self.port))
-            .unwrap()
-            .get_connection()
-            .unwrap()
+        redis::Client::open(format!("redis://127.0.0.1:{}/", self.port)).unwrap().get_connection().unwrap()
     }
 
     pub fn raw(&self) -> Raw {
@@ -151,16 +139,7 @@ impl Oracle {
         let port = free_port();
         let tmp = tempfile::tempdir().unwrap();
         let mut child = Command::new("redis-server")
-            .args([
-                "--port",
-                &port.to_string(),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .arg("--dir")
             .arg(tmp.path())
             .args(["--databases", "1", "--enable-debug-command", "yes"])
@@ -169,11 +148,7 @@ impl Oracle {
             .spawn()
             .expect("redis-server must be installed (make deps)");
         wait_for_port(port, &mut child, "redis-server");
-        Oracle {
-            port,
-            child,
-            _tmp: tmp,
-        }
+        Oracle { port, child, _tmp: tmp }
     }
 
     pub fn raw(&self) -> Raw {
@@ -199,10 +174,7 @@ impl Raw {
         let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         s.set_nodelay(true).unwrap();
-        Raw {
-            r: BufReader::new(s.try_clone().unwrap()),
-            w: s,
-        }
+        Raw { r: BufReader::new(s.try_clone().unwrap()), w: s }
     }
 
     pub fn send(&mut self, bytes: &[u8]) {
@@ -249,10 +221,7 @@ fn read_line<R: BufRead>(r: &mut R, out: &mut Vec<u8>) -> std::io::Result<Vec<u8
     let mut line = Vec::new();
     r.read_until(b'\n', &mut line)?;
     if line.is_empty() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::UnexpectedEof,
-            "eof",
-        ));
+        return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "eof"));
     }
     out.extend_from_slice(&line);
     Ok(line[..line.len().saturating_sub(2)].to_vec())
@@ -288,9 +257,6 @@ pub fn read_frame<R: BufRead>(r: &mut R, out: &mut Vec<u8>) -> std::io::Result<(
             }
             Ok(())
         }
-        c => Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("bad reply type {:?}", c as char),
-        )),
+        c => Err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("bad reply type {:?}", c as char))),
     }
 }

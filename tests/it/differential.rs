@@ -45,22 +45,9 @@ const VALUES: &[&str] = &[
     "3.0e-2",
     "inf",
 ];
-const INTS: &[&str] = &[
-    "0",
-    "1",
-    "-1",
-    "5",
-    "100",
-    "-100",
-    "9223372036854775807",
-    "-9223372036854775808",
-    "x",
-    "1.5",
-    "",
-];
-const FLOATS: &[&str] = &[
-    "0.1", "-0.1", "1.5", "1e2", "-3", "0", "abc", "inf", "-inf", "5.0e3", "1e308", "0x10",
-];
+const INTS: &[&str] =
+    &["0", "1", "-1", "5", "100", "-100", "9223372036854775807", "-9223372036854775808", "x", "1.5", ""];
+const FLOATS: &[&str] = &["0.1", "-0.1", "1.5", "1e2", "-3", "0", "abc", "inf", "-inf", "5.0e3", "1e308", "0x10"];
 /// A fixed absolute time far in the future, so EXPIREAT/EXPIRETIME agree exactly.
 const FAR_SECS: u64 = 4_000_000_000;
 
@@ -71,18 +58,12 @@ fn gen_set_opts(r: &mut Rng, out: &mut Vec<String>) {
             1 => out.push("XX".into()),
             2 => out.push("GET".into()),
             3 => out.push("KEEPTTL".into()),
-            4 => out.extend([
-                "EX".into(),
-                r.pick(&["1000", "2200", "0", "-1", "x"]).into(),
-            ]),
+            4 => out.extend(["EX".into(), r.pick(&["1000", "2200", "0", "-1", "x"]).into()]),
             5 => out.extend(["PX".into(), r.pick(&["1000000", "0"]).into()]),
             6 => out.extend(["EXAT".into(), FAR_SECS.to_string()]),
             // No past PXAT here: Redis 7.0 keeps such a key (DBSIZE counts it until it is
             // reaped) while NeoKV's DBSIZE excludes expired keys, as its design requires.
-            7 => out.extend([
-                "PXAT".into(),
-                r.pick(&["4000000000000", "4000000000001"]).into(),
-            ]),
+            7 => out.extend(["PXAT".into(), r.pick(&["4000000000000", "4000000000001"]).into()]),
             _ => out.push(r.pick(&["PERSIST", "nx", "Ex", "FOO"]).into()),
         }
     }
@@ -100,18 +81,8 @@ fn gen(r: &mut Rng) -> Vec<String> {
         }
         4..=6 => vec!["GET".into(), k(r)],
         7 => vec!["SETNX".into(), k(r), v(r)],
-        8 => vec![
-            "SETEX".into(),
-            k(r),
-            r.pick(&["1000", "0", "-5", "x"]).into(),
-            v(r),
-        ],
-        9 => vec![
-            "PSETEX".into(),
-            k(r),
-            r.pick(&["1000000", "0"]).into(),
-            v(r),
-        ],
+        8 => vec!["SETEX".into(), k(r), r.pick(&["1000", "0", "-5", "x"]).into(), v(r)],
+        9 => vec!["PSETEX".into(), k(r), r.pick(&["1000000", "0"]).into(), v(r)],
         10 => vec!["GETSET".into(), k(r), v(r)],
         11 => {
             let mut c = vec!["MGET".to_string()];
@@ -142,12 +113,7 @@ fn gen(r: &mut Rng) -> Vec<String> {
             r.pick(&["0", "1", "-1", "-3", "100", "x"]).into(),
             r.pick(&["0", "2", "-1", "-2", "100"]).into(),
         ],
-        19 => vec![
-            "SETRANGE".into(),
-            k(r),
-            r.pick(&["0", "1", "3", "-1", "20"]).into(),
-            v(r),
-        ],
+        19 => vec!["SETRANGE".into(), k(r), r.pick(&["0", "1", "3", "-1", "20"]).into(), v(r)],
         20 => vec!["GETDEL".into(), k(r)],
         21 => {
             let mut c = vec!["GETEX".into(), k(r)];
@@ -186,12 +152,7 @@ fn gen(r: &mut Rng) -> Vec<String> {
             }
             c
         }
-        27 => vec![
-            "EXPIREAT".into(),
-            k(r),
-            r.pick(&[&FAR_SECS.to_string()[..], "4000000100", "1"])
-                .to_string(),
-        ],
+        27 => vec!["EXPIREAT".into(), k(r), r.pick(&[&FAR_SECS.to_string()[..], "4000000100", "1"]).to_string()],
         28 => vec![r.pick(&["TTL", "EXPIRETIME"]).into(), k(r)],
         29 => vec!["PERSIST".into(), k(r)],
         30 => vec![r.pick(&["RENAME", "RENAMENX"]).into(), k(r), k(r)],
@@ -206,32 +167,20 @@ fn gen(r: &mut Rng) -> Vec<String> {
             c
         }
         32 => vec!["DBSIZE".into()],
-        33 => vec![
-            "KEYS".into(),
-            r.pick(&["*", "k*", "{t}?", "k[0-1]", "*2"]).into(),
-        ],
+        33 => vec!["KEYS".into(), r.pick(&["*", "k*", "{t}?", "k[0-1]", "*2"]).into()],
         34 => {
             let mut c = vec!["LCS".into(), k(r), k(r)];
             match r.below(4) {
                 0 => c.push("LEN".into()),
-                1 => c.extend([
-                    "IDX".into(),
-                    "MINMATCHLEN".into(),
-                    r.pick(&["0", "1", "2"]).into(),
-                ]),
+                1 => c.extend(["IDX".into(), "MINMATCHLEN".into(), r.pick(&["0", "1", "2"]).into()]),
                 2 => c.extend(["IDX".into(), "WITHMATCHLEN".into()]),
                 _ => {}
             }
             c
         }
         35 => vec![r.pick(&["FLUSHDB", "FLUSHALL"]).into()],
-        36 => vec![
-            r.pick(&["PING", "ECHO", "SELECT"]).into(),
-            r.pick(&["0", "x", "1"]).into(),
-        ],
-        37 => vec![r
-            .pick(&["GET", "SET", "INCR", "EXPIRE", "NOSUCHCMD"])
-            .into()],
+        36 => vec![r.pick(&["PING", "ECHO", "SELECT"]).into(), r.pick(&["0", "x", "1"]).into()],
+        37 => vec![r.pick(&["GET", "SET", "INCR", "EXPIRE", "NOSUCHCMD"]).into()],
         38 => vec!["OBJECT".into(), r.pick(&["FREQ", "NOPE"]).into(), k(r)],
         _ => vec!["EXISTS".into(), k(r)],
     };
@@ -244,17 +193,10 @@ fn gen(r: &mut Rng) -> Vec<String> {
 /// Bulk elements of a flat RESP array reply, sorted (for KEYS).
 fn sorted_array(reply: &[u8]) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
-    let mut p = reply
-        .iter()
-        .position(|&b| b == b'\n')
-        .map(|i| i + 1)
-        .unwrap_or(reply.len());
+    let mut p = reply.iter().position(|&b| b == b'\n').map(|i| i + 1).unwrap_or(reply.len());
     while p < reply.len() {
         let nl = p + reply[p..].iter().position(|&b| b == b'\n').unwrap();
-        let len: usize = std::str::from_utf8(&reply[p + 1..nl - 1])
-            .unwrap()
-            .parse()
-            .unwrap();
+        let len: usize = std::str::from_utf8(&reply[p + 1..nl - 1]).unwrap().parse().unwrap();
         out.push(reply[nl + 1..nl + 1 + len].to_vec());
         p = nl + 1 + len + 2;
     }
@@ -263,11 +205,7 @@ fn sorted_array(reply: &[u8]) -> Vec<Vec<u8>> {
 }
 
 fn int_reply(r: &[u8]) -> Option<i64> {
-    std::str::from_utf8(r.strip_prefix(b":")?)
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
+    std::str::from_utf8(r.strip_prefix(b":")?).ok()?.trim().parse().ok()
 }
 
 fn run_one(conn: &mut Raw, c: &[String]) -> Vec<u8> {
@@ -277,11 +215,7 @@ fn run_one(conn: &mut Raw, c: &[String]) -> Vec<u8> {
 }
 
 /// Run `seq` on both from empty databases; the first differing step, if any.
-fn first_mismatch(
-    neo: &mut Raw,
-    redis: &mut Raw,
-    seq: &[Vec<String>],
-) -> Option<(usize, Vec<u8>, Vec<u8>)> {
+fn first_mismatch(neo: &mut Raw, redis: &mut Raw, seq: &[Vec<String>]) -> Option<(usize, Vec<u8>, Vec<u8>)> {
     run_one(neo, &["FLUSHALL".into()]);
     run_one(redis, &["FLUSHALL".into()]);
     for (i, c) in seq.iter().enumerate() {
@@ -354,10 +288,7 @@ fn differential(seeds: std::ops::Range<u64>, steps: usize) {
 
 #[test]
 fn strings_and_keyspace_match_redis() {
-    let seeds = std::env::var("NEOKV_DIFF_SEEDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(60u64);
+    let seeds = std::env::var("NEOKV_DIFF_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(60u64);
     differential(0..seeds, 150);
 }
 

@@ -22,10 +22,7 @@ fn writer(
         let mut batch = Vec::new();
         let mut sent = Vec::new();
         for _ in 0..50 {
-            let (k, v) = (
-                format!("r{round}:k{i}"),
-                format!("v{i}-{}", "x".repeat((i % 7) as usize)),
-            );
+            let (k, v) = (format!("r{round}:k{i}"), format!("v{i}-{}", "x".repeat((i % 7) as usize)));
             batch.extend(encode_cmd(&[b"SET", k.as_bytes(), v.as_bytes()]));
             batch.extend(encode_cmd(&[b"INCR", b"counter"]));
             sent.push((k, v));
@@ -72,33 +69,17 @@ fn acknowledged_writes_survive_kill_9() {
             w.join().unwrap();
         }
         let acked = std::mem::take(&mut *acked.lock().unwrap());
-        assert!(
-            !acked.is_empty(),
-            "round {round}: some writes must have been acknowledged"
-        );
+        assert!(!acked.is_empty(), "round {round}: some writes must have been acknowledged");
         all_acked.extend(acked);
         total_incr += *incr.lock().unwrap();
         s.kill_and_restart();
         let mut r = s.raw();
         for (k, v) in &all_acked {
             let got = r.cmd(&["GET", k]);
-            assert_eq!(
-                got,
-                format!("${}\r\n{v}\r\n", v.len()),
-                "round {round}: acknowledged {k} lost after kill -9"
-            );
+            assert_eq!(got, format!("${}\r\n{v}\r\n", v.len()), "round {round}: acknowledged {k} lost after kill -9");
         }
-        let counter: u64 = r
-            .cmd(&["GET", "counter"])
-            .lines()
-            .nth(1)
-            .unwrap()
-            .parse()
-            .unwrap();
-        assert!(
-            counter >= total_incr,
-            "round {round}: counter {counter} < {total_incr} acknowledged INCRs"
-        );
+        let counter: u64 = r.cmd(&["GET", "counter"]).lines().nth(1).unwrap().parse().unwrap();
+        assert!(counter >= total_incr, "round {round}: counter {counter} < {total_incr} acknowledged INCRs");
         // Unacknowledged INCRs may or may not have been applied; carry the real value.
         total_incr = counter;
     }
@@ -116,12 +97,7 @@ fn clean_restart_keeps_data_and_ttls() {
     let mut r = s.raw();
     assert_eq!(r.cmd(&["EXISTS", "a"]), ":0\r\n");
     assert_eq!(r.cmd(&["GET", "b"]), "$1\r\n2\r\n");
-    let ttl: i64 = r
-        .cmd(&["TTL", "b"])
-        .trim_start_matches(':')
-        .trim()
-        .parse()
-        .unwrap();
+    let ttl: i64 = r.cmd(&["TTL", "b"]).trim_start_matches(':').trim().parse().unwrap();
     assert!((990..=1000).contains(&ttl));
     assert_eq!(r.cmd(&["INCR", "n"]), ":11\r\n");
 }

@@ -31,11 +31,7 @@ fn del_exists_type_touch() {
     let s = Server::start();
     let mut c = s.client();
     q::<String>(&mut c, &["MSET", "a", "1", "b", "2", "c", "3"]);
-    assert_eq!(
-        q::<i64>(&mut c, &["EXISTS", "a", "b", "nope", "a"]),
-        3,
-        "repeats count"
-    );
+    assert_eq!(q::<i64>(&mut c, &["EXISTS", "a", "b", "nope", "a"]), 3, "repeats count");
     assert_eq!(q::<String>(&mut c, &["TYPE", "a"]), "string");
     assert_eq!(q::<String>(&mut c, &["TYPE", "nope"]), "none");
     assert_eq!(q::<i64>(&mut c, &["TOUCH", "a", "nope"]), 1);
@@ -52,16 +48,8 @@ fn expire_family() {
     assert_eq!(q::<i64>(&mut c, &["TTL", "k"]), -1);
     assert_eq!(q::<i64>(&mut c, &["TTL", "none"]), -2);
     assert_eq!(q::<i64>(&mut c, &["EXPIRE", "none", "10"]), 0);
-    assert_eq!(
-        q::<i64>(&mut c, &["EXPIRE", "k", "100", "XX"]),
-        0,
-        "XX needs a TTL"
-    );
-    assert_eq!(
-        q::<i64>(&mut c, &["EXPIRE", "k", "100", "GT"]),
-        0,
-        "no TTL is infinite for GT"
-    );
+    assert_eq!(q::<i64>(&mut c, &["EXPIRE", "k", "100", "XX"]), 0, "XX needs a TTL");
+    assert_eq!(q::<i64>(&mut c, &["EXPIRE", "k", "100", "GT"]), 0, "no TTL is infinite for GT");
     assert_eq!(q::<i64>(&mut c, &["EXPIRE", "k", "100", "NX"]), 1);
     assert_eq!(q::<i64>(&mut c, &["EXPIRE", "k", "200", "NX"]), 0);
     assert_eq!(q::<i64>(&mut c, &["EXPIRE", "k", "50", "GT"]), 0);
@@ -73,21 +61,11 @@ fn expire_family() {
     assert_eq!(q::<i64>(&mut c, &["PERSIST", "k"]), 1);
     assert_eq!(q::<i64>(&mut c, &["PERSIST", "k"]), 0);
     assert_eq!(q::<i64>(&mut c, &["PEXPIRE", "k", "100000"]), 1);
-    let at = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        + 1000;
+    let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 1000;
     assert_eq!(q::<i64>(&mut c, &["EXPIREAT", "k", &at.to_string()]), 1);
     assert_eq!(q::<i64>(&mut c, &["EXPIRETIME", "k"]), at as i64);
-    assert_eq!(
-        q::<i64>(&mut c, &["PEXPIREAT", "k", &(at * 1000 + 5).to_string()]),
-        1
-    );
-    assert_eq!(
-        q::<i64>(&mut c, &["PEXPIRETIME", "k"]),
-        (at * 1000 + 5) as i64
-    );
+    assert_eq!(q::<i64>(&mut c, &["PEXPIREAT", "k", &(at * 1000 + 5).to_string()]), 1);
+    assert_eq!(q::<i64>(&mut c, &["PEXPIRETIME", "k"]), (at * 1000 + 5) as i64);
     assert_eq!(q::<i64>(&mut c, &["EXPIRETIME", "none"]), -2);
     // a past time deletes
     assert_eq!(q::<i64>(&mut c, &["EXPIRE", "k", "-1"]), 1);
@@ -98,8 +76,7 @@ fn expire_family() {
     assert!(err(&mut c, &["EXPIRE", "k", "10", "GT", "LT"])
         .contains("GT and LT options at the same time are not compatible"));
     assert!(err(&mut c, &["EXPIRE", "k", "10", "FOO"]).contains("Unsupported option FOO"));
-    assert!(err(&mut c, &["EXPIRE", "k", "9223372036854775807"])
-        .contains("invalid expire time in 'expire' command"));
+    assert!(err(&mut c, &["EXPIRE", "k", "9223372036854775807"]).contains("invalid expire time in 'expire' command"));
 }
 
 #[test]
@@ -115,17 +92,10 @@ fn expired_keys_vanish_everywhere() {
     assert_eq!(q::<String>(&mut c, &["TYPE", "short"]), "none");
     assert_eq!(q::<i64>(&mut c, &["TTL", "short"]), -2);
     assert_eq!(q::<i64>(&mut c, &["DBSIZE"]), 1);
-    assert_eq!(
-        q::<Vec<String>>(&mut c, &["KEYS", "*"]),
-        vec!["long".to_string()]
-    );
+    assert_eq!(q::<Vec<String>>(&mut c, &["KEYS", "*"]), vec!["long".to_string()]);
     let (_, keys): (String, Vec<String>) = q(&mut c, &["SCAN", "0", "COUNT", "100"]);
     assert_eq!(keys, vec!["long".to_string()]);
-    assert_eq!(
-        q::<i64>(&mut c, &["SETNX", "short", "again"]),
-        1,
-        "an expired key can be created anew"
-    );
+    assert_eq!(q::<i64>(&mut c, &["SETNX", "short", "again"]), 1, "an expired key can be created anew");
 }
 
 #[test]
@@ -140,18 +110,12 @@ fn active_expiry_removes_keys_without_access() {
     loop {
         // INFO's expired_keys counts keys deleted by the active cycle, not reads.
         let info: String = q(&mut c, &["INFO", "stats"]);
-        let n: u64 = info
-            .lines()
-            .find_map(|l| l.strip_prefix("expired_keys:"))
-            .map(|v| v.trim().parse().unwrap())
-            .unwrap();
+        let n: u64 =
+            info.lines().find_map(|l| l.strip_prefix("expired_keys:")).map(|v| v.trim().parse().unwrap()).unwrap();
         if n >= 50 {
             break;
         }
-        assert!(
-            Instant::now() < deadline,
-            "active expiry deleted only {n} of 50 keys"
-        );
+        assert!(Instant::now() < deadline, "active expiry deleted only {n} of 50 keys");
         std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(q::<i64>(&mut c, &["DBSIZE"]), 1);
@@ -166,27 +130,18 @@ fn rename_and_copy() {
     assert_eq!(q::<String>(&mut c, &["RENAME", "a", "b"]), "OK");
     assert_eq!(q::<i64>(&mut c, &["EXISTS", "a"]), 0);
     assert_eq!(q::<String>(&mut c, &["GET", "b"]), "1");
-    assert!(
-        q::<i64>(&mut c, &["TTL", "b"]) > 990,
-        "RENAME keeps the TTL"
-    );
+    assert!(q::<i64>(&mut c, &["TTL", "b"]) > 990, "RENAME keeps the TTL");
     assert_eq!(q::<String>(&mut c, &["RENAME", "b", "b"]), "OK");
     q::<String>(&mut c, &["SET", "c", "3"]);
     assert_eq!(q::<i64>(&mut c, &["RENAMENX", "b", "c"]), 0);
     assert_eq!(q::<i64>(&mut c, &["RENAMENX", "b", "d"]), 1);
     assert_eq!(q::<i64>(&mut c, &["RENAMENX", "d", "d"]), 0);
-    assert_eq!(
-        q::<i64>(&mut c, &["COPY", "d", "c"]),
-        0,
-        "destination exists"
-    );
+    assert_eq!(q::<i64>(&mut c, &["COPY", "d", "c"]), 0, "destination exists");
     assert_eq!(q::<i64>(&mut c, &["COPY", "d", "c", "REPLACE"]), 1);
     assert_eq!(q::<String>(&mut c, &["GET", "c"]), "1");
     assert_eq!(q::<i64>(&mut c, &["COPY", "d", "e", "DB", "0"]), 1);
     assert_eq!(q::<i64>(&mut c, &["COPY", "none", "f"]), 0);
-    assert!(
-        err(&mut c, &["COPY", "d", "d"]).contains("source and destination objects are the same")
-    );
+    assert!(err(&mut c, &["COPY", "d", "d"]).contains("source and destination objects are the same"));
     assert!(err(&mut c, &["COPY", "d", "x", "DB", "1"]).contains("DB index is out of range"));
     assert!(err(&mut c, &["COPY", "d", "x", "FOO"]).contains("syntax error"));
 }
@@ -207,8 +162,7 @@ fn scan_keys_randomkey_flush() {
     let mut cursor = "0".to_string();
     let mut rounds = 0;
     loop {
-        let (next, keys): (String, Vec<String>) =
-            q(&mut c, &["SCAN", &cursor, "MATCH", "user:*", "COUNT", "37"]);
+        let (next, keys): (String, Vec<String>) = q(&mut c, &["SCAN", &cursor, "MATCH", "user:*", "COUNT", "37"]);
         got.extend(keys);
         rounds += 1;
         if next == "0" {
@@ -218,16 +172,10 @@ fn scan_keys_randomkey_flush() {
     }
     assert!(rounds > 5, "COUNT bounds each call");
     assert_eq!(got, want);
-    let keys: BTreeSet<String> = q::<Vec<String>>(&mut c, &["KEYS", "user:*"])
-        .into_iter()
-        .collect();
+    let keys: BTreeSet<String> = q::<Vec<String>>(&mut c, &["KEYS", "user:*"]).into_iter().collect();
     assert_eq!(keys, want);
-    assert_eq!(
-        q::<Vec<String>>(&mut c, &["KEYS", "oth?r"]),
-        vec!["other".to_string()]
-    );
-    let (_, typed): (String, Vec<String>) =
-        q(&mut c, &["SCAN", "0", "TYPE", "hash", "COUNT", "1000"]);
+    assert_eq!(q::<Vec<String>>(&mut c, &["KEYS", "oth?r"]), vec!["other".to_string()]);
+    let (_, typed): (String, Vec<String>) = q(&mut c, &["SCAN", "0", "TYPE", "hash", "COUNT", "1000"]);
     assert!(typed.is_empty());
     assert!(err(&mut c, &["SCAN", "abc"]).contains("invalid cursor"));
     assert!(err(&mut c, &["SCAN", "0", "COUNT", "0"]).contains("syntax error"));
@@ -253,15 +201,9 @@ fn object_subcommands() {
     assert_eq!(q::<String>(&mut c, &["OBJECT", "ENCODING", "i"]), "int");
     assert_eq!(q::<String>(&mut c, &["OBJECT", "ENCODING", "e"]), "embstr");
     assert_eq!(q::<String>(&mut c, &["OBJECT", "ENCODING", "r"]), "raw");
-    assert_eq!(
-        q::<Option<String>>(&mut c, &["OBJECT", "ENCODING", "none"]),
-        None
-    );
+    assert_eq!(q::<Option<String>>(&mut c, &["OBJECT", "ENCODING", "none"]), None);
     assert_eq!(q::<i64>(&mut c, &["OBJECT", "IDLETIME", "i"]), 0);
-    assert!(
-        err(&mut c, &["OBJECT", "FREQ", "i"]).contains("An LFU maxmemory policy is not selected")
-    );
-    assert!(err(&mut c, &["OBJECT", "NOPE", "i"])
-        .contains("unknown subcommand 'NOPE'. Try OBJECT HELP."));
+    assert!(err(&mut c, &["OBJECT", "FREQ", "i"]).contains("An LFU maxmemory policy is not selected"));
+    assert!(err(&mut c, &["OBJECT", "NOPE", "i"]).contains("unknown subcommand 'NOPE'. Try OBJECT HELP."));
     assert!(q::<Vec<String>>(&mut c, &["OBJECT", "HELP"]).len() > 3);
 }

@@ -11,11 +11,7 @@ fn pipelined_replies_come_back_in_order() {
     let mut r = s.raw();
     let mut batch = Vec::new();
     for i in 0..200 {
-        batch.extend(encode_cmd(&[
-            b"SET",
-            format!("k{i}").as_bytes(),
-            format!("v{i}").as_bytes(),
-        ]));
+        batch.extend(encode_cmd(&[b"SET", format!("k{i}").as_bytes(), format!("v{i}").as_bytes()]));
         batch.extend(encode_cmd(&[b"GET", format!("k{i}").as_bytes()]));
         batch.extend(encode_cmd(&[b"INCR", b"counter"]));
     }
@@ -45,22 +41,10 @@ fn inline_commands() {
 fn unknown_command_and_arity_errors_match_redis() {
     let s = Server::start();
     let mut r = s.raw();
-    assert_eq!(
-        r.cmd(&["FOO", "a", "b"]),
-        "-ERR unknown command 'FOO', with args beginning with: 'a' 'b' \r\n"
-    );
-    assert_eq!(
-        r.cmd(&["FOO"]),
-        "-ERR unknown command 'FOO', with args beginning with: \r\n"
-    );
-    assert_eq!(
-        r.cmd(&["GET"]),
-        "-ERR wrong number of arguments for 'get' command\r\n"
-    );
-    assert_eq!(
-        r.cmd(&["get", "a", "b"]),
-        "-ERR wrong number of arguments for 'get' command\r\n"
-    );
+    assert_eq!(r.cmd(&["FOO", "a", "b"]), "-ERR unknown command 'FOO', with args beginning with: 'a' 'b' \r\n");
+    assert_eq!(r.cmd(&["FOO"]), "-ERR unknown command 'FOO', with args beginning with: \r\n");
+    assert_eq!(r.cmd(&["GET"]), "-ERR wrong number of arguments for 'get' command\r\n");
+    assert_eq!(r.cmd(&["get", "a", "b"]), "-ERR wrong number of arguments for 'get' command\r\n");
 }
 
 fn expect_protocol_error(s: &Server, bytes: &[u8], msg: &str) {
@@ -68,10 +52,7 @@ fn expect_protocol_error(s: &Server, bytes: &[u8], msg: &str) {
     r.send(bytes);
     let reply = String::from_utf8(r.read_reply()).unwrap();
     assert_eq!(reply, format!("-ERR Protocol error: {msg}\r\n"));
-    assert!(
-        r.is_closed(),
-        "the connection closes after a protocol error"
-    );
+    assert!(r.is_closed(), "the connection closes after a protocol error");
 }
 
 #[test]
@@ -93,11 +74,7 @@ fn protocol_errors_close_the_connection() {
 #[test]
 fn proto_max_bulk_len_is_configurable() {
     let s = Server::start_with(&["--cores", "1", "--proto-max-bulk-len", "2mb"]);
-    expect_protocol_error(
-        &s,
-        b"*2\r\n$3\r\nGET\r\n$3000000\r\n",
-        "invalid bulk length",
-    );
+    expect_protocol_error(&s, b"*2\r\n$3\r\nGET\r\n$3000000\r\n", "invalid bulk length");
 }
 
 #[test]
@@ -127,13 +104,7 @@ fn hostile_bytes_never_crash_the_server() {
     for _ in 0..300 {
         let len = (next() % 200) as usize;
         let bytes: Vec<u8> = (0..len)
-            .map(|_| {
-                if next() % 4 == 0 {
-                    next() as u8
-                } else {
-                    alphabet[(next() % alphabet.len() as u64) as usize]
-                }
-            })
+            .map(|_| if next() % 4 == 0 { next() as u8 } else { alphabet[(next() % alphabet.len() as u64) as usize] })
             .collect();
         if let Ok(mut st) = std::net::TcpStream::connect(("127.0.0.1", s.port)) {
             let _ = st.write_all(&bytes);

@@ -7,14 +7,8 @@ fn single_key_commands_route_to_their_regions() {
     let mut s = Server::start_with(&["--cores", "2", "--regions", "4"]);
     let mut r = s.raw();
     for i in 0..400 {
-        assert_eq!(
-            r.cmd(&["SET", &format!("key:{i}"), &i.to_string()]),
-            "+OK\r\n"
-        );
-        assert_eq!(
-            r.cmd(&["INCR", &format!("key:{i}")]),
-            format!(":{}\r\n", i + 1)
-        );
+        assert_eq!(r.cmd(&["SET", &format!("key:{i}"), &i.to_string()]), "+OK\r\n");
+        assert_eq!(r.cmd(&["INCR", &format!("key:{i}")]), format!(":{}\r\n", i + 1));
     }
     // Keys landed in every region: their slots span all four ranges.
     let mut regions = std::collections::BTreeSet::new();
@@ -29,18 +23,12 @@ fn single_key_commands_route_to_their_regions() {
     assert_eq!(r.cmd(&["RENAME", "{u}a", "{u}c"]), "+OK\r\n");
     let cross = r.cmd(&["MSET", "key:1", "x", "key:2", "y"]);
     if crc16_slot(b"key:1") as usize * 4 / 16384 != crc16_slot(b"key:2") as usize * 4 / 16384 {
-        assert_eq!(
-            cross,
-            "-CROSSSLOT Keys in request don't hash to the same slot\r\n"
-        );
+        assert_eq!(cross, "-CROSSSLOT Keys in request don't hash to the same slot\r\n");
     }
     s.kill_and_restart();
     let mut r = s.raw();
     for i in (0..400).step_by(7) {
-        assert_eq!(
-            r.cmd(&["GET", &format!("key:{i}")]),
-            format!("${}\r\n{}\r\n", (i + 1).to_string().len(), i + 1)
-        );
+        assert_eq!(r.cmd(&["GET", &format!("key:{i}")]), format!("${}\r\n{}\r\n", (i + 1).to_string().len(), i + 1));
     }
     assert_eq!(r.cmd(&["GET", "{u}c"]), "$1\r\n1\r\n");
     assert_eq!(r.cmd(&["FLUSHALL"]), "+OK\r\n");
@@ -52,11 +40,7 @@ fn crc16_slot(key: &[u8]) -> u16 {
     for &b in key {
         crc ^= (b as u16) << 8;
         for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 {
-                (crc << 1) ^ 0x1021
-            } else {
-                crc << 1
-            };
+            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
         }
     }
     crc & 0x3fff

@@ -10,17 +10,11 @@ fn ping_echo_select_time() {
     let mut r = s.raw();
     assert_eq!(r.cmd(&["PING"]), "+PONG\r\n");
     assert_eq!(r.cmd(&["PING", "hi"]), "$2\r\nhi\r\n");
-    assert_eq!(
-        r.cmd(&["ping", "a", "b"]),
-        "-ERR wrong number of arguments for 'ping' command\r\n"
-    );
+    assert_eq!(r.cmd(&["ping", "a", "b"]), "-ERR wrong number of arguments for 'ping' command\r\n");
     assert_eq!(r.cmd(&["ECHO", "x y"]), "$3\r\nx y\r\n");
     assert_eq!(r.cmd(&["SELECT", "0"]), "+OK\r\n");
     assert_eq!(r.cmd(&["SELECT", "1"]), "-ERR DB index is out of range\r\n");
-    assert_eq!(
-        r.cmd(&["SELECT", "x"]),
-        "-ERR value is not an integer or out of range\r\n"
-    );
+    assert_eq!(r.cmd(&["SELECT", "x"]), "-ERR value is not an integer or out of range\r\n");
     let t = r.cmd(&["TIME"]);
     assert!(t.starts_with("*2\r\n$10\r\n"), "{t}");
     assert!(r.cmd(&["LASTSAVE"]).starts_with(':'));
@@ -36,36 +30,18 @@ fn hello_switches_to_resp3() {
     let s = Server::start();
     let mut r = s.raw();
     let h2 = r.cmd(&["HELLO"]);
-    assert!(
-        h2.starts_with("*14\r\n$6\r\nserver\r\n$5\r\nredis\r\n"),
-        "{h2}"
-    );
+    assert!(h2.starts_with("*14\r\n$6\r\nserver\r\n$5\r\nredis\r\n"), "{h2}");
     let h3 = r.cmd(&["HELLO", "3", "SETNAME", "me"]);
     assert!(h3.starts_with("%7\r\n$6\r\nserver\r\n"), "{h3}");
     assert!(h3.contains("$5\r\nproto\r\n:3\r\n"));
     assert_eq!(r.cmd(&["GET", "missing"]), "_\r\n", "RESP3 null");
     assert_eq!(r.cmd(&["CLIENT", "GETNAME"]), "$2\r\nme\r\n");
-    assert_eq!(
-        r.cmd(&["HELLO", "4"]),
-        "-NOPROTO unsupported protocol version\r\n"
-    );
-    assert_eq!(
-        r.cmd(&["HELLO", "x"]),
-        "-ERR Protocol version is not an integer or out of range\r\n"
-    );
-    assert_eq!(
-        r.cmd(&["HELLO", "3", "FOO"]),
-        "-ERR Syntax error in HELLO option 'FOO'\r\n"
-    );
+    assert_eq!(r.cmd(&["HELLO", "4"]), "-NOPROTO unsupported protocol version\r\n");
+    assert_eq!(r.cmd(&["HELLO", "x"]), "-ERR Protocol version is not an integer or out of range\r\n");
+    assert_eq!(r.cmd(&["HELLO", "3", "FOO"]), "-ERR Syntax error in HELLO option 'FOO'\r\n");
     let cfg = r.cmd(&["CONFIG", "GET", "maxmemory"]);
-    assert_eq!(
-        cfg, "%1\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n",
-        "CONFIG GET is a map in RESP3"
-    );
-    assert!(
-        r.cmd(&["INFO", "server"]).starts_with('='),
-        "INFO is verbatim in RESP3"
-    );
+    assert_eq!(cfg, "%1\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n", "CONFIG GET is a map in RESP3");
+    assert!(r.cmd(&["INFO", "server"]).starts_with('='), "INFO is verbatim in RESP3");
     assert!(r.cmd(&["HELLO", "2"]).starts_with("*14\r\n"));
     assert_eq!(r.cmd(&["GET", "missing"]), "$-1\r\n");
 }
@@ -75,19 +51,12 @@ fn auth_with_requirepass() {
     let s = Server::start_with(&["--cores", "1", "--requirepass", "s3cret"]);
     let mut r = s.raw();
     assert_eq!(r.cmd(&["GET", "k"]), "-NOAUTH Authentication required.\r\n");
-    assert_eq!(
-        r.cmd(&["AUTH", "wrong"]),
-        "-WRONGPASS invalid username-password pair or user is disabled.\r\n"
-    );
-    assert!(r
-        .cmd(&["HELLO", "3"])
-        .starts_with("-NOAUTH HELLO must be called with the client already authenticated"));
+    assert_eq!(r.cmd(&["AUTH", "wrong"]), "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
+    assert!(r.cmd(&["HELLO", "3"]).starts_with("-NOAUTH HELLO must be called with the client already authenticated"));
     assert_eq!(r.cmd(&["AUTH", "s3cret"]), "+OK\r\n");
     assert_eq!(r.cmd(&["SET", "k", "v"]), "+OK\r\n");
     let mut r2 = s.raw();
-    assert!(r2
-        .cmd(&["HELLO", "3", "AUTH", "default", "s3cret"])
-        .starts_with('%'));
+    assert!(r2.cmd(&["HELLO", "3", "AUTH", "default", "s3cret"]).starts_with('%'));
     assert_eq!(r2.cmd(&["GET", "k"]), "$1\r\nv\r\n");
     let mut r3 = s.raw();
     assert_eq!(r3.cmd(&["AUTH", "default", "s3cret"]), "+OK\r\n");
@@ -110,15 +79,9 @@ fn client_subcommands() {
         r.cmd(&["CLIENT", "SETNAME", "bad name"]),
         "-ERR Client names cannot contain spaces, newlines or special characters.\r\n"
     );
-    assert_eq!(
-        r.cmd(&["CLIENT", "SETINFO", "LIB-NAME", "mylib"]),
-        "+OK\r\n"
-    );
+    assert_eq!(r.cmd(&["CLIENT", "SETINFO", "LIB-NAME", "mylib"]), "+OK\r\n");
     assert_eq!(r.cmd(&["CLIENT", "SETINFO", "LIB-VER", "1.2"]), "+OK\r\n");
-    assert_eq!(
-        r.cmd(&["CLIENT", "SETINFO", "FOO", "x"]),
-        "-ERR Unrecognized option 'FOO'\r\n"
-    );
+    assert_eq!(r.cmd(&["CLIENT", "SETINFO", "FOO", "x"]), "-ERR Unrecognized option 'FOO'\r\n");
     let mut other = s.raw();
     other.cmd(&["PING"]);
     let list = r.cmd(&["CLIENT", "LIST"]);
@@ -126,22 +89,10 @@ fn client_subcommands() {
     assert!(list.contains("name=worker-1"), "{list}");
     assert!(list.contains("lib-name=mylib lib-ver=1.2"), "{list}");
     let info = r.cmd(&["CLIENT", "INFO"]);
-    assert!(
-        info.contains(&format!("id={}", id.trim_start_matches(':').trim())),
-        "{info}"
-    );
-    assert!(
-        info.contains("cmd=client|setinfo") || info.contains("cmd=client|list"),
-        "{info}"
-    );
-    assert_eq!(
-        r.cmd(&["CLIENT", "FOO"]),
-        "-ERR unknown subcommand 'FOO'. Try CLIENT HELP.\r\n"
-    );
-    assert_eq!(
-        r.cmd(&["CLIENT"]),
-        "-ERR wrong number of arguments for 'client' command\r\n"
-    );
+    assert!(info.contains(&format!("id={}", id.trim_start_matches(':').trim())), "{info}");
+    assert!(info.contains("cmd=client|setinfo") || info.contains("cmd=client|list"), "{info}");
+    assert_eq!(r.cmd(&["CLIENT", "FOO"]), "-ERR unknown subcommand 'FOO'. Try CLIENT HELP.\r\n");
+    assert_eq!(r.cmd(&["CLIENT"]), "-ERR wrong number of arguments for 'client' command\r\n");
 }
 
 #[test]
@@ -150,32 +101,12 @@ fn config_get_set() {
     let mut c = s.client();
     let v: Vec<String> = cmd("CONFIG").arg("GET").arg("save").query(&mut c).unwrap();
     assert_eq!(v, vec!["save".to_string(), String::new()]);
-    let v: Vec<String> = cmd("CONFIG")
-        .arg("GET")
-        .arg("appendonly")
-        .query(&mut c)
-        .unwrap();
+    let v: Vec<String> = cmd("CONFIG").arg("GET").arg("appendonly").query(&mut c).unwrap();
     assert_eq!(v, vec!["appendonly".to_string(), "yes".to_string()]);
-    let v: Vec<String> = cmd("CONFIG")
-        .arg("GET")
-        .arg("maxmemory*")
-        .query(&mut c)
-        .unwrap();
-    assert!(
-        v.contains(&"maxmemory-policy".to_string()) && v.contains(&"noeviction".to_string()),
-        "{v:?}"
-    );
-    let _: () = cmd("CONFIG")
-        .arg("SET")
-        .arg("maxmemory-policy")
-        .arg("allkeys-lfu")
-        .query(&mut c)
-        .unwrap();
-    let v: Vec<String> = cmd("CONFIG")
-        .arg("GET")
-        .arg("maxmemory-policy")
-        .query(&mut c)
-        .unwrap();
+    let v: Vec<String> = cmd("CONFIG").arg("GET").arg("maxmemory*").query(&mut c).unwrap();
+    assert!(v.contains(&"maxmemory-policy".to_string()) && v.contains(&"noeviction".to_string()), "{v:?}");
+    let _: () = cmd("CONFIG").arg("SET").arg("maxmemory-policy").arg("allkeys-lfu").query(&mut c).unwrap();
+    let v: Vec<String> = cmd("CONFIG").arg("GET").arg("maxmemory-policy").query(&mut c).unwrap();
     assert_eq!(v[1], "allkeys-lfu");
     let mut r = s.raw();
     assert_eq!(
@@ -184,15 +115,8 @@ fn config_get_set() {
     );
     assert_eq!(r.cmd(&["CONFIG", "RESETSTAT"]), "+OK\r\n");
     assert_eq!(r.cmd(&["CONFIG", "SET", "requirepass", "pw"]), "+OK\r\n");
-    assert_eq!(
-        r.cmd(&["PING"]),
-        "+PONG\r\n",
-        "existing connections stay authenticated"
-    );
-    assert_eq!(
-        s.raw().cmd(&["PING"]),
-        "-NOAUTH Authentication required.\r\n"
-    );
+    assert_eq!(r.cmd(&["PING"]), "+PONG\r\n", "existing connections stay authenticated");
+    assert_eq!(s.raw().cmd(&["PING"]), "-NOAUTH Authentication required.\r\n");
 }
 
 #[test]
@@ -203,65 +127,28 @@ fn command_family() {
     assert!(count >= 60, "{count}");
     let all: Vec<Value> = cmd("COMMAND").query(&mut c).unwrap();
     assert_eq!(all.len() as i64, count);
-    let info: Vec<Value> = cmd("COMMAND")
-        .arg("INFO")
-        .arg("get")
-        .arg("mset")
-        .arg("nosuch")
-        .query(&mut c)
-        .unwrap();
-    let Value::Array(get) = &info[0] else {
-        panic!("{:?}", info[0])
-    };
+    let info: Vec<Value> = cmd("COMMAND").arg("INFO").arg("get").arg("mset").arg("nosuch").query(&mut c).unwrap();
+    let Value::Array(get) = &info[0] else { panic!("{:?}", info[0]) };
     assert_eq!(get.len(), 10, "Redis 7 COMMAND INFO entries have 10 fields");
     assert_eq!(get[0], Value::BulkString(b"get".to_vec()));
     assert_eq!(get[1], Value::Int(2));
     assert!(format!("{:?}", get[2]).contains("readonly"), "{:?}", get[2]);
-    assert_eq!(
-        (&get[3], &get[4], &get[5]),
-        (&Value::Int(1), &Value::Int(1), &Value::Int(1))
-    );
-    let Value::Array(mset) = &info[1] else {
-        panic!()
-    };
+    assert_eq!((&get[3], &get[4], &get[5]), (&Value::Int(1), &Value::Int(1), &Value::Int(1)));
+    let Value::Array(mset) = &info[1] else { panic!() };
     assert_eq!(
         (&mset[1], &mset[3], &mset[4], &mset[5]),
-        (
-            &Value::Int(-3),
-            &Value::Int(1),
-            &Value::Int(-1),
-            &Value::Int(2)
-        )
+        (&Value::Int(-3), &Value::Int(1), &Value::Int(-1), &Value::Int(2))
     );
     assert!(matches!(info[2], Value::Nil), "unknown commands are nil");
-    let keys: Vec<String> = cmd("COMMAND")
-        .arg("GETKEYS")
-        .arg("MSET")
-        .arg("a")
-        .arg("1")
-        .arg("b")
-        .arg("2")
-        .query(&mut c)
-        .unwrap();
+    let keys: Vec<String> =
+        cmd("COMMAND").arg("GETKEYS").arg("MSET").arg("a").arg("1").arg("b").arg("2").query(&mut c).unwrap();
     assert_eq!(keys, vec!["a".to_string(), "b".to_string()]);
     let mut r = s.raw();
-    assert_eq!(
-        r.cmd(&["COMMAND", "GETKEYS", "PING"]),
-        "-ERR The command has no key arguments\r\n"
-    );
-    assert_eq!(
-        r.cmd(&["COMMAND", "GETKEYS", "NOPE", "x"]),
-        "-ERR Invalid command specified\r\n"
-    );
-    assert_eq!(
-        r.cmd(&["COMMAND", "GETKEYS", "GET"]),
-        "-ERR Invalid number of arguments specified for command\r\n"
-    );
+    assert_eq!(r.cmd(&["COMMAND", "GETKEYS", "PING"]), "-ERR The command has no key arguments\r\n");
+    assert_eq!(r.cmd(&["COMMAND", "GETKEYS", "NOPE", "x"]), "-ERR Invalid command specified\r\n");
+    assert_eq!(r.cmd(&["COMMAND", "GETKEYS", "GET"]), "-ERR Invalid number of arguments specified for command\r\n");
     let docs = r.cmd(&["COMMAND", "DOCS", "set"]);
-    assert!(
-        docs.contains("summary") && docs.contains("string"),
-        "{docs}"
-    );
+    assert!(docs.contains("summary") && docs.contains("string"), "{docs}");
 }
 
 #[test]
@@ -270,16 +157,9 @@ fn info_sections() {
     let mut c = s.client();
     let _: () = cmd("SET").arg("k").arg("v").query(&mut c).unwrap();
     let info: String = cmd("INFO").query(&mut c).unwrap();
-    for section in [
-        "# Server",
-        "# Clients",
-        "# Memory",
-        "# Persistence",
-        "# Stats",
-        "# Replication",
-        "# CPU",
-        "# Keyspace",
-    ] {
+    for section in
+        ["# Server", "# Clients", "# Memory", "# Persistence", "# Stats", "# Replication", "# CPU", "# Keyspace"]
+    {
         assert!(info.contains(section), "missing {section}");
     }
     for field in [
@@ -295,4 +175,33 @@ fn info_sections() {
     }
     let only: String = cmd("INFO").arg("clients").query(&mut c).unwrap();
     assert!(only.starts_with("# Clients\r\n") && !only.contains("# Server"));
+}
+
+#[test]
+fn reads_on_any_core_see_every_acknowledged_write() {
+    // Connections spread over both cores (SO_REUSEPORT); each core caches point
+    // reads. After a write is acknowledged on one connection, a read on any other
+    // must return it: the cache may never serve a value older than an ack.
+    let s = Server::start_with(&["--cores", "2"]);
+    let mut conns: Vec<_> = (0..8).map(|_| s.raw()).collect();
+    for i in 0..1500 {
+        let w = i % conns.len();
+        let key = format!("k{}", i % 5);
+        // warm every connection's core cache with the current value
+        for c in conns.iter_mut() {
+            c.cmd(&["GET", &key]);
+        }
+        assert_eq!(conns[w].cmd(&["SET", &key, &i.to_string()]), "+OK\r\n");
+        for (j, c) in conns.iter_mut().enumerate() {
+            let want = format!("${}\r\n{i}\r\n", i.to_string().len());
+            assert_eq!(c.cmd(&["GET", &key]), want, "connection {j} read a stale value after write {i}");
+        }
+    }
+    // Deletes and flushes invalidate too.
+    assert_eq!(conns[0].cmd(&["DEL", "k1"]), ":1\r\n");
+    assert_eq!(conns[1].cmd(&["GET", "k1"]), "$-1\r\n");
+    assert_eq!(conns[2].cmd(&["FLUSHALL"]), "+OK\r\n");
+    for c in conns.iter_mut() {
+        assert_eq!(c.cmd(&["GET", "k2"]), "$-1\r\n");
+    }
 }

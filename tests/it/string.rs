@@ -38,10 +38,7 @@ fn set_get_and_options() {
     assert_eq!(q::<String>(&mut c, &["SET", "k", "w", "XX"]), "OK");
     // GET option returns the old value
     assert_eq!(q::<String>(&mut c, &["SET", "k", "z", "GET"]), "w");
-    assert_eq!(
-        q::<Option<String>>(&mut c, &["SET", "fresh", "1", "GET"]),
-        None
-    );
+    assert_eq!(q::<Option<String>>(&mut c, &["SET", "fresh", "1", "GET"]), None);
     assert_eq!(
         q::<String>(&mut c, &["SET", "k", "y", "NX", "GET"]),
         "z",
@@ -55,31 +52,16 @@ fn set_get_and_options() {
     q::<String>(&mut c, &["SET", "e", "2", "KEEPTTL"]);
     assert!(q::<i64>(&mut c, &["PTTL", "e"]) > 98_000);
     q::<String>(&mut c, &["SET", "e", "3"]);
-    assert_eq!(
-        q::<i64>(&mut c, &["TTL", "e"]),
-        -1,
-        "plain SET clears the TTL"
-    );
+    assert_eq!(q::<i64>(&mut c, &["TTL", "e"]), -1, "plain SET clears the TTL");
     q::<String>(&mut c, &["SET", "e", "4", "PX", "100000"]);
     assert!(q::<i64>(&mut c, &["PTTL", "e"]) > 98_000);
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as i64;
-    q::<String>(
-        &mut c,
-        &["SET", "e", "5", "PXAT", &(now_ms + 50_000).to_string()],
-    );
+    let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as i64;
+    q::<String>(&mut c, &["SET", "e", "5", "PXAT", &(now_ms + 50_000).to_string()]);
     assert_eq!(q::<i64>(&mut c, &["PEXPIRETIME", "e"]), now_ms + 50_000);
-    q::<String>(
-        &mut c,
-        &["SET", "e", "6", "EXAT", &(now_ms / 1000 + 500).to_string()],
-    );
+    q::<String>(&mut c, &["SET", "e", "6", "EXAT", &(now_ms / 1000 + 500).to_string()]);
     assert_eq!(q::<i64>(&mut c, &["EXPIRETIME", "e"]), now_ms / 1000 + 500);
     // errors
-    assert!(
-        err(&mut c, &["SET", "k", "v", "EX", "0"]).contains("invalid expire time in 'set' command")
-    );
+    assert!(err(&mut c, &["SET", "k", "v", "EX", "0"]).contains("invalid expire time in 'set' command"));
     assert!(err(&mut c, &["SET", "k", "v", "EX", "-5"]).contains("invalid expire time"));
     assert!(err(&mut c, &["SET", "k", "v", "EX", "abc"]).contains("not an integer"));
     assert!(err(&mut c, &["SET", "k", "v", "NX", "XX"]).contains("syntax error"));
@@ -100,9 +82,7 @@ fn setnx_setex_getset_mset() {
     assert!(q::<i64>(&mut c, &["TTL", "b"]) >= 99);
     assert_eq!(q::<String>(&mut c, &["PSETEX", "c", "100000", "y"]), "OK");
     assert!(q::<i64>(&mut c, &["PTTL", "c"]) > 99_000);
-    assert!(
-        err(&mut c, &["SETEX", "b", "0", "x"]).contains("invalid expire time in 'setex' command")
-    );
+    assert!(err(&mut c, &["SETEX", "b", "0", "x"]).contains("invalid expire time in 'setex' command"));
     assert_eq!(q::<String>(&mut c, &["GETSET", "a", "9"]), "1");
     assert_eq!(q::<Option<String>>(&mut c, &["GETSET", "new", "9"]), None);
     assert_eq!(q::<String>(&mut c, &["MSET", "m1", "a", "m2", "b"]), "OK");
@@ -110,13 +90,8 @@ fn setnx_setex_getset_mset() {
         q::<Vec<Option<String>>>(&mut c, &["MGET", "m1", "nope", "m2"]),
         vec![Some("a".into()), None, Some("b".into())]
     );
-    assert!(err(&mut c, &["MSET", "m1", "a", "m2"])
-        .contains("wrong number of arguments for 'mset' command"));
-    assert_eq!(
-        q::<i64>(&mut c, &["MSETNX", "n1", "a", "m1", "z"]),
-        0,
-        "one key exists: nothing is set"
-    );
+    assert!(err(&mut c, &["MSET", "m1", "a", "m2"]).contains("wrong number of arguments for 'mset' command"));
+    assert_eq!(q::<i64>(&mut c, &["MSETNX", "n1", "a", "m1", "z"]), 0, "one key exists: nothing is set");
     assert_eq!(q::<i64>(&mut c, &["EXISTS", "n1"]), 0);
     assert_eq!(q::<i64>(&mut c, &["MSETNX", "n1", "a", "n2", "b"]), 1);
     assert_eq!(q::<String>(&mut c, &["GET", "n2"]), "b");
@@ -132,22 +107,17 @@ fn counters() {
     assert_eq!(q::<i64>(&mut c, &["DECRBY", "n", "50"]), -9);
     q::<String>(&mut c, &["SET", "big", "9223372036854775807"]);
     assert!(err(&mut c, &["INCR", "big"]).contains("increment or decrement would overflow"));
-    assert!(
-        err(&mut c, &["DECRBY", "n", "-9223372036854775808"]).contains("decrement would overflow")
-    );
+    assert!(err(&mut c, &["DECRBY", "n", "-9223372036854775808"]).contains("decrement would overflow"));
     q::<String>(&mut c, &["SET", "s", "abc"]);
     assert!(err(&mut c, &["INCR", "s"]).contains("value is not an integer or out of range"));
-    assert!(
-        err(&mut c, &["INCRBY", "n", "1.5"]).contains("value is not an integer or out of range")
-    );
+    assert!(err(&mut c, &["INCRBY", "n", "1.5"]).contains("value is not an integer or out of range"));
     q::<String>(&mut c, &["SET", "f", "10.50"]);
     assert_eq!(q::<String>(&mut c, &["INCRBYFLOAT", "f", "0.1"]), "10.6");
     assert_eq!(q::<String>(&mut c, &["INCRBYFLOAT", "f", "-5"]), "5.6");
     assert_eq!(q::<String>(&mut c, &["INCRBYFLOAT", "g", "5.0e3"]), "5000");
     assert!(err(&mut c, &["INCRBYFLOAT", "s", "1"]).contains("value is not a valid float"));
     assert!(err(&mut c, &["INCRBYFLOAT", "f", "x"]).contains("value is not a valid float"));
-    assert!(err(&mut c, &["INCRBYFLOAT", "f", "inf"])
-        .contains("increment would produce NaN or Infinity"));
+    assert!(err(&mut c, &["INCRBYFLOAT", "f", "inf"]).contains("increment would produce NaN or Infinity"));
     // INCR keeps the TTL
     q::<String>(&mut c, &["SET", "t", "1", "EX", "1000"]);
     q::<i64>(&mut c, &["INCR", "t"]);
@@ -171,14 +141,9 @@ fn append_strlen_ranges() {
     assert_eq!(q::<i64>(&mut c, &["SETRANGE", "pad", "3", "x"]), 4);
     assert_eq!(q::<Vec<u8>>(&mut c, &["GET", "pad"]), b"\0\0\0x".to_vec());
     assert_eq!(q::<i64>(&mut c, &["SETRANGE", "empty", "5", ""]), 0);
-    assert_eq!(
-        q::<i64>(&mut c, &["EXISTS", "empty"]),
-        0,
-        "SETRANGE with an empty value creates nothing"
-    );
+    assert_eq!(q::<i64>(&mut c, &["EXISTS", "empty"]), 0, "SETRANGE with an empty value creates nothing");
     assert!(err(&mut c, &["SETRANGE", "a", "-1", "x"]).contains("offset is out of range"));
-    assert!(err(&mut c, &["SETRANGE", "a", "536870911", "xx"])
-        .contains("string exceeds maximum allowed size"));
+    assert!(err(&mut c, &["SETRANGE", "a", "536870911", "xx"]).contains("string exceeds maximum allowed size"));
 }
 
 #[test]
@@ -195,11 +160,7 @@ fn getdel_getex_lcs() {
     assert_eq!(q::<String>(&mut c, &["GETEX", "k", "PERSIST"]), "v");
     assert_eq!(q::<i64>(&mut c, &["TTL", "k"]), -1);
     assert_eq!(q::<String>(&mut c, &["GETEX", "k"]), "v");
-    assert_eq!(
-        q::<String>(&mut c, &["GETEX", "k", "PXAT", "1"]),
-        "v",
-        "a past PXAT returns the value and deletes"
-    );
+    assert_eq!(q::<String>(&mut c, &["GETEX", "k", "PXAT", "1"]), "v", "a past PXAT returns the value and deletes");
     assert_eq!(q::<i64>(&mut c, &["EXISTS", "k"]), 0);
     assert_eq!(
         q::<Option<String>>(&mut c, &["GETEX", "k", "EX", "0"]),
@@ -207,41 +168,23 @@ fn getdel_getex_lcs() {
         "a missing key is nil before the expire is checked"
     );
     q::<String>(&mut c, &["SET", "k", "v"]);
-    assert!(
-        err(&mut c, &["GETEX", "k", "EX", "0"]).contains("invalid expire time in 'getex' command")
-    );
+    assert!(err(&mut c, &["GETEX", "k", "EX", "0"]).contains("invalid expire time in 'getex' command"));
     assert!(err(&mut c, &["GETEX", "k", "PERSIST", "EX", "1"]).contains("syntax error"));
     q::<String>(&mut c, &["MSET", "key1", "ohmytext", "key2", "mynewtext"]);
     assert_eq!(q::<String>(&mut c, &["LCS", "key1", "key2"]), "mytext");
     assert_eq!(q::<i64>(&mut c, &["LCS", "key1", "key2", "LEN"]), 6);
-    let v: Value = q(
-        &mut c,
-        &[
-            "LCS",
-            "key1",
-            "key2",
-            "IDX",
-            "MINMATCHLEN",
-            "4",
-            "WITHMATCHLEN",
-        ],
-    );
+    let v: Value = q(&mut c, &["LCS", "key1", "key2", "IDX", "MINMATCHLEN", "4", "WITHMATCHLEN"]);
     let pair = |a, b| Value::Array(vec![Value::Int(a), Value::Int(b)]);
     assert_eq!(
         v,
         Value::Array(vec![
             Value::BulkString(b"matches".to_vec()),
-            Value::Array(vec![Value::Array(vec![
-                pair(4, 7),
-                pair(5, 8),
-                Value::Int(4)
-            ])]),
+            Value::Array(vec![Value::Array(vec![pair(4, 7), pair(5, 8), Value::Int(4)])]),
             Value::BulkString(b"len".to_vec()),
             Value::Int(6),
         ])
     );
-    assert!(err(&mut c, &["LCS", "key1", "key2", "LEN", "IDX"])
-        .contains("If you want both the length and indexes"));
+    assert!(err(&mut c, &["LCS", "key1", "key2", "LEN", "IDX"]).contains("If you want both the length and indexes"));
 }
 
 #[test]
@@ -249,11 +192,7 @@ fn big_value_roundtrip() {
     let s = Server::start();
     let mut c = s.client();
     let big = "x".repeat(8 << 20);
-    let _: () = redis::cmd("SET")
-        .arg("big")
-        .arg(&big)
-        .query(&mut c)
-        .unwrap();
+    let _: () = redis::cmd("SET").arg("big").arg(&big).query(&mut c).unwrap();
     let back: String = redis::cmd("GET").arg("big").query(&mut c).unwrap();
     assert_eq!(back.len(), big.len());
     assert_eq!(q::<i64>(&mut c, &["STRLEN", "big"]), 8 << 20);
