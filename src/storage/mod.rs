@@ -118,7 +118,7 @@ pub struct Batch {
 }
 
 enum BatchOp {
-    Put(Cf, Vec<u8>, Vec<u8>),
+    Put(Cf, Vec<u8>, Bytes),
     Delete(Cf, Vec<u8>),
     DeleteRange(Cf, Vec<u8>, Vec<u8>),
 }
@@ -127,7 +127,7 @@ impl Batch {
     pub fn new() -> Self {
         Batch::default()
     }
-    pub fn put(&mut self, cf: Cf, key: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>) {
+    pub fn put(&mut self, cf: Cf, key: impl Into<Vec<u8>>, value: impl Into<Bytes>) {
         self.ops.push(BatchOp::Put(cf, key.into(), value.into()));
     }
     pub fn delete(&mut self, cf: Cf, key: impl Into<Vec<u8>>) {
