@@ -153,6 +153,17 @@ mod tests {
     }
 
     #[test]
+    fn string2d_rules_and_nan_rejected() {
+        assert_eq!(parse_f64(b"1.5"), Some(1.5));
+        assert_eq!(parse_f64(b"-inf"), Some(f64::NEG_INFINITY));
+        assert_eq!(parse_f64(b"+inf"), Some(f64::INFINITY));
+        assert_eq!(parse_f64(b"1e3"), Some(1000.0));
+        for bad in [&b"nan"[..], b"NaN", b"-nan", b"", b" 1", b"1x", b"inf1"] {
+            assert_eq!(parse_f64(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
     fn cursor_finish_rejects_leftovers() {
         let args = [Bytes::from_static(b"NX"), Bytes::from_static(b"extra")];
         let mut c = ArgCursor::new(&args);
