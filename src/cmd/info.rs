@@ -22,21 +22,8 @@ const DEFAULT_SECTIONS: &[&str] = &[
     "cluster",
     "keyspace",
 ];
-const ALL_SECTIONS: &[&str] = &[
-    "server",
-    "clients",
-    "memory",
-    "persistence",
-    "stats",
-    "replication",
-    "cpu",
-    "modules",
-    "errorstats",
-    "cluster",
-    "keyspace",
-    "commandstats",
-    "latencystats",
-];
+/// `INFO all` adds these to the default sections.
+const EXTRA_SECTIONS: &[&str] = &["commandstats", "latencystats"];
 
 fn human(bytes: u64) -> String {
     let b = bytes as f64;
@@ -94,7 +81,7 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<String, CmdError> {
         let a = String::from_utf8_lossy(a).to_ascii_lowercase();
         match a.as_str() {
             "default" => wanted.extend(DEFAULT_SECTIONS.iter().map(|s| s.to_string())),
-            "all" | "everything" => wanted.extend(ALL_SECTIONS.iter().map(|s| s.to_string())),
+            "all" | "everything" => wanted.extend(DEFAULT_SECTIONS.iter().chain(EXTRA_SECTIONS).map(|s| s.to_string())),
             _ => wanted.push(a),
         }
     }

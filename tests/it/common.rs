@@ -260,3 +260,24 @@ pub fn read_frame<R: BufRead>(r: &mut R, out: &mut Vec<u8>) -> std::io::Result<(
         c => Err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("bad reply type {:?}", c as char))),
     }
 }
+
+/// Run a command through a real client and convert its reply.
+pub fn q<T: redis::FromRedisValue>(con: &mut redis::Connection, args: &[&str]) -> T {
+    let mut c = redis::cmd(args[0]);
+    for a in &args[1..] {
+        c.arg(*a);
+    }
+    c.query(con).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+/// Run a command that must fail; its error text.
+pub fn err(con: &mut redis::Connection, args: &[&str]) -> String {
+    let mut c = redis::cmd(args[0]);
+    for a in &args[1..] {
+        c.arg(*a);
+    }
+    match c.query::<redis::Value>(con) {
+        Err(e) => e.to_string(),
+        Ok(v) => panic!("{args:?} should fail, got {v:?}"),
+    }
+}

@@ -1,27 +1,8 @@
 //! String commands through a real client.
 
-use redis::{cmd, Value};
+use redis::Value;
 
-use crate::common::Server;
-
-fn q<T: redis::FromRedisValue>(con: &mut redis::Connection, args: &[&str]) -> T {
-    let mut c = cmd(args[0]);
-    for a in &args[1..] {
-        c.arg(*a);
-    }
-    c.query(con).unwrap_or_else(|e| panic!("{args:?}: {e}"))
-}
-
-fn err(con: &mut redis::Connection, args: &[&str]) -> String {
-    let mut c = cmd(args[0]);
-    for a in &args[1..] {
-        c.arg(*a);
-    }
-    match c.query::<Value>(con) {
-        Err(e) => e.to_string(),
-        Ok(v) => panic!("{args:?} should fail, got {v:?}"),
-    }
-}
+use crate::common::{err, q, Server};
 
 #[test]
 fn set_get_and_options() {
