@@ -25,6 +25,8 @@ pub struct Config {
     /// Read cache, in MiB over all cores (0 disables it).
     pub read_cache_mb: usize,
     pub maxclients: u64,
+    /// Raft log entries between snapshots (the log is purged up to a snapshot).
+    pub raft_snapshot_logs: u64,
     /// Pin each executor to a CPU.
     pub pin: bool,
     params: BTreeMap<String, String>,
@@ -120,6 +122,7 @@ impl Config {
             read_cache_mb: 256,
             maxclients: 10000,
             pin: true,
+            raft_snapshot_logs: 50_000,
             params: DEFAULTS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         };
         c.sync_params();

@@ -33,6 +33,9 @@ struct Args {
     /// Largest bulk string a client may send (bytes, or with a k/kb/m/mb/g/gb suffix).
     #[arg(long, default_value = "512mb")]
     proto_max_bulk_len: String,
+    /// Raft log entries between snapshots; the log is purged up to each snapshot.
+    #[arg(long, default_value_t = 50_000)]
+    raft_snapshot_logs: u64,
     /// Do not pin executor threads to CPUs (tests run many servers on few CPUs).
     #[arg(long)]
     no_pin: bool,
@@ -59,6 +62,7 @@ fn main() {
     config.write_buffer_mb = a.write_buffer_mb;
     config.read_cache_mb = a.read_cache_mb;
     config.pin = !a.no_pin;
+    config.raft_snapshot_logs = a.raft_snapshot_logs;
     if let Err(e) = config.set("proto-max-bulk-len", &a.proto_max_bulk_len) {
         eprintln!("neokv-server: --proto-max-bulk-len: {e:?}");
         std::process::exit(2);

@@ -76,7 +76,12 @@ pub struct Ctx<'a> {
 impl Ctx<'_> {
     /// A reader whose point reads go through this core's read cache.
     pub fn reader(&self) -> crate::types::Reader<'_> {
-        crate::types::Reader::cached(&self.core.shared.storage, &self.core.cache, &self.core.shared.epochs)
+        crate::types::Reader::cached(
+            &self.core.shared.storage,
+            &self.core.cache,
+            &self.core.shared.epochs,
+            self.session.now_ms,
+        )
     }
 
     /// The region all `keys` live in; CROSSSLOT if they span regions (only with

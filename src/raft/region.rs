@@ -40,15 +40,15 @@ pub struct Region {
     last_now: Cell<u64>,
 }
 
-fn raft_config() -> Result<Config, String> {
+fn raft_config(snapshot_logs: u64) -> Result<Config, String> {
     Config {
         cluster_name: "neokv".into(),
         heartbeat_interval: 200,
         election_timeout_min: 400,
         election_timeout_max: 800,
-        snapshot_policy: SnapshotPolicy::LogsSinceLast(50_000),
-        max_in_snapshot_log_to_keep: 1_000,
-        purge_batch_size: 1_000,
+        snapshot_policy: SnapshotPolicy::LogsSinceLast(snapshot_logs.max(1)),
+        max_in_snapshot_log_to_keep: (snapshot_logs / 50).min(1_000),
+        purge_batch_size: (snapshot_logs / 50).clamp(1, 1_000),
         max_payload_entries: 1_024,
         ..Default::default()
     }
@@ -59,11 +59,18 @@ fn raft_config() -> Result<Config, String> {
 impl Region {
     /// Open (or create) the group of `route` on the current core and wait until
     /// it leads and has applied everything it had committed before a restart.
-    pub async fn start(storage: Storage, epochs: Arc<Epochs>, route: &RegionRoute) -> Result<Rc<Region>, String> {
+    /// `snapshot_logs`: entries between snapshots (each snapshot lets the log be purged).
+    pub async fn start(
+        storage: Storage,
+        epochs: Arc<Epochs>,
+        route: &RegionRoute,
+        snapshot_logs: u64,
+    ) -> Result<Rc<Region>, String> {
         let log = LogStore::new(storage.clone(), route.id);
         let sm = StateMachine::open(storage, epochs, route.id, route.start, route.end).map_err(|e| e.to_string())?;
-        let raft =
-            Raft::new(NODE_ID, Arc::new(raft_config()?), Standalone, log, sm).await.map_err(|e| e.to_string())?;
+        let raft = Raft::new(NODE_ID, Arc::new(raft_config(snapshot_logs)?), Standalone, log, sm)
+            .await
+            .map_err(|e| e.to_string())?;
         if !raft.is_initialized().await.map_err(|e| e.to_string())? {
             let members = BTreeMap::from([(NODE_ID, BasicNode { addr: String::new() })]);
             raft.initialize(members).await.map_err(|e| e.to_string())?;

@@ -19,17 +19,23 @@ use crate::cmd::{self, Plan, Session};
 use crate::protocol::{DecodeLimits, Decoder, Reply};
 use crate::shard::shared::ClientEntry;
 use crate::shard::Core;
+use crate::types::now_ms;
 
 const READ_CHUNK: usize = 16 * 1024;
 /// Redis's client-query-buffer-limit default.
 const MAX_QUERY_BUFFER: usize = 1 << 30;
 
-/// Await every pending write's reply, in order, into `out`.
-async fn drain(pending: &mut Vec<oneshot::Receiver<Reply>>, out: &mut BytesMut, resp: u8) {
+/// Await every pending write's reply, in order, into `out`; then refresh the
+/// session's clock (time passed while waiting).
+async fn drain(pending: &mut Vec<oneshot::Receiver<Reply>>, out: &mut BytesMut, session: &mut Session) {
+    if pending.is_empty() {
+        return;
+    }
     for rx in pending.drain(..) {
         let r = rx.await.unwrap_or_else(|_| Reply::error("ERR write aborted"));
-        r.encode(resp, out);
+        r.encode(session.resp, out);
     }
+    session.now_ms = now_ms();
 }
 
 pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
@@ -75,6 +81,7 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
             Ok(n) => n,
         };
         rbuf.extend_from_slice(&scratch[..n]);
+        session.now_ms = now_ms();
         stats.net_input.fetch_add(n as u64, Ordering::Relaxed);
         if rbuf.len() > MAX_QUERY_BUFFER {
             break;
@@ -87,7 +94,7 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                 Ok(Some(args)) => args,
                 Ok(None) => break,
                 Err(e) => {
-                    drain(&mut pending, &mut out, session.resp).await;
+                    drain(&mut pending, &mut out, &mut session).await;
                     Reply::Error(format!("ERR {e}").into()).encode(session.resp, &mut out);
                     close = true;
                     break;
@@ -97,23 +104,23 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
             let spec = match cmd::resolve(&args) {
                 Ok(s) => s,
                 Err(r) => {
-                    drain(&mut pending, &mut out, session.resp).await;
+                    drain(&mut pending, &mut out, &mut session).await;
                     r.encode(session.resp, &mut out);
                     continue;
                 }
             };
             last_spec = Some(spec);
             if !pending.is_empty() && cmd::needs_barrier(spec) {
-                drain(&mut pending, &mut out, session.resp).await;
+                drain(&mut pending, &mut out, &mut session).await;
             }
             match cmd::run(&core, &mut session, spec, &args) {
                 Plan::Write(region, c) => pending.push(core.submit_write(region, c)),
                 Plan::Reply(r) => {
-                    drain(&mut pending, &mut out, session.resp).await;
+                    drain(&mut pending, &mut out, &mut session).await;
                     r.encode(session.resp, &mut out);
                 }
                 Plan::Broadcast(c) => {
-                    drain(&mut pending, &mut out, session.resp).await;
+                    drain(&mut pending, &mut out, &mut session).await;
                     let rxs: Vec<_> =
                         shared.router.regions().iter().map(|r| core.submit_write(r.id, c.clone())).collect();
                     let mut first = None;
@@ -124,21 +131,23 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                         }
                     }
                     first.unwrap_or(Reply::Ok).encode(session.resp, &mut out);
+                    session.now_ms = now_ms();
                 }
                 Plan::Close(r) => {
-                    drain(&mut pending, &mut out, session.resp).await;
+                    drain(&mut pending, &mut out, &mut session).await;
                     r.encode(session.resp, &mut out);
                     close = true;
                     break;
                 }
                 Plan::Sleep(d, r) => {
-                    drain(&mut pending, &mut out, session.resp).await;
+                    drain(&mut pending, &mut out, &mut session).await;
                     glommio::timer::sleep(d).await;
+                    session.now_ms = now_ms();
                     r.encode(session.resp, &mut out);
                 }
             }
         }
-        drain(&mut pending, &mut out, session.resp).await;
+        drain(&mut pending, &mut out, &mut session).await;
         stats.commands.fetch_add(commands, Ordering::Relaxed);
         if let Some(spec) = last_spec {
             entry.last_cmd.store(cmd::table::spec_id(spec), Ordering::Relaxed);

@@ -52,7 +52,9 @@ impl Core {
     pub async fn start_regions(&self) -> Result<(), String> {
         let routes: Vec<_> = self.shared.router.regions().iter().filter(|r| r.core == self.id).cloned().collect();
         for route in routes {
-            let region = Region::start(self.shared.storage.clone(), self.shared.epochs.clone(), &route).await?;
+            let snapshot_logs = self.shared.config().raft_snapshot_logs;
+            let region =
+                Region::start(self.shared.storage.clone(), self.shared.epochs.clone(), &route, snapshot_logs).await?;
             self.regions.borrow_mut().insert(route.id, region);
         }
         Ok(())

@@ -243,9 +243,10 @@ impl<'a> Reader<'a> {
         Reader { storage, now_ms: now_ms(), cache: None }
     }
 
-    /// A reader whose point reads go through a core's read cache.
-    pub fn cached(storage: &'a Storage, cache: &'a cache::ReadCache, epochs: &'a cache::Epochs) -> Self {
-        Reader { storage, now_ms: now_ms(), cache: Some((cache, epochs)) }
+    /// A reader whose point reads go through a core's read cache, judging expiry
+    /// at `now_ms`.
+    pub fn cached(storage: &'a Storage, cache: &'a cache::ReadCache, epochs: &'a cache::Epochs, now_ms: u64) -> Self {
+        Reader { storage, now_ms, cache: Some((cache, epochs)) }
     }
 
     fn raw_meta(&self, key: &[u8]) -> Result<Option<Bytes>, StorageError> {

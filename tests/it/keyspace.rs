@@ -3,7 +3,6 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-
 use crate::common::{err, q, Server};
 
 #[test]
