@@ -9,6 +9,22 @@ use super::server::REDIS_VERSION;
 use super::{CmdError, Ctx};
 use crate::types::keyspace::scan_keys;
 
+/// Redis prints sections in this order whatever order they are asked for.
+const ORDER: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "replication",
+    "cpu",
+    "modules",
+    "commandstats",
+    "errorstats",
+    "latencystats",
+    "cluster",
+    "keyspace",
+];
 const DEFAULT_SECTIONS: &[&str] = &[
     "server",
     "clients",
@@ -22,8 +38,6 @@ const DEFAULT_SECTIONS: &[&str] = &[
     "cluster",
     "keyspace",
 ];
-/// `INFO all` adds these to the default sections.
-const EXTRA_SECTIONS: &[&str] = &["commandstats", "latencystats"];
 
 fn human(bytes: u64) -> String {
     let b = bytes as f64;
@@ -71,30 +85,31 @@ fn cpu_times() -> (f64, f64) {
     }
 }
 
-/// Render the requested sections (`default` when none are named).
-pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<String, CmdError> {
-    let mut wanted: Vec<String> = Vec::new();
+/// Render the requested sections (`default` when none are named) except the
+/// keyspace, which needs a scan: the second value says whether it was asked for
+/// (it always comes last; see [`keyspace_section`]).
+pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError> {
+    let mut asked: std::collections::HashSet<String> = std::collections::HashSet::new();
     if args.is_empty() {
-        wanted.extend(DEFAULT_SECTIONS.iter().map(|s| s.to_string()));
+        asked.extend(DEFAULT_SECTIONS.iter().map(|s| s.to_string()));
     }
     for a in args {
         let a = String::from_utf8_lossy(a).to_ascii_lowercase();
         match a.as_str() {
-            "default" => wanted.extend(DEFAULT_SECTIONS.iter().map(|s| s.to_string())),
-            "all" | "everything" => wanted.extend(DEFAULT_SECTIONS.iter().chain(EXTRA_SECTIONS).map(|s| s.to_string())),
-            _ => wanted.push(a),
+            "default" => asked.extend(DEFAULT_SECTIONS.iter().map(|s| s.to_string())),
+            "all" | "everything" => asked.extend(ORDER.iter().map(|s| s.to_string())),
+            _ => {
+                asked.insert(a);
+            }
         }
     }
+    let wanted = ORDER.iter().filter(|s| asked.contains(**s) && **s != "keyspace");
     let shared = &ctx.core.shared;
     let cfg = shared.config().clone();
     let mut out = String::new();
-    let mut seen = std::collections::HashSet::new();
     for section in wanted {
-        if !seen.insert(section.clone()) {
-            continue;
-        }
         let mut s = String::new();
-        match section.as_str() {
+        match *section {
             "server" => {
                 let up = shared.started.elapsed().as_secs();
                 let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
@@ -175,20 +190,6 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<String, CmdError> {
             "cluster" => s.push_str("# Cluster\r\ncluster_enabled:0\r\n"),
             "commandstats" => s.push_str("# Commandstats\r\n"),
             "latencystats" => s.push_str("# Latencystats\r\n"),
-            "keyspace" => {
-                s.push_str("# Keyspace\r\n");
-                let r = ctx.reader();
-                let (mut keys, mut expires) = (0u64, 0u64);
-                scan_keys(&r, None, usize::MAX, |k| {
-                    keys += 1;
-                    if k.meta.expire_ms != 0 {
-                        expires += 1;
-                    }
-                })?;
-                if keys > 0 {
-                    let _ = write!(s, "db0:keys={keys},expires={expires},avg_ttl=0\r\n");
-                }
-            }
             _ => continue,
         }
         if !out.is_empty() {
@@ -196,5 +197,21 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<String, CmdError> {
         }
         out.push_str(&s);
     }
-    Ok(out)
+    Ok((out, asked.contains("keyspace")))
+}
+
+/// The keyspace section (a scan of every key; run it off the reactor).
+pub fn keyspace_section(r: &crate::types::Reader<'_>) -> Result<String, crate::storage::StorageError> {
+    let mut s = String::from("# Keyspace\r\n");
+    let (mut keys, mut expires) = (0u64, 0u64);
+    scan_keys(r, None, usize::MAX, |k| {
+        keys += 1;
+        if k.meta.expire_ms != 0 {
+            expires += 1;
+        }
+    })?;
+    if keys > 0 {
+        let _ = write!(s, "db0:keys={keys},expires={expires},avg_ttl=0\r\n");
+    }
+    Ok(s)
 }

@@ -4,7 +4,7 @@ use bytes::Bytes;
 
 use super::string::cmd;
 use super::table::{container, flag::*, row, CommandSpec, Group};
-use super::{err, reply, CmdError, CmdResult, Ctx, Plan};
+use super::{blocking, err, reply, CmdError, CmdResult, Ctx, Plan};
 use crate::cluster::SLOT_COUNT;
 use crate::pb::Op;
 use crate::protocol::cursor::{parse_i64, ArgError};
@@ -147,12 +147,12 @@ fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn dbsize(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    reply(Reply::Int(ks::dbsize(&ctx.reader())?))
+    blocking(ctx, |r| Ok(Reply::Int(ks::dbsize(r)?)))
 }
 
 fn keys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let ks = ks::keys(&ctx.reader(), &args[1])?;
-    reply(Reply::Array(ks.into_iter().map(Reply::Bulk).collect()))
+    let pattern = args[1].clone();
+    blocking(ctx, move |r| Ok(Reply::Array(ks::keys(r, &pattern)?.into_iter().map(Reply::Bulk).collect())))
 }
 
 fn randomkey(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {

@@ -38,6 +38,30 @@ pub enum Plan {
     Close(Reply),
     /// Reply after a pause (DEBUG SLEEP).
     Sleep(Duration, Reply),
+    /// Long storage work (whole-keyspace scans): run on the blocking pool so the
+    /// core keeps serving its other connections; its result is the reply.
+    Blocking(BlockingWork),
+}
+
+/// Work for the blocking pool; must own what it needs.
+pub struct BlockingWork(pub Box<dyn FnOnce() -> Reply + Send>);
+
+impl std::fmt::Debug for BlockingWork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BlockingWork")
+    }
+}
+
+/// Run `f` over a reader of the shared storage on the blocking pool.
+pub fn blocking(
+    ctx: &Ctx<'_>,
+    f: impl FnOnce(&crate::types::Reader<'_>) -> Result<Reply, StorageError> + Send + 'static,
+) -> CmdResult {
+    let storage = ctx.core.shared.storage.clone();
+    let now = ctx.session.now_ms;
+    Ok(Plan::Blocking(BlockingWork(Box::new(move || {
+        f(&crate::types::Reader::at(&storage, now)).unwrap_or_else(|e| Reply::Error(format!("ERR {e}").into()))
+    }))))
 }
 
 /// A command failure; `Display` is the Redis error text.

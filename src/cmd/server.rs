@@ -8,7 +8,7 @@ use bytes::Bytes;
 
 use super::info;
 use super::table::{container, flag::*, row, table, CommandSpec, Group};
-use super::{err, reply, resolve, CmdResult, Ctx, Plan};
+use super::{blocking, err, reply, resolve, CmdResult, Ctx, Plan};
 use crate::config::SetError;
 use crate::protocol::cursor::{parse_f64, parse_i64, ArgError};
 use crate::protocol::Reply;
@@ -336,8 +336,18 @@ fn config_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 }
 
 fn info_cmd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let text = info::render(ctx, &args[1..])?;
-    reply(Reply::Verbatim(Bytes::from(text)))
+    let (text, keyspace) = info::render(ctx, &args[1..])?;
+    if !keyspace {
+        return reply(Reply::Verbatim(Bytes::from(text)));
+    }
+    blocking(ctx, move |r| {
+        let mut text = text;
+        if !text.is_empty() {
+            text.push_str("\r\n");
+        }
+        text.push_str(&info::keyspace_section(r)?);
+        Ok(Reply::Verbatim(Bytes::from(text)))
+    })
 }
 
 fn time(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {

@@ -139,6 +139,12 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                     close = true;
                     break;
                 }
+                Plan::Blocking(work) => {
+                    drain(&mut pending, &mut out, &mut session).await;
+                    let r = glommio::executor().spawn_blocking(work.0).await;
+                    r.encode(session.resp, &mut out);
+                    session.now_ms = now_ms();
+                }
                 Plan::Sleep(d, r) => {
                     drain(&mut pending, &mut out, &mut session).await;
                     glommio::timer::sleep(d).await;

@@ -240,7 +240,12 @@ pub struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     pub fn new(storage: &'a Storage) -> Self {
-        Reader { storage, now_ms: now_ms(), cache: None }
+        Self::at(storage, now_ms())
+    }
+
+    /// A reader judging expiry at `now_ms`, without the read cache.
+    pub fn at(storage: &'a Storage, now_ms: u64) -> Self {
+        Reader { storage, now_ms, cache: None }
     }
 
     /// A reader whose point reads go through a core's read cache, judging expiry

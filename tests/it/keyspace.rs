@@ -186,3 +186,45 @@ fn object_subcommands() {
     assert!(err(&mut c, &["OBJECT", "NOPE", "i"]).contains("unknown subcommand 'NOPE'. Try OBJECT HELP."));
     assert!(q::<Vec<String>>(&mut c, &["OBJECT", "HELP"]).len() > 3);
 }
+
+#[test]
+fn whole_keyspace_scans_do_not_stall_the_core() {
+    use std::io::BufRead;
+    let s = Server::start(); // one core: every connection shares it
+    let mut r = s.raw();
+    let n = 300_000;
+    let mut batch = Vec::new();
+    for i in 0..n / 100 {
+        let mut args: Vec<Vec<u8>> = vec![b"MSET".to_vec()];
+        for j in 0..100 {
+            args.push(format!("key:{}", i * 100 + j).into_bytes());
+            args.push(b"v".to_vec());
+        }
+        let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
+        batch.extend(crate::common::encode_cmd(&refs));
+    }
+    r.send(&batch);
+    for _ in 0..n / 100 {
+        assert_eq!(r.read_reply(), b"+OK\r\n");
+    }
+    let mut a = s.raw();
+    let mut b = s.raw();
+    assert_eq!(b.cmd(&["PING"]), "+PONG\r\n");
+    let started = Instant::now();
+    a.send_cmd(&[b"KEYS", b"*"]);
+    // Give KEYS a moment to start; the scan of 300k keys takes much longer.
+    std::thread::sleep(Duration::from_millis(20));
+    assert_eq!(b.cmd(&["PING"]), "+PONG\r\n");
+    let ping_done = started.elapsed();
+    a.w.set_nonblocking(true).unwrap();
+    let keys_ready = matches!(a.r.fill_buf(), Ok(buf) if !buf.is_empty());
+    a.w.set_nonblocking(false).unwrap();
+    let reply = a.read_reply();
+    let keys_done = started.elapsed();
+    assert!(reply.starts_with(format!("*{n}\r\n").as_bytes()));
+    assert!(
+        !keys_ready,
+        "PING waited for KEYS (ping after {ping_done:?}, keys after {keys_done:?}): the scan blocked the core"
+    );
+    assert_eq!(b.cmd(&["DBSIZE"]), format!(":{n}\r\n"));
+}
