@@ -41,6 +41,13 @@ async fn drain(pending: &mut Vec<oneshot::Receiver<Reply>>, out: &mut BytesMut, 
 pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
     let _ = stream.set_nodelay(true);
     let shared = core.shared.clone();
+    // Redis refuses a connection past maxclients with this error and closes it.
+    if shared.connected_clients() as u64 >= shared.config().maxclients {
+        let _ = stream.write_all(b"-ERR max number of clients reached\r\n").await;
+        let _ = stream.close().await;
+        shared.rejected_connections.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
     let addr = stream.peer_addr().map(|a| a.to_string()).unwrap_or_default();
     let laddr = stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
     let id = shared.next_client_id.fetch_add(1, Ordering::Relaxed);

@@ -82,6 +82,7 @@ pub struct Shared {
     pub started_unix: u64,
     pub last_save: AtomicU64,
     pub expired_keys: AtomicU64,
+    pub rejected_connections: AtomicU64,
     pub run_id: String,
 }
 
@@ -105,6 +106,7 @@ impl Shared {
             started_unix: now,
             last_save: AtomicU64::new(now),
             expired_keys: AtomicU64::new(0),
+            rejected_connections: AtomicU64::new(0),
             run_id,
         }
     }

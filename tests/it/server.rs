@@ -205,3 +205,28 @@ fn reads_on_any_core_see_every_acknowledged_write() {
         assert_eq!(c.cmd(&["GET", "k2"]), "$-1\r\n");
     }
 }
+
+#[test]
+fn maxclients_is_enforced() {
+    let s = Server::start();
+    let mut admin = s.raw();
+    assert_eq!(admin.cmd(&["CONFIG", "SET", "maxclients", "3"]), "+OK\r\n");
+    let mut b = s.raw();
+    let mut c = s.raw();
+    assert_eq!(b.cmd(&["PING"]), "+PONG\r\n");
+    assert_eq!(c.cmd(&["PING"]), "+PONG\r\n");
+    let mut over = s.raw();
+    assert_eq!(over.read_reply(), b"-ERR max number of clients reached\r\n");
+    assert!(over.is_closed());
+    assert!(admin.cmd(&["INFO", "stats"]).contains("rejected_connections:1"));
+    drop(b);
+    // A slot frees up once a client leaves.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let mut again = s.raw();
+        if again.cmd(&["PING"]) == "+PONG\r\n" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no slot freed after a client left");
+    }
+}
