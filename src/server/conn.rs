@@ -77,6 +77,8 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
     let mut rbuf = BytesMut::with_capacity(READ_CHUNK);
     let mut out = BytesMut::with_capacity(READ_CHUNK);
     let mut pending: Vec<oneshot::Receiver<Reply>> = Vec::new();
+    // The region of the writes in `pending` (they all go to one region).
+    let mut pending_region: Option<u32> = None;
 
     // Reads land in a fixed scratch buffer and only the bytes read are appended to
     // the query buffer: zero-filling spare capacity on every read would cost more
@@ -121,7 +123,16 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                 drain(&mut pending, &mut out, &mut session).await;
             }
             match cmd::run(&core, &mut session, spec, &args) {
-                Plan::Write(region, c) => pending.push(core.submit_write(region, c)),
+                Plan::Write(region, c) => {
+                    // Writes to one region take effect in log order; across regions
+                    // they would race, so a write to another region waits for this
+                    // connection's pending ones (commands take effect in the order sent).
+                    if pending_region.is_some_and(|r| r != region) {
+                        drain(&mut pending, &mut out, &mut session).await;
+                    }
+                    pending_region = Some(region);
+                    pending.push(core.submit_write(region, c))
+                }
                 Plan::Reply(r) => {
                     drain(&mut pending, &mut out, &mut session).await;
                     r.encode(session.resp, &mut out);
