@@ -180,7 +180,7 @@ pub fn client_line(c: &ClientEntry) -> String {
     let s = |m: &std::sync::Mutex<Option<Bytes>>| {
         m.lock().ok().and_then(|v| v.clone()).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default()
     };
-    let cmd = table().rows.get(c.last_cmd.load(Ordering::Relaxed)).map(|r| r.name).unwrap_or("NULL");
+    let cmd = super::table::spec_by_id(c.last_cmd.load(Ordering::Relaxed)).map(|r| r.name).unwrap_or("NULL");
     let idle = c.last_active.lock().map(|t| t.elapsed().as_secs()).unwrap_or(0);
     format!(
         "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",

@@ -210,9 +210,14 @@ impl Table {
     }
 }
 
-/// A stable small id of a row (its index), for per-client "last command".
-pub fn spec_id(spec: &CommandSpec) -> usize {
-    table().rows.iter().position(|r| std::ptr::eq(*r, spec)).unwrap_or(usize::MAX)
+/// An id of a row for per-client "last command": its address (rows are 'static).
+pub fn spec_id(spec: &'static CommandSpec) -> usize {
+    spec as *const CommandSpec as usize
+}
+
+/// The row `spec_id` named, if any (CLIENT LIST; not on the request path).
+pub fn spec_by_id(id: usize) -> Option<&'static CommandSpec> {
+    table().rows.iter().copied().find(|r| spec_id(r) == id)
 }
 
 /// The process-wide table, built from every family's rows on first use.

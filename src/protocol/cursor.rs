@@ -51,13 +51,6 @@ impl<'a> ArgCursor<'a> {
         parse_i64(self.next()?).ok_or(ArgError::NotInteger)
     }
 
-    /// The rest of the arguments.
-    pub fn rest(&mut self) -> &'a [Bytes] {
-        let r = &self.args[self.pos..];
-        self.pos = self.args.len();
-        r
-    }
-
     /// Case-insensitive match of the next argument against `word`; consumes it on match.
     pub fn eat(&mut self, word: &str) -> bool {
         match self.peek() {

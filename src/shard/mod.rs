@@ -73,10 +73,6 @@ impl Core {
         self.regions.borrow().get(&id).cloned()
     }
 
-    pub fn local_regions(&self) -> Vec<Rc<Region>> {
-        self.regions.borrow().values().cloned().collect()
-    }
-
     /// Send a write to its region's proposer, here or on the owning core.
     pub fn submit_write(&self, region: u32, cmd: WriteCmd) -> oneshot::Receiver<Reply> {
         let (tx, rx) = oneshot::channel();

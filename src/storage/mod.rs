@@ -294,11 +294,6 @@ impl Storage {
         self.inner.db.iterator_cf(self.cf(cf), IteratorMode::From(&[], Direction::Forward)).map_while(|r| r.ok())
     }
 
-    /// Compact a key range of `cf` (tests and admin use).
-    pub fn compact(&self, cf: Cf) {
-        self.inner.db.compact_range_cf(self.cf(cf), None::<&[u8]>, None::<&[u8]>);
-    }
-
     /// RocksDB's estimate of the live data size, for INFO.
     pub fn approximate_size(&self) -> u64 {
         let mut total = 0;
