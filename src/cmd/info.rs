@@ -25,19 +25,10 @@ const ORDER: &[&str] = &[
     "cluster",
     "keyspace",
 ];
-const DEFAULT_SECTIONS: &[&str] = &[
-    "server",
-    "clients",
-    "memory",
-    "persistence",
-    "stats",
-    "replication",
-    "cpu",
-    "modules",
-    "errorstats",
-    "cluster",
-    "keyspace",
-];
+/// `INFO` without arguments: every section but these.
+fn is_default(section: &str) -> bool {
+    !matches!(section, "commandstats" | "latencystats")
+}
 
 fn human(bytes: u64) -> String {
     let b = bytes as f64;
@@ -91,12 +82,12 @@ fn cpu_times() -> (f64, f64) {
 pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError> {
     let mut asked: std::collections::HashSet<String> = std::collections::HashSet::new();
     if args.is_empty() {
-        asked.extend(DEFAULT_SECTIONS.iter().map(|s| s.to_string()));
+        asked.extend(ORDER.iter().filter(|s| is_default(s)).map(|s| s.to_string()));
     }
     for a in args {
         let a = String::from_utf8_lossy(a).to_ascii_lowercase();
         match a.as_str() {
-            "default" => asked.extend(DEFAULT_SECTIONS.iter().map(|s| s.to_string())),
+            "default" => asked.extend(ORDER.iter().filter(|s| is_default(s)).map(|s| s.to_string())),
             "all" | "everything" => asked.extend(ORDER.iter().map(|s| s.to_string())),
             _ => {
                 asked.insert(a);
@@ -207,7 +198,7 @@ pub fn keyspace_section(r: &crate::types::Reader<'_>) -> Result<String, crate::s
     let (mut keys, mut expires) = (0u64, 0u64);
     scan_keys(r, None, usize::MAX, |k| {
         keys += 1;
-        if k.meta.expire_ms != 0 {
+        if k.expire_ms != 0 {
             expires += 1;
         }
     })?;

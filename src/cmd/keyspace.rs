@@ -207,7 +207,7 @@ fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut out = Vec::new();
     let last = ks::scan_keys(&r, after.as_deref(), count, |sk| {
         if let Some(t) = &type_filter {
-            if *t != Some(sk.meta.kind) {
+            if *t != Some(sk.kind) {
                 return;
             }
         }

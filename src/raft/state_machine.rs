@@ -124,10 +124,10 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             state_key(self.region, StateKind::Applied).to_vec(),
             encode_applied(self.applied.as_ref(), &self.membership),
         );
-        let crate::types::Applied { batch, written, flushed } = ctx.take();
-        self.storage.write(batch, false).map_err(io_err)?;
+        let mut applied = ctx.take();
+        self.storage.write(std::mem::take(&mut applied.batch), false).map_err(io_err)?;
         // Cached reads of what changed turn stale before anyone hears of the write.
-        crate::types::Applied { batch: Default::default(), written, flushed }.invalidate(&self.epochs);
+        applied.invalidate(&self.epochs);
         for (r, replies) in responders {
             r.send(replies);
         }

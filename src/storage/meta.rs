@@ -29,6 +29,14 @@ impl Meta {
         Some(Meta { kind, expire_ms, payload: raw.slice(META_HEADER..) })
     }
 
+    /// Type and expiry only, without copying the payload (scans need no values).
+    pub fn decode_header(raw: &[u8]) -> Option<(KeyType, u64)> {
+        if raw.len() < META_HEADER || raw[0] & 0x80 == 0 {
+            return None;
+        }
+        Some((KeyType::from_u8(raw[0] & 0x0f)?, u64::from_be_bytes(raw[1..9].try_into().ok()?)))
+    }
+
     /// True if the key has a TTL that has passed at `now_ms`.
     pub fn is_expired(&self, now_ms: u64) -> bool {
         self.expire_ms != 0 && self.expire_ms <= now_ms
@@ -87,6 +95,7 @@ mod tests {
         assert_eq!((m.kind, m.expire_ms, &m.payload[..]), (KeyType::String, 1234, &b"value"[..]));
         assert_eq!(m.encode(), raw);
         assert!(m.is_expired(1234) && !m.is_expired(1233));
+        assert_eq!(Meta::decode_header(&raw), Some((KeyType::String, 1234)));
         assert!(!Meta { expire_ms: 0, ..m }.is_expired(u64::MAX));
     }
 

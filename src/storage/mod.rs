@@ -89,6 +89,14 @@ impl Cf {
     }
 }
 
+/// Read options for an iterator over `[from, to)`.
+fn bounded(from: &[u8], to: &[u8]) -> ReadOptions {
+    let mut ro = ReadOptions::default();
+    ro.set_iterate_lower_bound(from.to_vec());
+    ro.set_iterate_upper_bound(to.to_vec());
+    ro
+}
+
 /// A seekable iterator handed out by [`Storage::with_iter`].
 pub struct Cursor<'a> {
     it: rocksdb::DBRawIteratorWithThreadMode<'a, DB>,
@@ -242,10 +250,7 @@ impl Storage {
         reverse: bool,
         mut f: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        let mut ro = ReadOptions::default();
-        ro.set_iterate_lower_bound(from.to_vec());
-        ro.set_iterate_upper_bound(to.to_vec());
-        let mut it = self.inner.db.raw_iterator_cf_opt(self.cf(cf), ro);
+        let mut it = self.inner.db.raw_iterator_cf_opt(self.cf(cf), bounded(from, to));
         if reverse {
             it.seek_to_last();
         } else {
@@ -270,10 +275,7 @@ impl Storage {
 
     /// Run `f` with an iterator over `[from, to)` of `cf` that it may seek around in.
     pub fn with_iter<T>(&self, cf: Cf, from: &[u8], to: &[u8], f: impl FnOnce(&mut Cursor<'_>) -> T) -> Result<T> {
-        let mut ro = ReadOptions::default();
-        ro.set_iterate_lower_bound(from.to_vec());
-        ro.set_iterate_upper_bound(to.to_vec());
-        let mut c = Cursor { it: self.inner.db.raw_iterator_cf_opt(self.cf(cf), ro) };
+        let mut c = Cursor { it: self.inner.db.raw_iterator_cf_opt(self.cf(cf), bounded(from, to)) };
         let out = f(&mut c);
         c.it.status()?;
         Ok(out)

@@ -144,10 +144,17 @@ pub fn type_name(r: &Reader<'_>, key: &[u8]) -> Result<&'static str, StorageErro
     Ok(r.meta(key)?.map(|m| m.kind.name()).unwrap_or("none"))
 }
 
-/// A key found by a metadata scan.
+/// A key found by a metadata scan: its name, type and expiry (not its value).
 pub struct ScannedKey {
     pub key: Bytes,
-    pub meta: Meta,
+    pub kind: KeyType,
+    pub expire_ms: u64,
+}
+
+impl ScannedKey {
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.expire_ms != 0 && self.expire_ms <= now_ms
+    }
 }
 
 /// Walk stored keys (live or expired) of slots `[slot_start, slot_end)` starting
@@ -173,8 +180,8 @@ pub fn walk_keys(
     let mut last = None;
     r.storage.scan(Cf::Metadata, &from, &to, false, |k, v| {
         visited += 1;
-        if let (Some((_, key)), Some(meta)) = (decode_meta_key(k), Meta::decode(Bytes::copy_from_slice(v))) {
-            f(ScannedKey { key: Bytes::copy_from_slice(key), meta });
+        if let (Some((_, key)), Some((kind, expire_ms))) = (decode_meta_key(k), Meta::decode_header(v)) {
+            f(ScannedKey { key: Bytes::copy_from_slice(key), kind, expire_ms });
         }
         if visited >= budget {
             last = Some(k.to_vec());
@@ -194,7 +201,7 @@ pub fn scan_keys(
 ) -> Result<Option<Vec<u8>>, StorageError> {
     let now = r.now_ms;
     walk_keys(r, (0, crate::cluster::SLOT_COUNT), after, budget, |sk| {
-        if !sk.meta.is_expired(now) {
+        if !sk.is_expired(now) {
             f(sk)
         }
     })
@@ -227,8 +234,8 @@ pub fn random_key(r: &Reader<'_>, start_slot: u16) -> Result<Option<Bytes>, Stor
             continue;
         }
         r.storage.scan(Cf::Metadata, &slot_lower_bound(lo as u16), &slot_upper_bound(hi), false, |k, v| {
-            match (decode_meta_key(k), Meta::decode(Bytes::copy_from_slice(v))) {
-                (Some((_, key)), Some(m)) if !m.is_expired(r.now_ms) => {
+            match (decode_meta_key(k), Meta::decode_header(v)) {
+                (Some((_, key)), Some((_, at))) if at == 0 || at > r.now_ms => {
                     found = Some(Bytes::copy_from_slice(key));
                     false
                 }
