@@ -18,7 +18,7 @@
 //! bounded in bytes; two generations give approximate LRU in O(1).
 
 use std::cell::RefCell;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use ahash::AHashMap;
@@ -45,9 +45,7 @@ impl Default for Epochs {
 
 impl Epochs {
     fn bucket(&self, key: &[u8]) -> usize {
-        let mut h = self.hasher.build_hasher();
-        key.hash(&mut h);
-        (h.finish() as usize) & (BUCKETS - 1)
+        (self.hasher.hash_one(key) as usize) & (BUCKETS - 1)
     }
 
     /// The current stamp of `key`: its bucket counter combined with the generation.
