@@ -18,7 +18,6 @@
 //! bounded in bytes; two generations give approximate LRU in O(1).
 
 use std::cell::RefCell;
-use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use ahash::AHashMap;
