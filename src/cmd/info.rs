@@ -196,7 +196,7 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError>
 pub fn keyspace_section(r: &crate::types::Reader<'_>) -> Result<String, crate::storage::StorageError> {
     let mut s = String::from("# Keyspace\r\n");
     let (mut keys, mut expires) = (0u64, 0u64);
-    scan_keys(r, None, usize::MAX, |k| {
+    scan_keys(r, 0, None, usize::MAX, |k| {
         keys += 1;
         if k.expire_ms != 0 {
             expires += 1;

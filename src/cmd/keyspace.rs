@@ -9,7 +9,7 @@ use crate::cluster::SLOT_COUNT;
 use crate::pb::Op;
 use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::{ArgCursor, Reply};
-use crate::storage::keys::KeyType;
+use crate::storage::keys::{decode_meta_key, KeyType};
 use crate::types::glob::glob_match;
 use crate::types::keyspace as ks;
 use crate::types::now_ms;
@@ -194,18 +194,23 @@ fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             return Err(ArgError::Syntax.into());
         }
     }
-    let after = if cursor == 0 {
-        None
+    // A cursor is `(id << 14) | slot`: `id` names the key the previous call stopped
+    // at (kept in a bounded table), `slot` is that key's slot. If the id is unknown
+    // (evicted, or issued before a restart) the scan resumes at the start of the
+    // slot: some keys may come again, which SCAN allows, but none is skipped.
+    let (from_slot, after) = if cursor == 0 {
+        (0u16, None)
     } else {
-        match ctx.core.shared.scan_cursors.lock().ok().and_then(|c| c.get(cursor)) {
-            Some(k) => Some(k),
-            // An unknown cursor (expired from the table, or never issued) ends the scan.
-            None => return reply(Reply::Array(vec![Reply::bulk_str("0"), Reply::Array(Vec::new())])),
+        let slot = (cursor & 0x3fff) as u16;
+        let known = ctx.core.shared.scan_cursors.lock().ok().and_then(|c| c.get(cursor >> 14));
+        match known {
+            Some(k) if decode_meta_key(&k).map(|(s, _)| s) == Some(slot) => (slot, Some(k)),
+            _ => (slot, None),
         }
     };
     let r = ctx.reader();
     let mut out = Vec::new();
-    let last = ks::scan_keys(&r, after.as_deref(), count, |sk| {
+    let last = ks::scan_keys(&r, from_slot, after.as_deref(), count, |sk| {
         if let Some(t) = &type_filter {
             if *t != Some(sk.kind) {
                 return;
@@ -219,7 +224,11 @@ fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         out.push(Reply::Bulk(sk.key));
     })?;
     let next = match last {
-        Some(k) => ctx.core.shared.scan_cursors.lock().map(|mut c| c.put(k)).unwrap_or(0),
+        Some(k) => {
+            let slot = decode_meta_key(&k).map(|(s, _)| s as u64).unwrap_or(0);
+            let id = ctx.core.shared.scan_cursors.lock().map(|mut c| c.put(k)).unwrap_or(0);
+            (id << 14) | slot
+        }
         None => 0,
     };
     reply(Reply::Array(vec![Reply::bulk_str(&next.to_string()), Reply::Array(out)]))

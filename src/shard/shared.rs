@@ -50,8 +50,15 @@ pub struct ScanCursors {
 const MAX_CURSORS: usize = 65_536;
 
 impl ScanCursors {
+    /// File the key a scan stopped at; the id fits in 50 bits (the cursor's high
+    /// bits). Ids start at a random point so a cursor from before a restart rarely
+    /// names a live entry, and a wrong one is caught by its slot not matching.
     pub fn put(&mut self, last_key: Vec<u8>) -> u64 {
-        self.next += 1;
+        if self.next == 0 {
+            self.next = rand::random_range(1..1u64 << 40);
+        }
+        // 1 ..= 2^50 - 1: never 0, so a cursor is never the "done" cursor.
+        self.next = self.next % ((1 << 50) - 1) + 1;
         let id = self.next;
         self.map.insert(id, last_key);
         self.order.push_back(id);

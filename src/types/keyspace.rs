@@ -192,15 +192,17 @@ pub fn walk_keys(
     Ok(last)
 }
 
-/// Like [`walk_keys`] over every slot, visiting only keys alive at the reader's time.
+/// Like [`walk_keys`] over the slots from `from_slot` on, visiting only keys
+/// alive at the reader's time.
 pub fn scan_keys(
     r: &Reader<'_>,
+    from_slot: u16,
     after: Option<&[u8]>,
     budget: usize,
     mut f: impl FnMut(ScannedKey),
 ) -> Result<Option<Vec<u8>>, StorageError> {
     let now = r.now_ms;
-    walk_keys(r, (0, crate::cluster::SLOT_COUNT), after, budget, |sk| {
+    walk_keys(r, (from_slot, crate::cluster::SLOT_COUNT), after, budget, |sk| {
         if !sk.is_expired(now) {
             f(sk)
         }
@@ -211,7 +213,7 @@ pub fn scan_keys(
 pub fn keys(r: &Reader<'_>, pattern: &[u8]) -> Result<Vec<Bytes>, StorageError> {
     let all = pattern == b"*";
     let mut out = Vec::new();
-    scan_keys(r, None, usize::MAX, |sk| {
+    scan_keys(r, 0, None, usize::MAX, |sk| {
         if all || glob_match(pattern, &sk.key, false) {
             out.push(sk.key);
         }
@@ -222,7 +224,7 @@ pub fn keys(r: &Reader<'_>, pattern: &[u8]) -> Result<Vec<Bytes>, StorageError> 
 /// DBSIZE: number of live keys.
 pub fn dbsize(r: &Reader<'_>) -> Result<i64, StorageError> {
     let mut n = 0;
-    scan_keys(r, None, usize::MAX, |_| n += 1)?;
+    scan_keys(r, 0, None, usize::MAX, |_| n += 1)?;
     Ok(n)
 }
 
