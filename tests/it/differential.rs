@@ -69,7 +69,7 @@ fn gen_set_opts(r: &mut Rng, out: &mut Vec<String>) {
     }
 }
 
-fn gen(r: &mut Rng) -> Vec<String> {
+fn gen(r: &mut Rng, step: usize) -> Vec<String> {
     let k = |r: &mut Rng| r.pick(KEYS).to_string();
     let v = |r: &mut Rng| r.pick(VALUES).to_string();
     let i = |r: &mut Rng| r.pick(INTS).to_string();
@@ -137,16 +137,15 @@ fn gen(r: &mut Rng) -> Vec<String> {
         24 => vec!["TYPE".into(), k(r)],
         25 | 26 => {
             let mut c = vec![r.pick(&["EXPIRE", "PEXPIRE"]).into(), k(r)];
-            // Relative times distinct from every other relative TTL the generator
-            // sets: equal ones would make GT/LT depend on whether a millisecond ticked.
-            c.push(
-                if c[0] == "EXPIRE" {
-                    r.pick(&["1500", "2500", "-1", "x"])
-                } else {
-                    r.pick(&["1800000", "3000000", "-1"])
-                }
-                .into(),
-            );
+            // GT/LT compare the new expiry with the current one; with relative times
+            // that are close (within the time a sequence runs), the answer would depend
+            // on how many milliseconds ticked on each server. So every relative expiry
+            // here is at least 5 s away from any other the generator sets: SET/SETEX/
+            // GETEX use 1000 s and 2200 s, EXPIRE 1510 + 20*step s, PEXPIRE
+            // (1505 + 20*step) s in ms.
+            let secs = if c[0] == "EXPIRE" { 1510 + 20 * step } else { 1505 + 20 * step };
+            let rel = if c[0] == "EXPIRE" { secs.to_string() } else { (secs * 1000).to_string() };
+            c.push(if r.chance(85) { rel } else { r.pick(&["-1", "x"]).to_string() });
             for _ in 0..r.below(3) {
                 c.push(r.pick(&["NX", "XX", "GT", "LT", "BAD"]).into());
             }
@@ -263,7 +262,7 @@ fn differential(seeds: std::ops::Range<u64>, steps: usize) {
     let mut redis = oracle.raw();
     for seed in seeds {
         let mut r = Rng(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1);
-        let seq: Vec<Vec<String>> = (0..steps).map(|_| gen(&mut r)).collect();
+        let seq: Vec<Vec<String>> = (0..steps).map(|i| gen(&mut r, i)).collect();
         if let Some((i, a0, b0)) = first_mismatch(&mut neo, &mut redis, &seq) {
             let mut short = shrink(&mut neo, &mut redis, seq[..=i].to_vec());
             let (a, b) = match first_mismatch(&mut neo, &mut redis, &short) {
