@@ -120,15 +120,22 @@ impl ReadCache {
         Self::insert(&mut g, self.gen_limit, Bytes::copy_from_slice(key), Entry { stamp, value });
     }
 
+    /// Bytes an entry is charged: key, value and a fixed overhead.
+    fn charge(key_len: usize, value: &Option<Bytes>) -> usize {
+        key_len + value.as_ref().map(|v| v.len()).unwrap_or(0) + 64
+    }
+
     fn insert(g: &mut Gens, limit: usize, key: Bytes, e: Entry) {
-        let size = key.len() + e.value.as_ref().map(|v| v.len()).unwrap_or(0) + 64;
+        let key_len = key.len();
+        let size = Self::charge(key_len, &e.value);
         if g.young_bytes + size > limit {
             g.old = std::mem::take(&mut g.young);
             g.young_bytes = 0;
         }
         g.young_bytes += size;
         if let Some(prev) = g.young.insert(key, e) {
-            g.young_bytes -= prev.value.map(|v| v.len()).unwrap_or(0).min(g.young_bytes);
+            // A replaced entry gives back exactly what it was charged.
+            g.young_bytes -= Self::charge(key_len, &prev.value).min(g.young_bytes);
         }
     }
 }

@@ -105,11 +105,7 @@ impl<'a> ApplyCtx<'a> {
     /// Write a key's metadata without knowing what it replaces (blind overwrite).
     /// A TTL in `value` is added to the expire index.
     pub fn put_meta(&mut self, mk: Vec<u8>, value: Vec<u8>) {
-        let at = expire_of(&value);
-        if at != 0 {
-            self.index(&mk, at, true);
-        }
-        self.put_raw_meta(mk, value);
+        self.put_meta_over(mk, None, value);
     }
 
     /// Write a key's metadata over `old` (what the key held, if anything): the
@@ -205,7 +201,7 @@ impl<'a> ApplyCtx<'a> {
 
 /// The expire time of an encoded metadata value (0 = none).
 fn expire_of(value: &[u8]) -> u64 {
-    value.get(1..9).and_then(|b| b.try_into().ok()).map(u64::from_be_bytes).unwrap_or(0)
+    Meta::decode_header(value).map(|(_, at)| at).unwrap_or(0)
 }
 
 /// What an apply batch changed: its writes, the metadata keys it wrote and
