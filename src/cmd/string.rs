@@ -44,10 +44,6 @@ fn parse_ext(args: &[Bytes], grammar: Grammar) -> Result<ExtOpts, CmdError> {
     while j < args.len() {
         let opt = args[j].to_ascii_uppercase();
         let next = args.get(j + 1);
-        let other_expire_kind = |o: &ExtOpts, except_unit: Option<(i64, bool)>| match &o.expire {
-            None => false,
-            Some((u, r, _)) => Some((*u, *r)) != except_unit,
-        };
         match opt.as_slice() {
             b"NX" if !o.xx && grammar == Grammar::Set => o.nx = true,
             b"XX" if !o.nx && grammar == Grammar::Set => o.xx = true,
@@ -62,7 +58,7 @@ fn parse_ext(args: &[Bytes], grammar: Grammar) -> Result<ExtOpts, CmdError> {
                     _ => (1, false),
                 };
                 // Redis lets an option repeat itself but not mix with another kind.
-                if other_expire_kind(&o, Some((unit, rel))) {
+                if o.expire.as_ref().is_some_and(|(u, r, _)| (*u, *r) != (unit, rel)) {
                     return Err(ArgError::Syntax.into());
                 }
                 o.expire = Some((unit, rel, next.cloned().unwrap_or_default()));

@@ -39,7 +39,7 @@ impl Meta {
 
     /// True if the key has a TTL that has passed at `now_ms`.
     pub fn is_expired(&self, now_ms: u64) -> bool {
-        self.expire_ms != 0 && self.expire_ms <= now_ms
+        expired(self.expire_ms, now_ms)
     }
 
     pub fn encode(&self) -> Vec<u8> {
@@ -55,6 +55,11 @@ impl Meta {
     pub fn size(&self) -> Option<u64> {
         Some(u64::from_be_bytes(self.payload.get(8..16)?.try_into().ok()?))
     }
+}
+
+/// The TTL rule: `expire_ms` (0 = no TTL) has passed at `now_ms`.
+pub fn expired(expire_ms: u64, now_ms: u64) -> bool {
+    expire_ms != 0 && expire_ms <= now_ms
 }
 
 /// Encode a metadata value from its parts.

@@ -153,7 +153,7 @@ pub struct ScannedKey {
 
 impl ScannedKey {
     pub fn is_expired(&self, now_ms: u64) -> bool {
-        self.expire_ms != 0 && self.expire_ms <= now_ms
+        crate::storage::meta::expired(self.expire_ms, now_ms)
     }
 }
 
@@ -237,7 +237,7 @@ pub fn random_key(r: &Reader<'_>, start_slot: u16) -> Result<Option<Bytes>, Stor
         }
         r.storage.scan(Cf::Metadata, &slot_lower_bound(lo as u16), &slot_upper_bound(hi), false, |k, v| {
             match (decode_meta_key(k), Meta::decode_header(v)) {
-                (Some((_, key)), Some((_, at))) if at == 0 || at > r.now_ms => {
+                (Some((_, key)), Some((_, at))) if !crate::storage::meta::expired(at, r.now_ms) => {
                     found = Some(Bytes::copy_from_slice(key));
                     false
                 }
