@@ -3,10 +3,12 @@
 //! writes into a replicated `WriteCmd` for dispatch to propose. Only the
 //! connection loop awaits. Command code never touches sockets or Raft.
 
+pub mod hash;
 pub mod info;
 pub mod keyspace;
 pub mod server;
 pub mod session;
+pub mod set;
 pub mod string;
 pub mod table;
 
@@ -64,6 +66,9 @@ pub fn blocking(
     }))))
 }
 
+/// Whole-key reads up to this many elements run inline on the core.
+pub const INLINE_WALK: u64 = 1024;
+
 /// A command failure; `Display` is the Redis error text.
 #[derive(Debug, thiserror::Error)]
 pub enum CmdError {
@@ -106,6 +111,39 @@ impl Ctx<'_> {
             &self.core.shared.epochs,
             self.session.now_ms,
         )
+    }
+
+    /// A consistent snapshot read (composite types: metadata and elements from
+    /// one point in time).
+    pub fn snap(&self) -> crate::types::coll::Snap<'_> {
+        crate::types::coll::Snap { view: self.core.shared.storage.view(), now_ms: self.session.now_ms }
+    }
+
+    /// Run `f`, a read that walks whole keys, over a snapshot: inline when the
+    /// keys are small, on the blocking pool when together they hold more than
+    /// [`INLINE_WALK`] elements, so a big key never stalls the core's other
+    /// connections.
+    pub fn walk<'k>(
+        &self,
+        keys: impl IntoIterator<Item = &'k Bytes>,
+        f: impl FnOnce(&crate::types::coll::Snap<'_>) -> Result<Reply, CmdError> + Send + 'static,
+    ) -> CmdResult {
+        let r = self.reader();
+        let mut total = 0u64;
+        for k in keys {
+            if let Some(c) = r.meta(k)?.as_ref().and_then(crate::storage::meta::Coll::from_meta) {
+                total += c.size;
+            }
+        }
+        if total <= INLINE_WALK {
+            return Ok(Plan::Reply(f(&self.snap())?));
+        }
+        let storage = self.core.shared.storage.clone();
+        let now_ms = self.session.now_ms;
+        Ok(Plan::Blocking(BlockingWork(Box::new(move || {
+            let snap = crate::types::coll::Snap { view: storage.view(), now_ms };
+            f(&snap).unwrap_or_else(|e| Reply::Error(e.to_string().into()))
+        }))))
     }
 
     /// The region all `keys` live in; CROSSSLOT if they span regions (only with

@@ -50,6 +50,10 @@ pub enum Group {
     Generic,
     Connection,
     Server,
+    Hash,
+    List,
+    Set,
+    SortedSet,
 }
 
 impl Group {
@@ -57,6 +61,10 @@ impl Group {
         match self {
             Group::String => "string",
             Group::Generic => "generic",
+            Group::Hash => "hash",
+            Group::List => "list",
+            Group::Set => "set",
+            Group::SortedSet => "sorted-set",
             Group::Connection => "connection",
             Group::Server => "server",
         }
@@ -65,6 +73,10 @@ impl Group {
         match self {
             Group::String => "@string",
             Group::Generic => "@keyspace",
+            Group::Hash => "@hash",
+            Group::List => "@list",
+            Group::Set => "@set",
+            Group::SortedSet => "@sortedset",
             Group::Connection => "@connection",
             Group::Server => "@admin",
         }
@@ -225,7 +237,13 @@ pub fn table() -> &'static Table {
     static TABLE: OnceLock<Table> = OnceLock::new();
     TABLE.get_or_init(|| {
         let mut rows: Vec<&'static CommandSpec> = Vec::new();
-        for family in [super::string::COMMANDS, super::keyspace::COMMANDS, super::server::COMMANDS] {
+        for family in [
+            super::string::COMMANDS,
+            super::keyspace::COMMANDS,
+            super::server::COMMANDS,
+            super::hash::COMMANDS,
+            super::set::COMMANDS,
+        ] {
             rows.extend(family.iter());
         }
         let by_name = rows.iter().map(|r| (r.name, *r)).collect();

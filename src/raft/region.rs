@@ -30,6 +30,9 @@ use crate::types::now_ms;
 /// Where a write's reply goes.
 pub type ReplyTx = oneshot::Sender<Reply>;
 
+/// The most commands one log entry carries.
+pub const MAX_CMDS_PER_ENTRY: usize = 1 << 16;
+
 pub struct Region {
     pub id: u32,
     pub raft: Raft,
@@ -113,16 +116,24 @@ impl Region {
         }
         let now = now_ms().max(self.last_now.get());
         self.last_now.set(now);
-        match self.raft.client_write(Proposal(RaftBatch { now_ms: now, cmds })).await {
-            Ok(resp) => {
-                for (tx, r) in waiters.into_iter().zip(resp.data) {
-                    let _ = tx.send(r);
+        // One entry holds at most MAX_CMDS_PER_ENTRY commands (each creates at most
+        // one composite key, whose version must fit under the entry's index).
+        let mut cmds = cmds.into_iter().peekable();
+        let mut waiters = waiters.into_iter();
+        while cmds.peek().is_some() {
+            let chunk: Vec<WriteCmd> = cmds.by_ref().take(MAX_CMDS_PER_ENTRY).collect();
+            let txs: Vec<ReplyTx> = waiters.by_ref().take(chunk.len()).collect();
+            match self.raft.client_write(Proposal(RaftBatch { now_ms: now, cmds: chunk })).await {
+                Ok(resp) => {
+                    for (tx, r) in txs.into_iter().zip(resp.data) {
+                        let _ = tx.send(r);
+                    }
                 }
-            }
-            Err(e) => {
-                let msg = format!("ERR write not committed: {e}");
-                for tx in waiters {
-                    let _ = tx.send(Reply::error(msg.clone()));
+                Err(e) => {
+                    let msg = format!("ERR write not committed: {e}");
+                    for tx in txs {
+                        let _ = tx.send(Reply::error(msg.clone()));
+                    }
                 }
             }
         }

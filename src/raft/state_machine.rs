@@ -103,7 +103,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             let replies: Vec<Reply> = match entry.payload {
                 EntryPayload::Blank => Vec::new(),
                 EntryPayload::Normal(p) => {
-                    ctx.now_ms = p.0.now_ms;
+                    ctx.begin_entry(entry.log_id.index, p.0.now_ms);
                     let mut out = Vec::with_capacity(p.0.cmds.len());
                     for c in &p.0.cmds {
                         out.push(apply_cmd(&mut ctx, c).map_err(io_err)?);

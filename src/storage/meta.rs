@@ -57,6 +57,82 @@ impl Meta {
     }
 }
 
+/// The metadata of a composite key (Hash, List, Set, ZSet), decoded.
+///
+/// `owner` is NeoKV's one addition to the seed's payload, appended after its
+/// fields: after `RENAME src dst` of a composite key, `dst`'s metadata keeps the
+/// elements where they are, in `src`'s subkey namespace `(src, version)`, and
+/// names `src` here (a `links` entry maps that namespace back to `dst` for the
+/// garbage collector). `None`: the elements live under the key itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Coll {
+    pub kind: KeyType,
+    pub expire_ms: u64,
+    pub version: u64,
+    pub size: u64,
+    /// List only: index of the first element, and one past the last.
+    pub head: u64,
+    pub tail: u64,
+    pub owner: Option<Bytes>,
+}
+
+impl Coll {
+    /// A new, empty collection.
+    pub fn new(kind: KeyType, version: u64) -> Coll {
+        Coll {
+            kind,
+            expire_ms: 0,
+            version,
+            size: 0,
+            head: LIST_INITIAL_INDEX,
+            tail: LIST_INITIAL_INDEX,
+            owner: None,
+        }
+    }
+
+    /// Decode a composite key's metadata; `None` for strings or malformed payloads.
+    pub fn from_meta(m: &Meta) -> Option<Coll> {
+        let p = &m.payload;
+        let fixed = match m.kind {
+            KeyType::String => return None,
+            KeyType::List => 32,
+            _ => 16,
+        };
+        if p.len() < fixed {
+            return None;
+        }
+        let word = |i: usize| u64::from_be_bytes(p[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
+        let (head, tail) = if m.kind == KeyType::List { (word(2), word(3)) } else { (LIST_INITIAL_INDEX, LIST_INITIAL_INDEX) };
+        Some(Coll {
+            kind: m.kind,
+            expire_ms: m.expire_ms,
+            version: word(0),
+            size: word(1),
+            head,
+            tail,
+            owner: (p.len() > fixed).then(|| p.slice(fixed..)),
+        })
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let owner = self.owner.as_deref().unwrap_or(b"");
+        if self.kind == KeyType::List {
+            let mut p = list_payload(self.version, self.size, self.head, self.tail).to_vec();
+            p.extend_from_slice(owner);
+            encode(self.kind, self.expire_ms, &p)
+        } else {
+            let mut p = composite_payload(self.version, self.size).to_vec();
+            p.extend_from_slice(owner);
+            encode(self.kind, self.expire_ms, &p)
+        }
+    }
+
+    /// The user key whose subkey namespace holds the elements.
+    pub fn data_key<'a>(&'a self, key: &'a [u8]) -> &'a [u8] {
+        self.owner.as_deref().unwrap_or(key)
+    }
+}
+
 /// The TTL rule: `expire_ms` (0 = no TTL) has passed at `now_ms`.
 pub fn expired(expire_ms: u64, now_ms: u64) -> bool {
     expire_ms != 0 && expire_ms <= now_ms
@@ -102,6 +178,27 @@ mod tests {
         assert!(m.is_expired(1234) && !m.is_expired(1233));
         assert_eq!(Meta::decode_header(&raw), Some((KeyType::String, 1234)));
         assert!(!Meta { expire_ms: 0, ..m }.is_expired(u64::MAX));
+    }
+
+    #[test]
+    fn coll_roundtrip_with_and_without_owner() {
+        let mut c = Coll::new(KeyType::List, 42);
+        c.size = 3;
+        c.head -= 1;
+        c.tail += 2;
+        c.expire_ms = 99;
+        let m = Meta::decode(Bytes::from(c.encode())).unwrap();
+        assert_eq!(m.payload.len(), 32, "a list without owner is exactly the seed's layout");
+        assert_eq!(Coll::from_meta(&m), Some(c.clone()));
+        c.owner = Some(Bytes::from_static(b"src"));
+        let m = Meta::decode(Bytes::from(c.encode())).unwrap();
+        assert_eq!(Coll::from_meta(&m).unwrap().data_key(b"dst"), b"src");
+        let mut h = Coll::new(KeyType::Hash, 7);
+        h.size = 1;
+        let m = Meta::decode(Bytes::from(h.encode())).unwrap();
+        assert_eq!((m.version(), m.size(), m.payload.len()), (Some(7), Some(1), 16));
+        assert_eq!(Coll::from_meta(&m).unwrap().data_key(b"h"), b"h");
+        assert!(Coll::from_meta(&Meta::decode(Bytes::from(encode(KeyType::String, 0, b"x"))).unwrap()).is_none());
     }
 
     #[test]

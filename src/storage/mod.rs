@@ -5,6 +5,8 @@
 //! Raft log appends durable with one fsync per group of appends.
 //! Depends on nothing above it. Thread-safe: one `Storage` is shared by all cores.
 
+mod gc;
+pub mod gate;
 pub mod keys;
 pub mod meta;
 mod syncer;
@@ -24,6 +26,7 @@ pub const CF_METADATA: &str = "metadata";
 pub const CF_SUBKEY: &str = "subkey";
 pub const CF_ZSET_SCORE: &str = "zset_score";
 pub const CF_EXPIRE_INDEX: &str = "expire_index";
+pub const CF_LINKS: &str = "links";
 pub const CF_RAFT_LOG: &str = "raft_log";
 pub const CF_RAFT_STATE: &str = "raft_state";
 
@@ -57,6 +60,7 @@ impl Default for StorageOptions {
 struct Inner {
     db: Arc<DB>,
     syncer: syncer::Syncer,
+    gate: Arc<gate::Gate>,
 }
 
 /// The shared database handle. Cheap to clone.
@@ -72,6 +76,9 @@ pub enum Cf {
     Subkey,
     ZsetScore,
     ExpireIndex,
+    /// Renamed composite keys: `[subkey prefix of the owner's namespace]` -> the
+    /// metadata key now holding it (see `meta::Coll::owner`).
+    Links,
     RaftLog,
     RaftState,
 }
@@ -83,6 +90,7 @@ impl Cf {
             Cf::Subkey => CF_SUBKEY,
             Cf::ZsetScore => CF_ZSET_SCORE,
             Cf::ExpireIndex => CF_EXPIRE_INDEX,
+            Cf::Links => CF_LINKS,
             Cf::RaftLog => CF_RAFT_LOG,
             Cf::RaftState => CF_RAFT_STATE,
         }
@@ -117,6 +125,60 @@ impl Cursor<'_> {
             None
         }
     }
+}
+
+/// A consistent point-in-time view for reads of more than one entry.
+pub struct View<'a> {
+    snap: rocksdb::SnapshotWithThreadMode<'a, DB>,
+    storage: &'a Storage,
+    _pass: gate::Pass<'a>,
+}
+
+impl View<'_> {
+    pub fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>> {
+        Ok(self.snap.get_pinned_cf(self.storage.cf(cf), key)?.map(|v| Bytes::copy_from_slice(&v)))
+    }
+
+    /// Visit entries of `cf` in `[from, to)` in order (or reverse) until `f` says stop.
+    pub fn scan(
+        &self,
+        cf: Cf,
+        from: &[u8],
+        to: &[u8],
+        reverse: bool,
+        f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        let mut ro = bounded(from, to);
+        ro.set_snapshot(&self.snap);
+        walk(self.storage.inner.db.raw_iterator_cf_opt(self.storage.cf(cf), ro), reverse, f)
+    }
+}
+
+fn walk(
+    mut it: rocksdb::DBRawIteratorWithThreadMode<'_, DB>,
+    reverse: bool,
+    mut f: impl FnMut(&[u8], &[u8]) -> bool,
+) -> Result<()> {
+    if reverse {
+        it.seek_to_last();
+    } else {
+        it.seek_to_first();
+    }
+    while it.valid() {
+        let (Some(k), Some(v)) = (it.key(), it.value()) else {
+            break;
+        };
+        if !f(k, v) {
+            return Ok(());
+        }
+        if reverse {
+            it.prev();
+        } else {
+            it.next();
+        }
+    }
+    it.status()?;
+    Ok(())
 }
 
 /// A set of writes applied atomically by [`Storage::write`].
@@ -166,6 +228,8 @@ impl Storage {
         db_opts.set_keep_log_file_num(4);
         db_opts.set_max_log_file_size(16 << 20);
 
+        let gate = Arc::new(gate::Gate::default());
+        let db_slot = gc::DbSlot::default();
         let data_cf = |bloom: bool| {
             let mut o = Options::default();
             let mut t = BlockBasedOptions::default();
@@ -191,17 +255,25 @@ impl Storage {
         let mut log_opts = Options::default();
         log_opts.set_compression_type(DBCompressionType::None);
         log_opts.set_write_buffer_size(opts.write_buffer_bytes);
+        // Garbage collection of lazily deleted composite keys (see `gc`).
+        let collected = |what: gc::What| {
+            let mut o = data_cf(false);
+            o.set_compaction_filter_factory(gc::Factory::new(what, db_slot.clone(), gate.clone()));
+            o
+        };
         let cfs = vec![
             ColumnFamilyDescriptor::new(CF_METADATA, data_cf(true)),
-            ColumnFamilyDescriptor::new(CF_SUBKEY, data_cf(false)),
-            ColumnFamilyDescriptor::new(CF_ZSET_SCORE, data_cf(false)),
-            ColumnFamilyDescriptor::new(CF_EXPIRE_INDEX, data_cf(false)),
+            ColumnFamilyDescriptor::new(CF_SUBKEY, collected(gc::What::Elements)),
+            ColumnFamilyDescriptor::new(CF_ZSET_SCORE, collected(gc::What::Elements)),
+            ColumnFamilyDescriptor::new(CF_EXPIRE_INDEX, collected(gc::What::ExpireIndex)),
+            ColumnFamilyDescriptor::new(CF_LINKS, collected(gc::What::Links)),
             ColumnFamilyDescriptor::new(CF_RAFT_LOG, log_opts),
             ColumnFamilyDescriptor::new(CF_RAFT_STATE, Options::default()),
         ];
         let db = Arc::new(DB::open_cf_descriptors(&db_opts, path, cfs)?);
+        db_slot.set(&db);
         let syncer = syncer::Syncer::start(db.clone(), opts.fsync);
-        Ok(Storage { inner: Arc::new(Inner { db, syncer }) })
+        Ok(Storage { inner: Arc::new(Inner { db, syncer, gate }) })
     }
 
     fn cf(&self, cf: Cf) -> &ColumnFamily {
@@ -248,29 +320,9 @@ impl Storage {
         from: &[u8],
         to: &[u8],
         reverse: bool,
-        mut f: impl FnMut(&[u8], &[u8]) -> bool,
+        f: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<()> {
-        let mut it = self.inner.db.raw_iterator_cf_opt(self.cf(cf), bounded(from, to));
-        if reverse {
-            it.seek_to_last();
-        } else {
-            it.seek_to_first();
-        }
-        while it.valid() {
-            let (Some(k), Some(v)) = (it.key(), it.value()) else {
-                break;
-            };
-            if !f(k, v) {
-                return Ok(());
-            }
-            if reverse {
-                it.prev();
-            } else {
-                it.next();
-            }
-        }
-        it.status()?;
-        Ok(())
+        walk(self.inner.db.raw_iterator_cf_opt(self.cf(cf), bounded(from, to)), reverse, f)
     }
 
     /// Run `f` with an iterator over `[from, to)` of `cf` that it may seek around in.
@@ -294,6 +346,27 @@ impl Storage {
     /// Count keys of `cf` in `[from, to)` (cheap estimate not used: exact walk).
     pub fn iter_all(&self, cf: Cf) -> impl Iterator<Item = (Box<[u8]>, Box<[u8]>)> + '_ {
         self.inner.db.iterator_cf(self.cf(cf), IteratorMode::From(&[], Direction::Forward)).map_while(|r| r.ok())
+    }
+
+    /// A consistent read view (a RocksDB snapshot), inside the read gate so that
+    /// garbage collection cannot remove what it shows.
+    pub fn view(&self) -> View<'_> {
+        let pass = self.inner.gate.enter();
+        View { snap: self.inner.db.snapshot(), storage: self, _pass: pass }
+    }
+
+    /// Flush memtables and compact every data column family fully (tests and
+    /// DEBUG tooling; garbage collection runs in compactions).
+    pub fn compact_all(&self) -> Result<()> {
+        for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore, Cf::ExpireIndex, Cf::Links] {
+            self.inner.db.flush_cf(self.cf(cf))?;
+        }
+        let mut o = rocksdb::CompactOptions::default();
+        o.set_bottommost_level_compaction(rocksdb::BottommostLevelCompaction::Force);
+        for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore, Cf::ExpireIndex, Cf::Links] {
+            self.inner.db.compact_range_cf_opt(self.cf(cf), None::<&[u8]>, None::<&[u8]>, &o);
+        }
+        Ok(())
     }
 
     /// RocksDB's estimate of the live data size, for INFO.

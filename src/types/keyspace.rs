@@ -5,10 +5,12 @@ use bytes::Bytes;
 
 use crate::pb::WriteCmd;
 use crate::protocol::Reply;
-use crate::storage::keys::{decode_meta_key, slot_lower_bound, slot_upper_bound, KeyType};
-use crate::storage::meta::Meta;
+use crate::cluster::key_slot;
+use crate::storage::keys::{decode_meta_key, slot_lower_bound, slot_upper_bound, subkey_prefix, KeyType};
+use crate::storage::meta::{Coll, Meta};
 use crate::storage::{Cf, StorageError};
 
+use super::coll::Found;
 use super::glob::glob_match;
 use super::write::{flags, ApplyResult};
 use super::{mkey, ApplyCtx, Reader, TypeError};
@@ -84,7 +86,23 @@ pub fn apply_rename(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     if nx && old_dst.as_ref().is_some_and(|d| !d.is_expired(ctx.now_ms)) {
         return Ok(Ok(Reply::Int(0)));
     }
-    ctx.put_meta_over(dst, old_dst.as_ref(), m.encode());
+    let moved = match Coll::from_meta(&m) {
+        // A composite key keeps its elements where they are: the new name's
+        // metadata names the namespace's owner, and a link tells the garbage
+        // collector who holds it now. O(1) whatever the size.
+        Some(mut c) => {
+            let owner = Bytes::copy_from_slice(c.data_key(&cmd.keys[0]));
+            if owner[..] == cmd.keys[1][..] {
+                c.owner = None;
+            } else {
+                ctx.put_raw(Cf::Links, subkey_prefix(key_slot(&owner), &owner, c.version), Bytes::from(dst.clone()));
+                c.owner = Some(owner);
+            }
+            c.encode()
+        }
+        None => m.encode(),
+    };
+    ctx.put_meta_over(dst, old_dst.as_ref(), moved);
     ctx.del_key(src, &m);
     Ok(Ok(if nx { Reply::Int(1) } else { Reply::Ok }))
 }
@@ -99,7 +117,30 @@ pub fn apply_copy(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     if cmd.flags & flags::COPY_REPLACE == 0 && old_dst.as_ref().is_some_and(|d| !d.is_expired(ctx.now_ms)) {
         return Ok(Ok(Reply::Int(0)));
     }
-    ctx.put_meta_over(dst, old_dst.as_ref(), m.encode());
+    let copied = match Found::from_meta(&cmd.keys[0], m.clone()) {
+        // Elements are copied into a fresh namespace of the destination.
+        Some(from) => {
+            let mut c = from.coll.clone();
+            c.version = ctx.new_version();
+            c.owner = None;
+            let to = subkey_prefix(key_slot(&cmd.keys[1]), &cmd.keys[1], c.version);
+            for cf in [Cf::Subkey, Cf::ZsetScore] {
+                let mut items = Vec::new();
+                ctx.scan_elements(cf, &from.prefix, &from.end(), false, |k, v| {
+                    items.push((k[from.prefix.len()..].to_vec(), Bytes::copy_from_slice(v)));
+                    true
+                })?;
+                for (sub, v) in items {
+                    let mut k = to.clone();
+                    k.extend_from_slice(&sub);
+                    ctx.put_element(cf, k, v);
+                }
+            }
+            c.encode()
+        }
+        None => m.encode(),
+    };
+    ctx.put_meta_over(dst, old_dst.as_ref(), copied);
     Ok(Ok(Reply::Int(1)))
 }
 

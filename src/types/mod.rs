@@ -7,10 +7,15 @@
 //! sockets, Raft or cores.
 
 pub mod cache;
+pub mod coll;
 pub mod glob;
+pub mod hash;
 pub mod keyspace;
+pub mod set;
 pub mod string;
 pub mod write;
+
+use std::collections::BTreeMap;
 
 use ahash::AHashMap;
 use bytes::Bytes;
@@ -41,6 +46,12 @@ pub enum TypeError {
     TooBig,
     #[error("ERR no such key")]
     NoSuchKey,
+    #[error("ERR hash value is not an integer")]
+    HashNotInteger,
+    #[error("ERR hash value is not a float")]
+    HashNotFloat,
+    #[error("ERR index out of range")]
+    IndexOutOfRange,
 }
 
 /// Milliseconds since the Unix epoch from the local clock (handlers and readers only;
@@ -64,8 +75,25 @@ pub struct ApplyCtx<'a> {
     slot_start: u16,
     slot_end: u32,
     overlay: AHashMap<Vec<u8>, Option<Bytes>>,
+    /// Element writes (`subkey`, `zset_score`) not yet in RocksDB, in key order.
+    elements: [BTreeMap<Vec<u8>, Option<Bytes>>; 2],
     flushed: bool,
     batch: Batch,
+    /// Versions for new composite keys: `entry index << VERSION_SHIFT`, plus a
+    /// counter within the entry. Log indexes only grow, so a new version is
+    /// greater than every version the region ever handed out.
+    version_base: u64,
+    versions_used: u64,
+}
+
+/// Bits of a version below the entry's log index (new composite keys per entry).
+pub const VERSION_SHIFT: u32 = 24;
+
+fn element_slot(cf: Cf) -> usize {
+    match cf {
+        Cf::ZsetScore => 1,
+        _ => 0,
+    }
 }
 
 impl<'a> ApplyCtx<'a> {
@@ -77,9 +105,106 @@ impl<'a> ApplyCtx<'a> {
             slot_start,
             slot_end,
             overlay: AHashMap::new(),
+            elements: [BTreeMap::new(), BTreeMap::new()],
             flushed: false,
             batch: Batch::new(),
+            version_base: 1 << VERSION_SHIFT,
+            versions_used: 0,
         }
+    }
+
+    /// Start applying the log entry at `index`, stamped `now_ms` by its leader.
+    pub fn begin_entry(&mut self, index: u64, now_ms: u64) {
+        self.now_ms = now_ms;
+        self.version_base = index << VERSION_SHIFT;
+        self.versions_used = 0;
+    }
+
+    /// A version for a new composite key, unique in the region for all time: a
+    /// command creates at most one composite key and an entry carries at most
+    /// `raft::region::MAX_CMDS_PER_ENTRY` (2^16) commands, well under 2^24.
+    pub fn new_version(&mut self) -> u64 {
+        self.versions_used += 1;
+        debug_assert!(self.versions_used < 1 << VERSION_SHIFT);
+        self.version_base + self.versions_used
+    }
+
+    /// Read an element entry (`Cf::Subkey` or `Cf::ZsetScore`), seeing this batch's writes.
+    pub fn get_element(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
+        if let Some(v) = self.elements[element_slot(cf)].get(key) {
+            return Ok(v.clone());
+        }
+        if self.flushed {
+            return Ok(None);
+        }
+        self.storage.get(cf, key)
+    }
+
+    pub fn put_element(&mut self, cf: Cf, key: Vec<u8>, value: impl Into<Bytes>) {
+        self.elements[element_slot(cf)].insert(key, Some(value.into()));
+    }
+
+    pub fn del_element(&mut self, cf: Cf, key: Vec<u8>) {
+        self.elements[element_slot(cf)].insert(key, None);
+    }
+
+    /// Visit element entries in `[from, to)` in order (or reverse), this batch's
+    /// writes merged over RocksDB, until `f` says stop.
+    pub fn scan_elements(
+        &self,
+        cf: Cf,
+        from: &[u8],
+        to: &[u8],
+        reverse: bool,
+        mut f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<(), StorageError> {
+        let mut pending: Vec<(&[u8], Option<&[u8]>)> = self.elements[element_slot(cf)]
+            .range::<[u8], _>((std::ops::Bound::Included(from), std::ops::Bound::Excluded(to)))
+            .map(|(k, v)| (&k[..], v.as_deref()))
+            .collect();
+        if !reverse {
+            pending.reverse();
+        }
+        // `pending` is now consumed from its end, in visiting order.
+        let before = |a: &[u8], b: &[u8]| if reverse { a > b } else { a < b };
+        let mut go = true;
+        if !self.flushed {
+            self.storage.scan(cf, from, to, reverse, |k, v| {
+                while let Some(&(pk, pv)) = pending.last() {
+                    if !before(pk, k) {
+                        break;
+                    }
+                    pending.pop();
+                    if let Some(pv) = pv {
+                        if !f(pk, pv) {
+                            go = false;
+                            return false;
+                        }
+                    }
+                }
+                if let Some(&(pk, pv)) = pending.last() {
+                    if pk == k {
+                        pending.pop();
+                        return match pv {
+                            Some(pv) => {
+                                go = f(pk, pv);
+                                go
+                            }
+                            None => true,
+                        };
+                    }
+                }
+                go = f(k, v);
+                go
+            })?;
+        }
+        while go {
+            let Some((pk, pv)) = pending.pop() else { break };
+            if let Some(pv) = pv {
+                go = f(pk, pv);
+            }
+        }
+        Ok(())
     }
 
     fn raw_meta(&self, mk: &[u8]) -> Result<Option<Bytes>, StorageError> {
@@ -161,6 +286,7 @@ impl<'a> ApplyCtx<'a> {
             self.batch.delete_range(cf, lo.clone(), hi.clone());
         }
         self.overlay.clear();
+        self.elements.iter_mut().for_each(BTreeMap::clear);
         self.flushed = true;
     }
 
@@ -186,6 +312,14 @@ impl<'a> ApplyCtx<'a> {
         let mut entries: Vec<(Vec<u8>, Option<Bytes>)> = self.overlay.drain().collect();
         entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut batch = std::mem::take(&mut self.batch);
+        for (i, cf) in [Cf::Subkey, Cf::ZsetScore].into_iter().enumerate() {
+            for (k, v) in std::mem::take(&mut self.elements[i]) {
+                match v {
+                    Some(v) => batch.put(cf, k, v),
+                    None => batch.delete(cf, k),
+                }
+            }
+        }
         let mut written = Vec::with_capacity(entries.len());
         for (k, v) in entries {
             match v {

@@ -8,7 +8,7 @@ use crate::pb::{Op, WriteCmd};
 use crate::protocol::Reply;
 use crate::storage::StorageError;
 
-use super::{keyspace, string, ApplyCtx};
+use super::{hash, keyspace, set, string, ApplyCtx};
 
 /// `WriteCmd.flags` bits, per op.
 pub mod flags {
@@ -27,6 +27,12 @@ pub mod flags {
 
     pub const GETEX_PERSIST: u32 = 1;
     pub const GETEX_SET: u32 = 2;
+
+    pub const HSET_NX: u32 = 1;
+
+    pub const SET_INTER: u32 = 0;
+    pub const SET_UNION: u32 = 1;
+    pub const SET_DIFF: u32 = 2;
 }
 
 /// `WriteCmd.reply` values: which command's reply shape an op produces.
@@ -35,11 +41,16 @@ pub mod reply_kind {
     pub const DEFAULT: u32 = 0;
     /// SETNX: `:1` if set, `:0` if not.
     pub const SETNX: u32 = 1;
+    /// HMSET: `+OK` instead of HSET's count.
+    pub const HMSET: u32 = 2;
 }
 
 /// Apply one command; a command-level failure is an error *reply*, a storage
 /// failure is an `Err` (fatal for the state machine).
 pub fn apply_cmd(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> Result<Reply, StorageError> {
+    if cmd.keys.is_empty() && !matches!(cmd.op(), Op::Flush | Op::None) {
+        return Ok(Reply::error("ERR malformed replicated operation"));
+    }
     let r = match cmd.op() {
         Op::Set => string::apply_set(ctx, cmd),
         Op::Mset => string::apply_mset(ctx, cmd),
@@ -59,6 +70,15 @@ pub fn apply_cmd(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> Result<Reply, Storag
             Ok(Ok(Reply::Ok))
         }
         Op::ExpireKeys => keyspace::apply_expire_keys(ctx, cmd),
+        Op::Hset => hash::apply_hset(ctx, cmd),
+        Op::Hdel => hash::apply_hdel(ctx, cmd),
+        Op::Hincrby => hash::apply_hincrby(ctx, cmd),
+        Op::Hincrbyfloat => hash::apply_hincrbyfloat(ctx, cmd),
+        Op::Sadd => set::apply_sadd(ctx, cmd),
+        Op::Srem => set::apply_srem(ctx, cmd),
+        Op::Spop => set::apply_spop(ctx, cmd),
+        Op::Smove => set::apply_smove(ctx, cmd),
+        Op::Sstore => set::apply_sstore(ctx, cmd),
         Op::None => Ok(Ok(Reply::error("ERR unknown replicated operation"))),
     }?;
     Ok(r.unwrap_or_else(|e| Reply::Error(e.to_string().into())))

@@ -1,0 +1,219 @@
+//! Garbage collection of lazily deleted composite keys, as RocksDB compaction
+//! filters.
+//!
+//! Deleting, overwriting, expiring or renaming a composite key only rewrites its
+//! metadata; its elements stay behind under the old `(key, version)` namespace.
+//! The filters drop them when a compaction passes over them:
+//!
+//! - `subkey` and `zset_score` entries of a namespace nobody refers to: the live
+//!   metadata of the key has another version (or is gone, or expired more than
+//!   [`EXPIRED_GRACE_MS`] ago), and no renamed key holds the namespace (`links`).
+//! - `links` entries whose holder no longer refers to the namespace.
+//! - `expire_index` entries whose key no longer has that expiry time.
+//!
+//! Why this is safe under Raft: versions come from the log index, so a namespace
+//! that nobody refers to is never referred to again: no current or future log
+//! entry can observe what is dropped. Decisions are made from one snapshot per
+//! compaction, taken when the filter is created (every entry it sees was written
+//! before that), so a key renamed twice while the filter runs is judged as of one
+//! instant. Readers use snapshots too, which compaction filters ignore, so before
+//! dropping any element the filter waits for readers older than its snapshot to
+//! leave the read gate (`gate`).
+
+use std::ffi::CStr;
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::Duration;
+
+use rocksdb::compaction_filter::{CompactionFilter, Decision};
+use rocksdb::compaction_filter_factory::{CompactionFilterContext, CompactionFilterFactory};
+use rocksdb::{SnapshotWithThreadMode, DB};
+
+use super::gate::Gate;
+use super::keys::{decode_expire_index_key, decode_meta_key, meta_key, split_subkey};
+use super::meta::{expired, Coll, Meta};
+use super::{CF_LINKS, CF_METADATA};
+
+/// An expired key's elements are kept this long past its expiry time: a log entry
+/// stamped by a leader whose clock runs behind may still see the key alive.
+pub const EXPIRED_GRACE_MS: u64 = 5 * 60 * 1000;
+
+/// How long a filter waits for old readers before it gives up dropping anything.
+const READER_WAIT: Duration = Duration::from_secs(10);
+
+/// The database, once open (the filters are configured before it exists).
+#[derive(Clone, Default)]
+pub struct DbSlot(Arc<OnceLock<Weak<DB>>>);
+
+impl DbSlot {
+    pub fn set(&self, db: &Arc<DB>) {
+        let _ = self.0.set(Arc::downgrade(db));
+    }
+}
+
+/// Which column family a filter serves.
+#[derive(Clone, Copy, Debug)]
+pub enum What {
+    /// `subkey` and `zset_score`: `[slot][len][key][version][...]`.
+    Elements,
+    Links,
+    ExpireIndex,
+}
+
+pub struct Factory {
+    what: What,
+    db: DbSlot,
+    gate: Arc<Gate>,
+}
+
+impl Factory {
+    pub fn new(what: What, db: DbSlot, gate: Arc<Gate>) -> Self {
+        Factory { what, db, gate }
+    }
+}
+
+impl CompactionFilterFactory for Factory {
+    type Filter = Filter;
+
+    fn create(&mut self, _context: CompactionFilterContext) -> Filter {
+        let db = self.db.0.get().and_then(Weak::upgrade);
+        let view = db.map(|db| {
+            // SAFETY: the snapshot borrows the database, which `Judge` keeps alive
+            // in the field declared after it (fields drop in declaration order).
+            let snap: SnapshotWithThreadMode<'static, DB> = unsafe { std::mem::transmute(db.snapshot()) };
+            Judge { snap, db }
+        });
+        Filter { what: self.what, view, gate: self.gate.clone(), readers_gone: None, last: Vec::new(), keep_last: true }
+    }
+
+    fn name(&self) -> &CStr {
+        c"neokv-gc"
+    }
+}
+
+struct Judge {
+    snap: SnapshotWithThreadMode<'static, DB>,
+    db: Arc<DB>,
+}
+
+impl Judge {
+    fn read_ok(&self, cf: &str, key: &[u8]) -> Result<Option<Vec<u8>>, ()> {
+        let cf = self.db.cf_handle(cf).ok_or(())?;
+        self.snap.get_cf(cf, key).map_err(|_| ())
+    }
+
+    /// Does anybody refer to the namespace `(key of mk, version)`?
+    fn namespace_live(&self, mk: &[u8], version: u64, now: u64) -> bool {
+        let Some((_, key)) = decode_meta_key(mk) else { return true };
+        // The key itself, unrenamed.
+        match self.read_ok(CF_METADATA, mk) {
+            Err(()) => return true,
+            Ok(Some(v)) => {
+                if let Some(c) = Meta::decode(v.into()).as_ref().and_then(Coll::from_meta) {
+                    if c.version == version && c.owner.is_none() && !gone(c.expire_ms, now) {
+                        return true;
+                    }
+                }
+            }
+            Ok(None) => {}
+        }
+        // A key it was renamed to.
+        let mut ns = mk.to_vec();
+        ns.extend_from_slice(&version.to_be_bytes());
+        match self.read_ok(CF_LINKS, &ns) {
+            Err(()) => true,
+            Ok(None) => false,
+            Ok(Some(holder)) => self.holds(&holder, key, version, now),
+        }
+    }
+
+    /// Does the key at metadata key `holder` hold namespace `(owner, version)`?
+    fn holds(&self, holder: &[u8], owner: &[u8], version: u64, now: u64) -> bool {
+        match self.read_ok(CF_METADATA, holder) {
+            Err(()) => true,
+            Ok(None) => false,
+            Ok(Some(v)) => Meta::decode(v.into()).as_ref().and_then(Coll::from_meta).is_some_and(|c| {
+                c.version == version && c.owner.as_deref() == Some(owner) && !gone(c.expire_ms, now)
+            }),
+        }
+    }
+}
+
+/// Expired long enough ago that no log entry can see it alive.
+fn gone(expire_ms: u64, now: u64) -> bool {
+    expire_ms != 0 && expired(expire_ms.saturating_add(EXPIRED_GRACE_MS), now)
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+pub struct Filter {
+    what: What,
+    view: Option<Judge>,
+    gate: Arc<Gate>,
+    /// Whether readers older than the snapshot have left (asked once, lazily).
+    readers_gone: Option<bool>,
+    /// The last namespace judged (`[meta key][version]`) and whether it was kept:
+    /// a dropped big key is thousands of consecutive entries of one namespace.
+    last: Vec<u8>,
+    keep_last: bool,
+}
+
+impl Filter {
+    fn elements(&mut self, key: &[u8]) -> Decision {
+        let Some((mk, version, _)) = split_subkey(key) else { return Decision::Keep };
+        let ns = &key[..mk.len() + 8];
+        if !self.last.is_empty() && self.last == ns {
+            return if self.keep_last { Decision::Keep } else { Decision::Remove };
+        }
+        let Some(view) = &self.view else { return Decision::Keep };
+        let keep = view.namespace_live(mk, version, now_ms()) || !self.readers_gone();
+        self.last.clear();
+        self.last.extend_from_slice(ns);
+        self.keep_last = keep;
+        if keep {
+            Decision::Keep
+        } else {
+            Decision::Remove
+        }
+    }
+
+    fn readers_gone(&mut self) -> bool {
+        *self.readers_gone.get_or_insert_with(|| self.gate.wait_for_readers(READER_WAIT))
+    }
+
+    fn link(&self, key: &[u8], holder: &[u8]) -> Decision {
+        let Some(view) = &self.view else { return Decision::Keep };
+        let Some((mk, version, rest)) = split_subkey(key) else { return Decision::Keep };
+        let Some((_, owner)) = decode_meta_key(mk) else { return Decision::Keep };
+        if !rest.is_empty() || view.holds(holder, owner, version, now_ms()) {
+            Decision::Keep
+        } else {
+            Decision::Remove
+        }
+    }
+
+    fn expire_entry(&self, key: &[u8]) -> Decision {
+        let Some(view) = &self.view else { return Decision::Keep };
+        let Some((slot, at, user_key)) = decode_expire_index_key(key) else { return Decision::Keep };
+        match view.read_ok(CF_METADATA, &meta_key(slot, user_key)) {
+            Ok(Some(v)) if Meta::decode_header(&v).is_some_and(|(_, e)| e != at) => Decision::Remove,
+            Ok(None) => Decision::Remove,
+            _ => Decision::Keep,
+        }
+    }
+}
+
+impl CompactionFilter for Filter {
+    fn filter(&mut self, _level: u32, key: &[u8], value: &[u8]) -> Decision {
+        match self.what {
+            What::Elements => self.elements(key),
+            What::Links => self.link(key, value),
+            What::ExpireIndex => self.expire_entry(key),
+        }
+    }
+
+    fn name(&self) -> &CStr {
+        c"neokv-gc"
+    }
+}

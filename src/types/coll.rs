@@ -1,0 +1,249 @@
+//! What every composite type (Hash, List, Set, ZSet) shares: where its elements
+//! live, reading them from apply's batch or a reader's snapshot alike (`Source`),
+//! and writing its metadata back (an emptied collection is deleted).
+
+use bytes::Bytes;
+
+use crate::cluster::key_slot;
+use crate::storage::keys::{subkey_prefix, KeyType};
+use crate::storage::meta::{Coll, Meta};
+use crate::storage::{Cf, StorageError, View};
+
+use super::{mkey, ApplyCtx, TypeError};
+
+/// Reads of a type's data: apply's context (its batch merged over RocksDB) or a
+/// snapshot view for client reads, so each type's read logic is written once.
+pub trait Source {
+    /// The time expiry is judged at.
+    fn now_ms(&self) -> u64;
+    /// Live metadata of a user key.
+    fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError>;
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError>;
+    fn scan(
+        &self,
+        cf: Cf,
+        from: &[u8],
+        to: &[u8],
+        reverse: bool,
+        f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<(), StorageError>;
+}
+
+impl Source for ApplyCtx<'_> {
+    fn now_ms(&self) -> u64 {
+        self.now_ms
+    }
+    fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError> {
+        self.live_meta(&mkey(key))
+    }
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
+        self.get_element(cf, key)
+    }
+    fn scan(
+        &self,
+        cf: Cf,
+        from: &[u8],
+        to: &[u8],
+        reverse: bool,
+        f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<(), StorageError> {
+        self.scan_elements(cf, from, to, reverse, f)
+    }
+}
+
+/// A client read: one RocksDB snapshot, expiry judged at the command's time.
+pub struct Snap<'a> {
+    pub view: View<'a>,
+    pub now_ms: u64,
+}
+
+impl Source for Snap<'_> {
+    fn now_ms(&self) -> u64 {
+        self.now_ms
+    }
+    fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError> {
+        Ok(self.view.get(Cf::Metadata, &mkey(key))?.and_then(Meta::decode).filter(|m| !m.is_expired(self.now_ms)))
+    }
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
+        self.view.get(cf, key)
+    }
+    fn scan(
+        &self,
+        cf: Cf,
+        from: &[u8],
+        to: &[u8],
+        reverse: bool,
+        f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<(), StorageError> {
+        self.view.scan(cf, from, to, reverse, f)
+    }
+}
+
+/// A composite key as read: its metadata and where its elements live.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub meta: Meta,
+    pub coll: Coll,
+    /// `[slot][len][data key][version]`: every element key starts with it.
+    pub prefix: Vec<u8>,
+}
+
+impl Found {
+    pub fn from_meta(key: &[u8], meta: Meta) -> Option<Found> {
+        let coll = Coll::from_meta(&meta)?;
+        let data = coll.data_key(key);
+        let prefix = subkey_prefix(key_slot(data), data, coll.version);
+        Some(Found { meta, coll, prefix })
+    }
+
+    /// The element key of `sub` (a field, member, list index or score+member).
+    pub fn element(&self, sub: &[u8]) -> Vec<u8> {
+        let mut k = Vec::with_capacity(self.prefix.len() + sub.len());
+        k.extend_from_slice(&self.prefix);
+        k.extend_from_slice(sub);
+        k
+    }
+
+    /// The end of the element range: the first key after every `prefix…`.
+    pub fn end(&self) -> Vec<u8> {
+        prefix_end(&self.prefix)
+    }
+}
+
+/// The smallest key greater than every key starting with `prefix`.
+pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut e = prefix.to_vec();
+    while let Some(last) = e.pop() {
+        if last != 0xff {
+            e.push(last + 1);
+            return e;
+        }
+    }
+    vec![0xff; prefix.len() + 1]
+}
+
+/// The live composite key `key` of type `kind`: `Ok(None)` if absent, WRONGTYPE
+/// if it holds another type.
+pub fn find(
+    src: &impl Source,
+    key: &[u8],
+    kind: KeyType,
+) -> Result<Result<Option<Found>, TypeError>, StorageError> {
+    Ok(match src.meta(key)? {
+        None => Ok(None),
+        Some(m) if m.kind != kind => Err(TypeError::WrongType),
+        Some(m) => Ok(Found::from_meta(key, m)),
+    })
+}
+
+/// Walk every element of `f` (sub-keys after the prefix, with values) in order.
+pub fn each(
+    src: &impl Source,
+    cf: Cf,
+    found: &Found,
+    reverse: bool,
+    mut f: impl FnMut(&[u8], &[u8]) -> bool,
+) -> Result<(), StorageError> {
+    let n = found.prefix.len();
+    src.scan(cf, &found.prefix, &found.end(), reverse, |k, v| f(&k[n..], v))
+}
+
+impl ApplyCtx<'_> {
+    /// The key `key` of `kind` for a write: the live one, or a new empty one with
+    /// a fresh version (`Ok(None)` from `find` never reaches the caller).
+    pub fn open_coll(
+        &mut self,
+        key: &[u8],
+        kind: KeyType,
+    ) -> Result<Result<(Found, Option<Meta>), TypeError>, StorageError> {
+        let mk = mkey(key);
+        let any = self.any_meta(&mk)?;
+        match any {
+            Some(m) if !m.is_expired(self.now_ms) => {
+                if m.kind != kind {
+                    return Ok(Err(TypeError::WrongType));
+                }
+                match Found::from_meta(key, m.clone()) {
+                    Some(f) => Ok(Ok((f, Some(m)))),
+                    None => Ok(Err(TypeError::WrongType)),
+                }
+            }
+            old => {
+                let meta = Meta::decode(Bytes::from(Coll::new(kind, self.new_version()).encode()))
+                    .expect("a fresh collection encodes");
+                let found = Found::from_meta(key, meta).expect("a fresh collection decodes");
+                // An expired leftover is replaced: its expire index entry goes.
+                Ok(Ok((found, old)))
+            }
+        }
+    }
+
+    /// Write back a collection's metadata after its elements changed; an empty one
+    /// is deleted (Redis never keeps an empty composite key).
+    pub fn save_coll(&mut self, key: &[u8], old: Option<&Meta>, coll: &Coll) {
+        let mk = mkey(key);
+        if coll.size == 0 {
+            if let Some(old) = old {
+                self.del_key(mk, old);
+            }
+        } else {
+            self.put_meta_over(mk, old, coll.encode());
+        }
+    }
+}
+
+/// One page of a `*SCAN`: up to `count` elements strictly after `after`, in
+/// order. Returns the sub-key to resume after, or `None` when the walk is done.
+pub fn scan_page(
+    src: &impl Source,
+    cf: Cf,
+    found: &Found,
+    after: Option<&[u8]>,
+    count: usize,
+    mut f: impl FnMut(&[u8], &[u8]),
+) -> Result<Option<Vec<u8>>, StorageError> {
+    let n = found.prefix.len();
+    let from = match after {
+        Some(a) => {
+            let mut k = found.element(a);
+            k.push(0);
+            k
+        }
+        None => found.prefix.clone(),
+    };
+    let mut seen = 0usize;
+    let mut last = None;
+    let mut more = false;
+    src.scan(cf, &from, &found.end(), false, |k, v| {
+        if seen == count {
+            more = true;
+            return false;
+        }
+        seen += 1;
+        f(&k[n..], v);
+        last = Some(k[n..].to_vec());
+        true
+    })?;
+    Ok(if more { last } else { None })
+}
+
+/// A small deterministic generator (splitmix64) for apply's random choices: the
+/// leader picks the seed, every replica draws the same sequence from it.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+}

@@ -1,0 +1,156 @@
+//! Hash semantics: HSET family, HDEL, HINCRBY(FLOAT) (apply), and the reads.
+//! Fields live in `subkey` as `[prefix][field] -> value`; the metadata's size is
+//! the field count.
+
+use bytes::Bytes;
+
+use crate::pb::WriteCmd;
+use crate::protocol::cursor::parse_i64;
+use crate::protocol::number::{incr_by_float, FloatIncrError};
+use crate::protocol::Reply;
+use crate::storage::keys::KeyType;
+use crate::storage::{Cf, StorageError};
+
+use super::coll::{each, find, Found, Source};
+use super::write::{flags, reply_kind, ApplyResult};
+use super::{ApplyCtx, TypeError};
+
+macro_rules! tri {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(e) => return Ok(Err(e)),
+        }
+    };
+}
+pub(crate) use tri;
+
+/// HSET / HMSET / HSETNX.
+pub fn apply_hset(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let key = &cmd.keys[0];
+    let (found, old) = tri!(ctx.open_coll(key, KeyType::Hash)?);
+    let nx = cmd.flags & flags::HSET_NX != 0;
+    let mut coll = found.coll.clone();
+    let mut added = 0;
+    for pair in cmd.vals.chunks_exact(2) {
+        let ek = found.element(&pair[0]);
+        if ctx.get_element(Cf::Subkey, &ek)?.is_none() {
+            coll.size += 1;
+            added += 1;
+        } else if nx {
+            return Ok(Ok(Reply::Int(0)));
+        }
+        ctx.put_element(Cf::Subkey, ek, pair[1].clone());
+    }
+    save_if_changed(ctx, key, old.as_ref(), &found, &coll);
+    Ok(Ok(match cmd.reply {
+        reply_kind::HMSET => Reply::Ok,
+        _ if nx => Reply::Int(1),
+        _ => Reply::Int(added),
+    }))
+}
+
+/// Rewrite metadata only when it changed (or the key is new).
+fn save_if_changed(
+    ctx: &mut ApplyCtx<'_>,
+    key: &[u8],
+    old: Option<&crate::storage::meta::Meta>,
+    found: &Found,
+    coll: &crate::storage::meta::Coll,
+) {
+    let live = old.is_some_and(|m| !m.is_expired(ctx.now_ms));
+    if !live || *coll != found.coll {
+        ctx.save_coll(key, old, coll);
+    }
+}
+
+pub fn apply_hdel(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let key = &cmd.keys[0];
+    let Some(found) = tri!(find(ctx, key, KeyType::Hash)?) else { return Ok(Ok(Reply::Int(0))) };
+    let mut coll = found.coll.clone();
+    let mut n = 0;
+    for f in &cmd.vals {
+        let ek = found.element(f);
+        if ctx.get_element(Cf::Subkey, &ek)?.is_some() {
+            ctx.del_element(Cf::Subkey, ek);
+            coll.size -= 1;
+            n += 1;
+        }
+    }
+    if n > 0 {
+        ctx.save_coll(key, Some(&found.meta), &coll);
+    }
+    Ok(Ok(Reply::Int(n)))
+}
+
+pub fn apply_hincrby(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let key = &cmd.keys[0];
+    let (found, old) = tri!(ctx.open_coll(key, KeyType::Hash)?);
+    let ek = found.element(&cmd.vals[0]);
+    let mut coll = found.coll.clone();
+    let cur = match ctx.get_element(Cf::Subkey, &ek)? {
+        Some(v) => tri!(parse_i64(&v).ok_or(TypeError::HashNotInteger)),
+        None => {
+            coll.size += 1;
+            0
+        }
+    };
+    let new = tri!(cur.checked_add(cmd.num).ok_or(TypeError::Overflow));
+    ctx.put_element(Cf::Subkey, ek, Bytes::from(new.to_string()));
+    save_if_changed(ctx, key, old.as_ref(), &found, &coll);
+    Ok(Ok(Reply::Int(new)))
+}
+
+pub fn apply_hincrbyfloat(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let key = &cmd.keys[0];
+    let (found, old) = tri!(ctx.open_coll(key, KeyType::Hash)?);
+    let ek = found.element(&cmd.vals[0]);
+    let mut coll = found.coll.clone();
+    let cur = ctx.get_element(Cf::Subkey, &ek)?;
+    if cur.is_none() {
+        coll.size += 1;
+    }
+    let new = match incr_by_float(cur.as_deref(), &cmd.vals[1]) {
+        Ok(v) => Bytes::from(v),
+        Err(FloatIncrError::CurrentNotFloat) => return Ok(Err(TypeError::HashNotFloat)),
+        Err(FloatIncrError::IncrNotFloat) => return Ok(Err(TypeError::NotFloat)),
+        Err(FloatIncrError::NanOrInf) => return Ok(Err(TypeError::NanOrInf)),
+    };
+    ctx.put_element(Cf::Subkey, ek, new.clone());
+    save_if_changed(ctx, key, old.as_ref(), &found, &coll);
+    Ok(Ok(Reply::Bulk(new)))
+}
+
+// ---- reads ----
+
+pub type ReadResult<T> = Result<Result<T, TypeError>, StorageError>;
+
+pub fn get(src: &impl Source, key: &[u8], field: &[u8]) -> ReadResult<Option<Bytes>> {
+    let Some(found) = tri!(find(src, key, KeyType::Hash)?) else { return Ok(Ok(None)) };
+    Ok(Ok(src.get(Cf::Subkey, &found.element(field))?))
+}
+
+pub fn mget(src: &impl Source, key: &[u8], fields: &[Bytes]) -> ReadResult<Vec<Option<Bytes>>> {
+    let Some(found) = tri!(find(src, key, KeyType::Hash)?) else { return Ok(Ok(vec![None; fields.len()])) };
+    let mut out = Vec::with_capacity(fields.len());
+    for f in fields {
+        out.push(src.get(Cf::Subkey, &found.element(f))?);
+    }
+    Ok(Ok(out))
+}
+
+/// Field count (0 if absent).
+pub fn len(src: &impl Source, key: &[u8]) -> ReadResult<u64> {
+    Ok(Ok(tri!(find(src, key, KeyType::Hash)?).map(|f| f.coll.size).unwrap_or(0)))
+}
+
+/// Every (field, value), in field order.
+pub fn all(src: &impl Source, key: &[u8]) -> ReadResult<Vec<(Bytes, Bytes)>> {
+    let Some(found) = tri!(find(src, key, KeyType::Hash)?) else { return Ok(Ok(Vec::new())) };
+    let mut out = Vec::with_capacity(found.coll.size.min(1 << 20) as usize);
+    each(src, Cf::Subkey, &found, false, |f, v| {
+        out.push((Bytes::copy_from_slice(f), Bytes::copy_from_slice(v)));
+        true
+    })?;
+    Ok(Ok(out))
+}

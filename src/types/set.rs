@@ -1,0 +1,331 @@
+//! Set semantics: SADD, SREM, SPOP, SMOVE, S*STORE (apply), and the reads.
+//! Members live in `subkey` as `[prefix][member] -> ""`; the metadata's size is
+//! the member count.
+
+use std::collections::BTreeSet;
+
+use bytes::Bytes;
+
+use crate::pb::WriteCmd;
+use crate::protocol::Reply;
+use crate::storage::keys::KeyType;
+use crate::storage::{Cf, StorageError};
+
+use super::coll::{each, find, Found, Rng, Source};
+use super::hash::{tri, ReadResult};
+use super::write::{flags, ApplyResult};
+use super::{mkey, ApplyCtx};
+
+/// Below this size a random member is drawn exactly uniformly (by walking to a
+/// random position); above it by seeking to a random point of the key range.
+const UNIFORM_PICK_MAX: u64 = 4096;
+
+pub fn apply_sadd(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let key = &cmd.keys[0];
+    let (found, old) = tri!(ctx.open_coll(key, KeyType::Set)?);
+    let mut coll = found.coll.clone();
+    let mut added = 0;
+    for m in &cmd.vals {
+        let ek = found.element(m);
+        if ctx.get_element(Cf::Subkey, &ek)?.is_none() {
+            ctx.put_element(Cf::Subkey, ek, Bytes::new());
+            coll.size += 1;
+            added += 1;
+        }
+    }
+    if added > 0 {
+        ctx.save_coll(key, old.as_ref(), &coll);
+    }
+    Ok(Ok(Reply::Int(added)))
+}
+
+pub fn apply_srem(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let key = &cmd.keys[0];
+    let Some(found) = tri!(find(ctx, key, KeyType::Set)?) else { return Ok(Ok(Reply::Int(0))) };
+    let mut coll = found.coll.clone();
+    let mut n = 0;
+    for m in &cmd.vals {
+        let ek = found.element(m);
+        if ctx.get_element(Cf::Subkey, &ek)?.is_some() {
+            ctx.del_element(Cf::Subkey, ek);
+            coll.size -= 1;
+            n += 1;
+        }
+    }
+    if n > 0 {
+        ctx.save_coll(key, Some(&found.meta), &coll);
+    }
+    Ok(Ok(Reply::Int(n)))
+}
+
+/// SPOP key [count]: `num` < 0 is the form without count.
+pub fn apply_spop(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let key = &cmd.keys[0];
+    let single = cmd.num < 0;
+    let Some(found) = tri!(find(ctx, key, KeyType::Set)?) else {
+        return Ok(Ok(if single { Reply::Nil } else { Reply::Set(Vec::new()) }));
+    };
+    let want = if single { 1 } else { cmd.num as u64 };
+    let picked = pick(ctx, &found, want, &mut Rng::new(cmd.seed))?;
+    let mut coll = found.coll.clone();
+    for m in &picked {
+        ctx.del_element(Cf::Subkey, found.element(m));
+        coll.size -= 1;
+    }
+    if !picked.is_empty() {
+        ctx.save_coll(key, Some(&found.meta), &coll);
+    }
+    Ok(Ok(if single {
+        picked.into_iter().next().map(Reply::Bulk).unwrap_or(Reply::Nil)
+    } else {
+        Reply::Set(picked.into_iter().map(Reply::Bulk).collect())
+    }))
+}
+
+/// `want` distinct members chosen at random (all of them if `want` ≥ size).
+pub fn pick(src: &impl Source, found: &Found, want: u64, rng: &mut Rng) -> Result<Vec<Bytes>, StorageError> {
+    let size = found.coll.size;
+    let mut out = Vec::new();
+    if want == 0 {
+        return Ok(out);
+    }
+    if want >= size || size <= UNIFORM_PICK_MAX {
+        // Floyd's sampling of `want` distinct positions, then one ordered walk.
+        let mut chosen = BTreeSet::new();
+        if want >= size {
+            chosen.extend(0..size);
+        } else {
+            for j in size - want..size {
+                let t = rng.below(j + 1);
+                if !chosen.insert(t) {
+                    chosen.insert(j);
+                }
+            }
+        }
+        let mut i = 0u64;
+        let mut next = chosen.iter().copied().peekable();
+        each(src, Cf::Subkey, found, false, |m, _| {
+            if next.peek() == Some(&i) {
+                next.next();
+                out.push(Bytes::copy_from_slice(m));
+            }
+            i += 1;
+            next.peek().is_some()
+        })?;
+        // Members picked in key order; shuffle so the order says nothing.
+        for k in (1..out.len()).rev() {
+            out.swap(k, rng.below(k as u64 + 1) as usize);
+        }
+        return Ok(out);
+    }
+    let mut seen = BTreeSet::new();
+    let mut tries = 0;
+    while (out.len() as u64) < want && tries < want * 8 + 64 {
+        tries += 1;
+        if let Some(m) = pick_by_seek(src, found, rng)? {
+            if seen.insert(m.clone()) {
+                out.push(m);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// One member of a big set: seek to a random point between the first and last
+/// member (wrapping to the first). Not exactly uniform, O(log n).
+fn pick_by_seek(src: &impl Source, found: &Found, rng: &mut Rng) -> Result<Option<Bytes>, StorageError> {
+    let (first, last) = (bound(src, found, false)?, bound(src, found, true)?);
+    let (Some(first), Some(last)) = (first, last) else { return Ok(None) };
+    let common = first.iter().zip(last.iter()).take_while(|(a, b)| a == b).count();
+    let mut target = first[..common].to_vec();
+    let lo = first.get(common).copied().unwrap_or(0) as u64;
+    let hi = last.get(common).copied().unwrap_or(255) as u64;
+    target.push((lo + rng.below(hi - lo.min(hi) + 1)) as u8);
+    target.extend_from_slice(&rng.next_u64().to_be_bytes());
+    let mut got = None;
+    let n = found.prefix.len();
+    src.scan(Cf::Subkey, &found.element(&target), &found.end(), false, |k, _| {
+        got = Some(Bytes::copy_from_slice(&k[n..]));
+        false
+    })?;
+    Ok(got.or(Some(first)))
+}
+
+fn bound(src: &impl Source, found: &Found, reverse: bool) -> Result<Option<Bytes>, StorageError> {
+    let mut got = None;
+    each(src, Cf::Subkey, found, reverse, |m, _| {
+        got = Some(Bytes::copy_from_slice(m));
+        false
+    })?;
+    Ok(got)
+}
+
+pub fn apply_smove(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let (src, dst, member) = (&cmd.keys[0], &cmd.keys[1], &cmd.vals[0]);
+    // As Redis: an absent source answers 0 before the destination's type is checked.
+    let Some(from) = tri!(find(ctx, src, KeyType::Set)?) else { return Ok(Ok(Reply::Int(0))) };
+    tri!(find(ctx, dst, KeyType::Set)?);
+    let ek = from.element(member);
+    let present = ctx.get_element(Cf::Subkey, &ek)?.is_some();
+    if src == dst || !present {
+        return Ok(Ok(Reply::Int(present as i64)));
+    }
+    ctx.del_element(Cf::Subkey, ek);
+    let mut coll = from.coll.clone();
+    coll.size -= 1;
+    ctx.save_coll(src, Some(&from.meta), &coll);
+    let (to, old) = tri!(ctx.open_coll(dst, KeyType::Set)?);
+    let tk = to.element(member);
+    if ctx.get_element(Cf::Subkey, &tk)?.is_none() {
+        ctx.put_element(Cf::Subkey, tk, Bytes::new());
+        let mut c = to.coll.clone();
+        c.size += 1;
+        ctx.save_coll(dst, old.as_ref(), &c);
+    }
+    Ok(Ok(Reply::Int(1)))
+}
+
+/// Which set algebra an S*STORE / SINTER / ... computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Algebra {
+    Inter,
+    Union,
+    Diff,
+}
+
+impl Algebra {
+    pub fn from_flags(f: u32) -> Algebra {
+        match f {
+            flags::SET_UNION => Algebra::Union,
+            flags::SET_DIFF => Algebra::Diff,
+            _ => Algebra::Inter,
+        }
+    }
+}
+
+/// The result of `op` over `keys`, in member order; WRONGTYPE if any key holds
+/// another type (every key is checked first, as Redis does). `limit` stops an
+/// intersection early (SINTERCARD; 0 = none).
+pub fn algebra(src: &impl Source, op: Algebra, keys: &[Bytes], limit: usize) -> ReadResult<Vec<Bytes>> {
+    let mut sets = Vec::with_capacity(keys.len());
+    for k in keys {
+        sets.push(tri!(find(src, k, KeyType::Set)?));
+    }
+    let mut out = Vec::new();
+    match op {
+        Algebra::Inter => {
+            if sets.iter().any(Option::is_none) {
+                return Ok(Ok(out));
+            }
+            let mut sets: Vec<Found> = sets.into_iter().flatten().collect();
+            // Walk the smallest, probe the others.
+            sets.sort_by_key(|f| f.coll.size);
+            let (first, rest) = sets.split_first().expect("at least one key");
+            let mut err = None;
+            each(src, Cf::Subkey, first, false, |m, _| {
+                for s in rest {
+                    match src.get(Cf::Subkey, &s.element(m)) {
+                        Ok(Some(_)) => {}
+                        Ok(None) => return true,
+                        Err(e) => {
+                            err = Some(e);
+                            return false;
+                        }
+                    }
+                }
+                out.push(Bytes::copy_from_slice(m));
+                limit == 0 || out.len() < limit
+            })?;
+            if let Some(e) = err {
+                return Err(e);
+            }
+        }
+        Algebra::Union => {
+            let mut all = BTreeSet::new();
+            for s in sets.iter().flatten() {
+                each(src, Cf::Subkey, s, false, |m, _| {
+                    all.insert(Bytes::copy_from_slice(m));
+                    true
+                })?;
+            }
+            out.extend(all);
+        }
+        Algebra::Diff => {
+            let Some(Some(first)) = sets.first() else { return Ok(Ok(out)) };
+            let rest: Vec<&Found> = sets[1..].iter().flatten().collect();
+            let mut err = None;
+            each(src, Cf::Subkey, first, false, |m, _| {
+                for s in &rest {
+                    match src.get(Cf::Subkey, &s.element(m)) {
+                        Ok(None) => {}
+                        Ok(Some(_)) => return true,
+                        Err(e) => {
+                            err = Some(e);
+                            return false;
+                        }
+                    }
+                }
+                out.push(Bytes::copy_from_slice(m));
+                true
+            })?;
+            if let Some(e) = err {
+                return Err(e);
+            }
+        }
+    }
+    Ok(Ok(out))
+}
+
+/// SINTERSTORE / SUNIONSTORE / SDIFFSTORE: `keys[0]` = destination.
+pub fn apply_sstore(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let dst = &cmd.keys[0];
+    let members = tri!(algebra(ctx, Algebra::from_flags(cmd.flags), &cmd.keys[1..], 0)?);
+    let n = members.len() as i64;
+    store_set(ctx, dst, members)?;
+    Ok(Ok(Reply::Int(n)))
+}
+
+/// Replace `dst` (whatever it held) by a set of `members`; none deletes it.
+pub fn store_set(ctx: &mut ApplyCtx<'_>, dst: &[u8], members: Vec<Bytes>) -> Result<(), StorageError> {
+    let mk = mkey(dst);
+    let old = ctx.any_meta(&mk)?;
+    if members.is_empty() {
+        if let Some(old) = old {
+            ctx.del_key(mk, &old);
+        }
+        return Ok(());
+    }
+    let mut coll = crate::storage::meta::Coll::new(KeyType::Set, ctx.new_version());
+    coll.size = members.len() as u64;
+    let found = Found::from_meta(
+        dst,
+        crate::storage::meta::Meta::decode(Bytes::from(coll.encode())).expect("fresh metadata decodes"),
+    )
+    .expect("fresh metadata is a collection");
+    for m in members {
+        ctx.put_element(Cf::Subkey, found.element(&m), Bytes::new());
+    }
+    ctx.put_meta_over(mk, old.as_ref(), coll.encode());
+    Ok(())
+}
+
+// ---- reads ----
+
+pub fn is_member(src: &impl Source, key: &[u8], member: &[u8]) -> ReadResult<bool> {
+    let Some(found) = tri!(find(src, key, KeyType::Set)?) else { return Ok(Ok(false)) };
+    Ok(Ok(src.get(Cf::Subkey, &found.element(member))?.is_some()))
+}
+
+pub fn members(src: &impl Source, key: &[u8]) -> ReadResult<Vec<Bytes>> {
+    let Some(found) = tri!(find(src, key, KeyType::Set)?) else { return Ok(Ok(Vec::new())) };
+    let mut out = Vec::with_capacity(found.coll.size.min(1 << 20) as usize);
+    each(src, Cf::Subkey, &found, false, |m, _| {
+        out.push(Bytes::copy_from_slice(m));
+        true
+    })?;
+    Ok(Ok(out))
+}
+
+pub fn card(src: &impl Source, key: &[u8]) -> ReadResult<u64> {
+    Ok(Ok(tri!(find(src, key, KeyType::Set)?).map(|f| f.coll.size).unwrap_or(0)))
+}
