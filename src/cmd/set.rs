@@ -28,11 +28,9 @@ fn spop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     match args.len() {
         2 => {}
         3 => {
-            let n = parse_i64(&args[2]).ok_or(ArgError::NotInteger)?;
-            if n < 0 {
-                return Err(err("ERR value is out of range, must be positive"));
-            }
-            c.num = n;
+            c.num = parse_i64(&args[2])
+                .filter(|n| *n >= 0)
+                .ok_or_else(|| err("ERR value is out of range, must be positive"))?;
         }
         _ => return Err(ArgError::Syntax.into()),
     }
@@ -108,7 +106,9 @@ fn sscan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn algebra_read(ctx: &mut Ctx<'_>, keys: &[Bytes], op: Algebra) -> CmdResult {
     ctx.region_of(keys.iter())?;
     let owned = keys.to_vec();
-    ctx.walk(keys.iter(), move |s| Ok(Reply::Set(st::algebra(s, op, &owned, 0)??.into_iter().map(Reply::Bulk).collect())))
+    ctx.walk(keys.iter(), move |s| {
+        Ok(Reply::Set(st::algebra(s, op, &owned, 0)??.into_iter().map(Reply::Bulk).collect()))
+    })
 }
 
 fn sinter(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -146,7 +146,7 @@ fn sintercard(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             if l < 0 {
                 return Err(err("ERR LIMIT can't be negative"));
             }
-            limit = l.min(usize::MAX as i64) as usize;
+            limit = l as usize;
         } else {
             return Err(ArgError::Syntax.into());
         }

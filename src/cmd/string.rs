@@ -6,11 +6,10 @@ use super::table::{flag::*, row, CommandSpec, Group};
 use super::{err, reply, CmdError, CmdResult, Ctx};
 use crate::pb::{Op, WriteCmd};
 use crate::protocol::cursor::{parse_i64, ArgError};
-use crate::protocol::number::{incr_by_float, FloatIncrError};
 use crate::protocol::{ArgCursor, Reply};
+use crate::types::now_ms;
 use crate::types::string as st;
 use crate::types::write::{flags, reply_kind};
-use crate::types::{now_ms, TypeError};
 
 pub fn cmd(op: Op, keys: Vec<Bytes>, vals: Vec<Bytes>) -> WriteCmd {
     WriteCmd { op: op as i32, keys, vals, ..Default::default() }
@@ -194,9 +193,7 @@ fn decrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    if let Err(FloatIncrError::IncrNotFloat) = incr_by_float(None, &args[2]) {
-        return Err(TypeError::NotFloat.into());
-    }
+    // Redis checks the key's type before the increment: apply validates both.
     ctx.write(cmd(Op::Incrbyfloat, vec![args[1].clone()], vec![args[2].clone()]))
 }
 

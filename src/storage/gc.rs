@@ -131,9 +131,10 @@ impl Judge {
         match self.read_ok(CF_METADATA, holder) {
             Err(()) => true,
             Ok(None) => false,
-            Ok(Some(v)) => Meta::decode(v.into()).as_ref().and_then(Coll::from_meta).is_some_and(|c| {
-                c.version == version && c.owner.as_deref() == Some(owner) && !gone(c.expire_ms, now)
-            }),
+            Ok(Some(v)) => Meta::decode(v.into())
+                .as_ref()
+                .and_then(Coll::from_meta)
+                .is_some_and(|c| c.version == version && c.owner.as_deref() == Some(owner) && !gone(c.expire_ms, now)),
         }
     }
 }

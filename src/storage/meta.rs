@@ -79,15 +79,7 @@ pub struct Coll {
 impl Coll {
     /// A new, empty collection.
     pub fn new(kind: KeyType, version: u64) -> Coll {
-        Coll {
-            kind,
-            expire_ms: 0,
-            version,
-            size: 0,
-            head: LIST_INITIAL_INDEX,
-            tail: LIST_INITIAL_INDEX,
-            owner: None,
-        }
+        Coll { kind, expire_ms: 0, version, size: 0, head: LIST_INITIAL_INDEX, tail: LIST_INITIAL_INDEX, owner: None }
     }
 
     /// Decode a composite key's metadata; `None` for strings or malformed payloads.
@@ -102,7 +94,8 @@ impl Coll {
             return None;
         }
         let word = |i: usize| u64::from_be_bytes(p[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
-        let (head, tail) = if m.kind == KeyType::List { (word(2), word(3)) } else { (LIST_INITIAL_INDEX, LIST_INITIAL_INDEX) };
+        let (head, tail) =
+            if m.kind == KeyType::List { (word(2), word(3)) } else { (LIST_INITIAL_INDEX, LIST_INITIAL_INDEX) };
         Some(Coll {
             kind: m.kind,
             expire_ms: m.expire_ms,

@@ -5,8 +5,8 @@
 //! Raft log appends durable with one fsync per group of appends.
 //! Depends on nothing above it. Thread-safe: one `Storage` is shared by all cores.
 
-mod gc;
 pub mod gate;
+mod gc;
 pub mod keys;
 pub mod meta;
 mod syncer;

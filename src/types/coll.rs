@@ -124,11 +124,7 @@ pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
 
 /// The live composite key `key` of type `kind`: `Ok(None)` if absent, WRONGTYPE
 /// if it holds another type.
-pub fn find(
-    src: &impl Source,
-    key: &[u8],
-    kind: KeyType,
-) -> Result<Result<Option<Found>, TypeError>, StorageError> {
+pub fn find(src: &impl Source, key: &[u8], kind: KeyType) -> Result<Result<Option<Found>, TypeError>, StorageError> {
     Ok(match src.meta(key)? {
         None => Ok(None),
         Some(m) if m.kind != kind => Err(TypeError::WrongType),

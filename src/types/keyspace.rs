@@ -3,9 +3,9 @@
 
 use bytes::Bytes;
 
+use crate::cluster::key_slot;
 use crate::pb::WriteCmd;
 use crate::protocol::Reply;
-use crate::cluster::key_slot;
 use crate::storage::keys::{decode_meta_key, slot_lower_bound, slot_upper_bound, subkey_prefix, KeyType};
 use crate::storage::meta::{Coll, Meta};
 use crate::storage::{Cf, StorageError};
