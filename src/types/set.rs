@@ -18,7 +18,7 @@ use super::{mkey, ApplyCtx};
 
 /// Below this size a random member is drawn exactly uniformly (by walking to a
 /// random position); above it by seeking to a random point of the key range.
-const UNIFORM_PICK_MAX: u64 = 4096;
+const UNIFORM_PICK_MAX: u64 = 16_384;
 
 pub fn apply_sadd(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     let key = &cmd.keys[0];
@@ -137,11 +137,16 @@ fn pick_by_seek(src: &impl Source, found: &Found, rng: &mut Rng) -> Result<Optio
     let (first, last) = (bound(src, found, false)?, bound(src, found, true)?);
     let (Some(first), Some(last)) = (first, last) else { return Ok(None) };
     let common = first.iter().zip(last.iter()).take_while(|(a, b)| a == b).count();
+    // Past the common prefix, draw bytes from the range the two ends use (members
+    // like "user:123" then land on random digits, not between character groups).
+    let tails = first[common..].iter().chain(last[common..].iter());
+    let (lo, hi) = tails.fold((255u8, 0u8), |(lo, hi), &b| (lo.min(b), hi.max(b)));
+    let (lo, hi) = if lo > hi { (0, 255) } else { (lo as u64, hi as u64) };
+    let len = first.len().max(last.len()) - common;
     let mut target = first[..common].to_vec();
-    let lo = first.get(common).copied().unwrap_or(0) as u64;
-    let hi = last.get(common).copied().unwrap_or(255) as u64;
-    target.push((lo + rng.below(hi - lo.min(hi) + 1)) as u8);
-    target.extend_from_slice(&rng.next_u64().to_be_bytes());
+    for _ in 0..len.max(1) {
+        target.push((lo + rng.below(hi - lo + 1)) as u8);
+    }
     let mut got = None;
     let n = found.prefix.len();
     src.scan(Cf::Subkey, &found.element(&target), &found.end(), false, |k, _| {

@@ -4,8 +4,11 @@
 mod common;
 mod differential;
 mod durability;
+mod gc;
+mod hash;
 mod keyspace;
 mod protocol;
 mod regions;
 mod server;
+mod set;
 mod string;
