@@ -120,3 +120,50 @@ fn hscan_pages_through_a_big_hash() {
     assert_eq!(s.raw().cmd(&["HSCAN", "big", "x"]), "-ERR invalid cursor\r\n");
     assert_eq!(s.raw().cmd(&["HSCAN", "big", "0", "COUNT", "0"]), "-ERR syntax error\r\n");
 }
+
+#[test]
+fn whole_key_walks_do_not_stall_the_core() {
+    use std::io::BufRead;
+    use std::time::{Duration, Instant};
+    let s = Server::start(); // one core: every connection shares it
+    let mut r = s.raw();
+    let n = 300_000;
+    let mut batch = Vec::new();
+    for i in 0..n / 500 {
+        let mut args: Vec<Vec<u8>> = vec![b"HSET".to_vec(), b"big".to_vec()];
+        for j in 0..500 {
+            args.push(format!("field:{}", i * 500 + j).into_bytes());
+            args.push(b"v".to_vec());
+        }
+        let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
+        batch.extend(crate::common::encode_cmd(&refs));
+    }
+    r.send(&batch);
+    for _ in 0..n / 500 {
+        assert_eq!(r.read_reply(), b":500\r\n");
+    }
+    // As for KEYS: a blocked reactor makes PING lose to HGETALL every time.
+    let mut a = s.raw();
+    let mut b = s.raw();
+    let mut attempts = Vec::new();
+    let mut ping_won = false;
+    for _ in 0..3 {
+        assert_eq!(b.cmd(&["PING"]), "+PONG\r\n");
+        let started = Instant::now();
+        a.send_cmd(&[b"HGETALL", b"big"]);
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(b.cmd(&["PING"]), "+PONG\r\n");
+        let ping_done = started.elapsed();
+        a.w.set_nonblocking(true).unwrap();
+        let ready = matches!(a.r.fill_buf(), Ok(buf) if !buf.is_empty());
+        a.w.set_nonblocking(false).unwrap();
+        let reply = a.read_reply();
+        assert!(reply.starts_with(format!("*{}\r\n", 2 * n).as_bytes()));
+        attempts.push((ping_done, started.elapsed()));
+        if !ready {
+            ping_won = true;
+            break;
+        }
+    }
+    assert!(ping_won, "PING waited for HGETALL in every attempt: {attempts:?}: the walk blocked the core");
+}
