@@ -84,6 +84,9 @@ pub struct ApplyCtx<'a> {
     /// greater than every version the region ever handed out.
     version_base: u64,
     versions_used: u64,
+    /// Per log entry: first and last member of sets SPOP drew from (see
+    /// `set::pick_with`); cleared at every entry so replicas agree.
+    pub pick_ends: AHashMap<Vec<u8>, (Bytes, Bytes)>,
 }
 
 /// Bits of a version below the entry's log index (new composite keys per entry).
@@ -110,6 +113,7 @@ impl<'a> ApplyCtx<'a> {
             batch: Batch::new(),
             version_base: 1 << VERSION_SHIFT,
             versions_used: 0,
+            pick_ends: AHashMap::new(),
         }
     }
 
@@ -118,6 +122,7 @@ impl<'a> ApplyCtx<'a> {
         self.now_ms = now_ms;
         self.version_base = index << VERSION_SHIFT;
         self.versions_used = 0;
+        self.pick_ends.clear();
     }
 
     /// A version for a new composite key, unique in the region for all time: a

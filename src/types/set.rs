@@ -16,9 +16,10 @@ use super::hash::{tri, ReadResult};
 use super::write::{flags, ApplyResult};
 use super::{mkey, ApplyCtx};
 
-/// Below this size a random member is drawn exactly uniformly (by walking to a
-/// random position); above it by seeking to a random point of the key range.
-const UNIFORM_PICK_MAX: u64 = 16_384;
+/// Up to this size (or when half the key or more is wanted) members are drawn
+/// exactly uniformly, by one walk; above it each draw seeks to a random point of
+/// the key range (O(log n), approximately uniform), as Redis's SPOP is O(1).
+const UNIFORM_PICK_MAX: u64 = 64;
 
 pub fn apply_sadd(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     let key = &cmd.keys[0];
@@ -66,7 +67,11 @@ pub fn apply_spop(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
         return Ok(Ok(if single { Reply::Nil } else { Reply::Set(Vec::new()) }));
     };
     let want = if single { 1 } else { cmd.num as u64 };
-    let picked = pick(ctx, &found, want, &mut Rng::new(cmd.seed))?;
+    let mut ends = ctx.pick_ends.remove(&found.prefix);
+    let picked = pick_with(ctx, &found, want, &mut Rng::new(cmd.seed), &mut ends)?;
+    if let Some(e) = ends {
+        ctx.pick_ends.insert(found.prefix.clone(), e);
+    }
     let mut coll = found.coll.clone();
     for m in &picked {
         ctx.del_element(Cf::Subkey, found.element(m));
@@ -84,12 +89,25 @@ pub fn apply_spop(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
 
 /// `want` distinct members chosen at random (all of them if `want` ≥ size).
 pub fn pick(src: &impl Source, found: &Found, want: u64, rng: &mut Rng) -> Result<Vec<Bytes>, StorageError> {
+    pick_with(src, found, want, rng, &mut None)
+}
+
+/// [`pick`], with the key's first and last member remembered in `ends` between
+/// calls (apply keeps them for one log entry: a stale end only moves where a seek
+/// starts, and every replica applies the same entries, so choices stay identical).
+pub fn pick_with(
+    src: &impl Source,
+    found: &Found,
+    want: u64,
+    rng: &mut Rng,
+    ends: &mut Option<(Bytes, Bytes)>,
+) -> Result<Vec<Bytes>, StorageError> {
     let size = found.coll.size;
     let mut out = Vec::new();
     if want == 0 {
         return Ok(out);
     }
-    if want >= size || size <= UNIFORM_PICK_MAX {
+    if want >= size || size <= UNIFORM_PICK_MAX || want > size / 2 {
         // Floyd's sampling of `want` distinct positions, then one ordered walk.
         let mut chosen = BTreeSet::new();
         if want >= size {
@@ -118,11 +136,16 @@ pub fn pick(src: &impl Source, found: &Found, want: u64, rng: &mut Rng) -> Resul
         }
         return Ok(out);
     }
+    if ends.is_none() {
+        let (Some(first), Some(last)) = (bound(src, found, false)?, bound(src, found, true)?) else { return Ok(out) };
+        *ends = Some((first, last));
+    }
+    let Some((first, last)) = ends.clone() else { return Ok(out) };
     let mut seen = BTreeSet::new();
     let mut tries = 0;
     while (out.len() as u64) < want && tries < want * 8 + 64 {
         tries += 1;
-        if let Some(m) = pick_by_seek(src, found, rng)? {
+        if let Some(m) = pick_by_seek(src, found, &first, &last, rng)? {
             if seen.insert(m.clone()) {
                 out.push(m);
             }
@@ -133,9 +156,13 @@ pub fn pick(src: &impl Source, found: &Found, want: u64, rng: &mut Rng) -> Resul
 
 /// One member of a big set: seek to a random point between the first and last
 /// member (wrapping to the first). Not exactly uniform, O(log n).
-fn pick_by_seek(src: &impl Source, found: &Found, rng: &mut Rng) -> Result<Option<Bytes>, StorageError> {
-    let (first, last) = (bound(src, found, false)?, bound(src, found, true)?);
-    let (Some(first), Some(last)) = (first, last) else { return Ok(None) };
+fn pick_by_seek(
+    src: &impl Source,
+    found: &Found,
+    first: &Bytes,
+    last: &Bytes,
+    rng: &mut Rng,
+) -> Result<Option<Bytes>, StorageError> {
     let common = first.iter().zip(last.iter()).take_while(|(a, b)| a == b).count();
     // Past the common prefix, draw bytes from the range the two ends use (members
     // like "user:123" then land on random digits, not between character groups).
@@ -153,7 +180,7 @@ fn pick_by_seek(src: &impl Source, found: &Found, rng: &mut Rng) -> Result<Optio
         got = Some(Bytes::copy_from_slice(&k[n..]));
         false
     })?;
-    Ok(got.or(Some(first)))
+    Ok(got.or_else(|| Some(first.clone())))
 }
 
 fn bound(src: &impl Source, found: &Found, reverse: bool) -> Result<Option<Bytes>, StorageError> {
