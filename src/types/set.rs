@@ -180,7 +180,11 @@ fn pick_by_seek(
         got = Some(Bytes::copy_from_slice(&k[n..]));
         false
     })?;
-    Ok(got.or_else(|| Some(first.clone())))
+    match got {
+        Some(m) => Ok(Some(m)),
+        // Past the last member: wrap to the first live one (`first` may be stale).
+        None => bound(src, found, false),
+    }
 }
 
 fn bound(src: &impl Source, found: &Found, reverse: bool) -> Result<Option<Bytes>, StorageError> {
