@@ -6,6 +6,7 @@
 //! | subkey | `[slot:2][key_len:4][key][version:8][subkey]` | type-specific |
 //! | zset score | `[slot:2][key_len:4][key][version:8][score:8][member]` | empty |
 //! | expire index | `[slot:2][expire_ms:8][key_len:4][key]` | empty |
+//! | links | `[slot:2][key_len:4][owner key][version:8]` (a subkey prefix) | metadata key of the renamed key holding that namespace |
 //! | raft log | `[region:4][index:8]` | prost `LogEntry` |
 //! | raft state | `[region:4][kind:1]` | per kind |
 

@@ -287,7 +287,7 @@ impl<'a> ApplyCtx<'a> {
     /// Delete every key of the region (FLUSHDB/FLUSHALL).
     pub fn flush_region(&mut self) {
         let (lo, hi) = (slot_lower_bound(self.slot_start), slot_upper_bound(self.slot_end));
-        for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore, Cf::ExpireIndex] {
+        for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore, Cf::ExpireIndex, Cf::Links] {
             self.batch.delete_range(cf, lo.clone(), hi.clone());
         }
         self.overlay.clear();
