@@ -8,17 +8,7 @@
 #   NEOKV_ARGS="--cores 1" perf/compare-types.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-command -v redis-benchmark >/dev/null || { echo "redis-benchmark missing: make deps" >&2; exit 1; }
-BIN="${NEOKV_BIN:-}"
-if [ -z "$BIN" ]; then
-  cargo build --release --bin neokv-server >/dev/null
-  BIN="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release/neokv-server"
-fi
-TMP=$(mktemp -d)
-cleanup() { for f in "$TMP"/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done; rm -rf "$TMP"; }
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 1 300); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "port $1 never came up" >&2; exit 1; }
+. perf/lib.sh
 
 CLIENTS=50
 N1=${N1:-$([ -n "${QUICK:-}" ] && echo 20000 || echo 100000)}
@@ -40,20 +30,7 @@ bench() { # port pipeline args...
     | tail -n +2 | head -1 | tr -d '"' | awk -F, '{print $2}'
 }
 
-start_neokv() {
-  local port; port=$(free_port)
-  # shellcheck disable=SC2086
-  "$BIN" --port "$port" --dir "$TMP/neokv" --appendfsync always ${NEOKV_ARGS:-} >"$TMP/neokv.log" 2>&1 &
-  echo $! > "$TMP/neokv.pid"; wait_port "$port"; echo "$port"
-}
-start_redis() {
-  local name=$1; shift; local port; port=$(free_port)
-  mkdir -p "$TMP/$name"
-  redis-server --port "$port" --bind 127.0.0.1 --dir "$TMP/$name" --save "" "$@" >"$TMP/$name.log" 2>&1 &
-  echo $! > "$TMP/$name.pid"; wait_port "$port"; echo "$port"
-}
-
-NEO=$(start_neokv)
+NEO=$(start_neokv always)
 RED=$(start_redis redis-nopersist --appendonly no)
 REDA=$(start_redis redis-always --appendonly yes --appendfsync always)
 
@@ -71,7 +48,6 @@ for p in 1 16; do
   for port in "$NEO" "$RED" "$REDA"; do redis-cli -p "$port" flushall >/dev/null; done
 done
 
-ratio() { python3 -c "import sys; a,b=float(sys.argv[1] or 0),float(sys.argv[2] or 0); print(f'{a/b:.2f}x' if b else 'n/a')" "$1" "$2"; }
 {
   echo
   echo "## $(date -u +%Y-%m-%d) — composite types — $(git rev-parse --short HEAD 2>/dev/null || echo worktree)"

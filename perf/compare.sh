@@ -8,19 +8,8 @@
 #   NEOKV_ARGS="--cores 1" perf/compare.sh   # extra server flags (recorded in the table)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-command -v redis-benchmark >/dev/null || { echo "redis-benchmark missing: make deps" >&2; exit 1; }
-BIN="${NEOKV_BIN:-}"
-if [ -z "$BIN" ]; then
-  cargo build --release --bin neokv-server >/dev/null
-  BIN="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release/neokv-server"
-fi
+. perf/lib.sh
 OUT=perf/out; mkdir -p "$OUT"
-TMP=$(mktemp -d)
-# Servers start inside command substitutions (not jobs of this shell): track their pids.
-cleanup() { for f in "$TMP"/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done; rm -rf "$TMP"; }
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 1 300); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "port $1 never came up" >&2; exit 1; }
 
 CLIENTS=50
 N1=${N1:-$([ -n "${QUICK:-}" ] && echo 20000 || echo 100000)}
@@ -32,21 +21,6 @@ bench() {
   local n=$N1; [ "$2" -gt 1 ] && n=$N16
   redis-benchmark -h 127.0.0.1 -p "$1" -c $CLIENTS -n "$n" -P "$2" -d "$3" -r 100000 -t "$TESTS" --csv 2>/dev/null \
     | tail -n +2 | tr -d '"' | awk -F, '{print $1 "|" $2}'
-}
-
-start_neokv() { # fsync-policy
-  local port; port=$(free_port)
-  # shellcheck disable=SC2086
-  "$BIN" --port "$port" --dir "$TMP/neokv-$1" --appendfsync "$1" ${NEOKV_ARGS:-} >"$TMP/neokv-$1.log" 2>&1 &
-  echo $! > "$TMP/neokv-$1.pid"
-  wait_port "$port"; echo "$port"
-}
-start_redis() { # name extra-args...
-  local name=$1; shift; local port; port=$(free_port)
-  mkdir -p "$TMP/$name"
-  redis-server --port "$port" --bind 127.0.0.1 --dir "$TMP/$name" --save "" "$@" >"$TMP/$name.log" 2>&1 &
-  echo $! > "$TMP/$name.pid"
-  wait_port "$port"; echo "$port"
 }
 
 NEO=$(start_neokv always)
@@ -63,7 +37,6 @@ for p in 1 16; do
   done
 done
 
-ratio() { python3 -c "import sys; a,b=float(sys.argv[1] or 0),float(sys.argv[2] or 0); print(f'{a/b:.2f}x' if b else 'n/a')" "$1" "$2"; }
 {
   echo
   echo "## $(date -u +%Y-%m-%d) — $(git rev-parse --short HEAD 2>/dev/null || echo worktree)"

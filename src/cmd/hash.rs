@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 
-use super::keyspace::parse_cursor;
+use super::keyspace::{parse_cursor, ScanOpts};
 use super::string::cmd;
 use super::table::{flag::*, row, CommandSpec, Group};
 use super::{err, reply, CmdError, CmdResult, Ctx};
@@ -127,13 +127,18 @@ pub fn rand_count(arg: &[u8], with_values: bool) -> Result<(u64, bool), CmdError
     Ok((n.unsigned_abs(), false))
 }
 
+/// HRANDFIELD / SRANDMEMBER without count: one random field or member, or nil.
+pub fn random_one(ctx: &mut Ctx<'_>, key: &[u8], kind: KeyType) -> CmdResult {
+    let s = ctx.snap();
+    let Some(found) = find(&s, key, kind)?? else { return reply(Reply::Nil) };
+    let got = st::pick(&s, &found, 1, &mut Rng::new(rand::random()))?;
+    reply(got.into_iter().next().map(Reply::Bulk).unwrap_or(Reply::Nil))
+}
+
 fn hrandfield(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let key = args[1].clone();
     if args.len() == 2 {
-        let s = ctx.snap();
-        let Some(found) = find(&s, &key, KeyType::Hash)?? else { return reply(Reply::Nil) };
-        let got = st::pick(&s, &found, 1, &mut Rng::new(rand::random()))?;
-        return reply(got.into_iter().next().map(Reply::Bulk).unwrap_or(Reply::Nil));
+        return random_one(ctx, &key, KeyType::Hash);
     }
     let mut cur = ArgCursor::new(&args[3..]);
     let with_values = cur.eat("WITHVALUES");
@@ -142,17 +147,7 @@ fn hrandfield(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let resp3 = ctx.session.resp >= 3;
     ctx.walk([&args[1]], move |s| {
         let Some(found) = find(s, &key, KeyType::Hash)?? else { return Ok(Reply::Array(Vec::new())) };
-        let mut rng = Rng::new(rand::random());
-        let fields = if distinct {
-            st::pick(s, &found, count, &mut rng)?
-        } else {
-            let all = st::pick(s, &found, found.coll.size, &mut rng)?;
-            if all.is_empty() {
-                Vec::new()
-            } else {
-                (0..count).map(|_| all[rng.below(all.len() as u64) as usize].clone()).collect()
-            }
-        };
+        let fields = st::sample(s, &found, count, distinct, &mut Rng::new(rand::random()))?;
         let mut out = Vec::with_capacity(fields.len() * if with_values { 2 } else { 1 });
         for f in fields {
             if !with_values {
@@ -181,23 +176,7 @@ pub type Render = fn(&[u8], &[u8], &mut Vec<Reply>);
 /// skipped).
 pub fn elem_scan(ctx: &mut Ctx<'_>, args: &[Bytes], kind: KeyType, render: Render) -> CmdResult {
     let cursor = parse_cursor(&args[2])?;
-    let mut count = 10usize;
-    let mut pattern: Option<Bytes> = None;
-    let mut cur = ArgCursor::new(&args[3..]);
-    while !cur.is_empty() {
-        if cur.remaining() >= 2 && cur.eat("COUNT") {
-            let n = cur.next_i64()?;
-            if n < 1 {
-                return Err(ArgError::Syntax.into());
-            }
-            count = n.min(1 << 20) as usize;
-        } else if cur.remaining() >= 2 && cur.eat("MATCH") {
-            let p = cur.next()?.clone();
-            pattern = if &p[..] == b"*" { None } else { Some(p) };
-        } else {
-            return Err(ArgError::Syntax.into());
-        }
-    }
+    let ScanOpts { count, pattern, .. } = ScanOpts::parse(&args[3..], false)?;
     let key = &args[1];
     let s = ctx.snap();
     let Some(found) = find(&s, key, kind)?? else {

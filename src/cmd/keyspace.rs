@@ -172,28 +172,43 @@ pub fn parse_cursor(b: &[u8]) -> Result<u64, CmdError> {
         .ok_or_else(|| err("ERR invalid cursor"))
 }
 
-fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let cursor = parse_cursor(&args[1])?;
-    let mut count = 10usize;
-    let mut pattern: Option<Bytes> = None;
-    let mut type_filter: Option<Option<KeyType>> = None;
-    let mut cur = ArgCursor::new(&args[2..]);
-    while !cur.is_empty() {
-        if cur.remaining() >= 2 && cur.eat("COUNT") {
-            let n = cur.next_i64()?;
-            if n < 1 {
+/// The options of SCAN and the element scans: `[MATCH pattern] [COUNT count]`,
+/// and `[TYPE type]` for SCAN only (elsewhere a syntax error, as in Redis).
+pub struct ScanOpts {
+    pub count: usize,
+    /// `None` for no pattern (or `*`).
+    pub pattern: Option<Bytes>,
+    /// `Some(None)`: a type name no key can have.
+    pub type_filter: Option<Option<KeyType>>,
+}
+
+impl ScanOpts {
+    pub fn parse(args: &[Bytes], allow_type: bool) -> Result<ScanOpts, CmdError> {
+        let mut o = ScanOpts { count: 10, pattern: None, type_filter: None };
+        let mut cur = ArgCursor::new(args);
+        while !cur.is_empty() {
+            if cur.remaining() >= 2 && cur.eat("COUNT") {
+                let n = cur.next_i64()?;
+                if n < 1 {
+                    return Err(ArgError::Syntax.into());
+                }
+                o.count = n.min(1 << 20) as usize;
+            } else if cur.remaining() >= 2 && cur.eat("MATCH") {
+                let p = cur.next()?.clone();
+                o.pattern = if &p[..] == b"*" { None } else { Some(p) };
+            } else if allow_type && cur.remaining() >= 2 && cur.eat("TYPE") {
+                o.type_filter = Some(ks::parse_type_name(cur.next()?));
+            } else {
                 return Err(ArgError::Syntax.into());
             }
-            count = n.min(1 << 20) as usize;
-        } else if cur.remaining() >= 2 && cur.eat("MATCH") {
-            let p = cur.next()?.clone();
-            pattern = if &p[..] == b"*" { None } else { Some(p) };
-        } else if cur.remaining() >= 2 && cur.eat("TYPE") {
-            type_filter = Some(ks::parse_type_name(cur.next()?));
-        } else {
-            return Err(ArgError::Syntax.into());
         }
+        Ok(o)
     }
+}
+
+fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let cursor = parse_cursor(&args[1])?;
+    let ScanOpts { count, pattern, type_filter } = ScanOpts::parse(&args[2..], true)?;
     // A cursor is `(id << 14) | slot`: `id` names the key the previous call stopped
     // at (kept in a bounded table), `slot` is that key's slot. If the id is unknown
     // (evicted, or issued before a restart) the scan resumes at the start of the

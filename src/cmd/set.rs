@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 
-use super::hash::{elem_scan, rand_count};
+use super::hash::{elem_scan, rand_count, random_one};
 use super::string::cmd;
 use super::table::{flag::*, row, CommandSpec, Group};
 use super::{err, reply, CmdError, CmdResult, Ctx};
@@ -72,29 +72,14 @@ fn smembers(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn srandmember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let key = args[1].clone();
     match args.len() {
-        2 => {
-            let s = ctx.snap();
-            let Some(found) = find(&s, &key, KeyType::Set)?? else { return reply(Reply::Nil) };
-            let got = st::pick(&s, &found, 1, &mut Rng::new(rand::random()))?;
-            return reply(got.into_iter().next().map(Reply::Bulk).unwrap_or(Reply::Nil));
-        }
+        2 => return random_one(ctx, &key, KeyType::Set),
         3 => {}
         _ => return Err(ArgError::Syntax.into()),
     }
     let (count, distinct) = rand_count(&args[2], false)?;
     ctx.walk([&args[1]], move |s| {
         let Some(found) = find(s, &key, KeyType::Set)?? else { return Ok(Reply::Array(Vec::new())) };
-        let mut rng = Rng::new(rand::random());
-        let got = if distinct {
-            st::pick(s, &found, count, &mut rng)?
-        } else {
-            let all = st::pick(s, &found, found.coll.size, &mut rng)?;
-            if all.is_empty() {
-                Vec::new()
-            } else {
-                (0..count).map(|_| all[rng.below(all.len() as u64) as usize].clone()).collect()
-            }
-        };
+        let got = st::sample(s, &found, count, distinct, &mut Rng::new(rand::random()))?;
         Ok(Reply::Array(got.into_iter().map(Reply::Bulk).collect()))
     })
 }

@@ -174,6 +174,26 @@ impl ApplyCtx<'_> {
         }
     }
 
+    /// Remove the elements `subs` (fields, members) of `key`; the count removed.
+    /// An emptied key is deleted.
+    pub fn remove_elements(&mut self, key: &[u8], kind: KeyType, subs: &[Bytes]) -> super::ReadResult<i64> {
+        let Some(found) = tri!(find(self, key, kind)?) else { return Ok(Ok(0)) };
+        let mut coll = found.coll.clone();
+        let mut n = 0;
+        for sub in subs {
+            let ek = found.element(sub);
+            if self.get_element(Cf::Subkey, &ek)?.is_some() {
+                self.del_element(Cf::Subkey, ek);
+                coll.size -= 1;
+                n += 1;
+            }
+        }
+        if n > 0 {
+            self.save_coll(key, Some(&found.meta), &coll);
+        }
+        Ok(Ok(n))
+    }
+
     /// Write back a collection's metadata after its elements changed; an empty one
     /// is deleted (Redis never keeps an empty composite key).
     pub fn save_coll(&mut self, key: &[u8], old: Option<&Meta>, coll: &Coll) {

@@ -9,21 +9,11 @@ use crate::protocol::cursor::parse_i64;
 use crate::protocol::number::{incr_by_float, FloatIncrError};
 use crate::protocol::Reply;
 use crate::storage::keys::KeyType;
-use crate::storage::{Cf, StorageError};
+use crate::storage::Cf;
 
 use super::coll::{each, find, Found, Source};
 use super::write::{flags, reply_kind, ApplyResult};
-use super::{ApplyCtx, TypeError};
-
-macro_rules! tri {
-    ($e:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(e) => return Ok(Err(e)),
-        }
-    };
-}
-pub(crate) use tri;
+use super::{ApplyCtx, ReadResult, TypeError};
 
 /// HSET / HMSET / HSETNX.
 pub fn apply_hset(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
@@ -65,22 +55,7 @@ fn save_if_changed(
 }
 
 pub fn apply_hdel(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let key = &cmd.keys[0];
-    let Some(found) = tri!(find(ctx, key, KeyType::Hash)?) else { return Ok(Ok(Reply::Int(0))) };
-    let mut coll = found.coll.clone();
-    let mut n = 0;
-    for f in &cmd.vals {
-        let ek = found.element(f);
-        if ctx.get_element(Cf::Subkey, &ek)?.is_some() {
-            ctx.del_element(Cf::Subkey, ek);
-            coll.size -= 1;
-            n += 1;
-        }
-    }
-    if n > 0 {
-        ctx.save_coll(key, Some(&found.meta), &coll);
-    }
-    Ok(Ok(Reply::Int(n)))
+    Ok(Ok(Reply::Int(tri!(ctx.remove_elements(&cmd.keys[0], KeyType::Hash, &cmd.vals)?))))
 }
 
 pub fn apply_hincrby(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
@@ -122,8 +97,6 @@ pub fn apply_hincrbyfloat(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult
 }
 
 // ---- reads ----
-
-pub type ReadResult<T> = Result<Result<T, TypeError>, StorageError>;
 
 pub fn get(src: &impl Source, key: &[u8], field: &[u8]) -> ReadResult<Option<Bytes>> {
     let Some(found) = tri!(find(src, key, KeyType::Hash)?) else { return Ok(Ok(None)) };

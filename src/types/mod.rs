@@ -6,6 +6,16 @@
 //! (slot of a key) and `protocol` (the `Reply` each write produces). Never touches
 //! sockets, Raft or cores.
 
+/// Unwrap an inner `Result<_, TypeError>` or return it as the command's error.
+macro_rules! tri {
+    ($e:expr) => {
+        match $e {
+            Ok(v) => v,
+            Err(e) => return Ok(Err(e)),
+        }
+    };
+}
+
 pub mod cache;
 pub mod coll;
 pub mod glob;
@@ -53,6 +63,9 @@ pub enum TypeError {
     #[error("ERR index out of range")]
     IndexOutOfRange,
 }
+
+/// What a read returns: storage failure outside, command failure inside.
+pub type ReadResult<T> = Result<Result<T, TypeError>, StorageError>;
 
 /// Milliseconds since the Unix epoch from the local clock (handlers and readers only;
 /// apply uses the entry's `now_ms`).

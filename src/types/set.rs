@@ -12,9 +12,8 @@ use crate::storage::keys::KeyType;
 use crate::storage::{Cf, StorageError};
 
 use super::coll::{each, find, Found, Rng, Source};
-use super::hash::{tri, ReadResult};
 use super::write::{flags, ApplyResult};
-use super::{mkey, ApplyCtx};
+use super::{mkey, ApplyCtx, ReadResult};
 
 /// Up to this size (or when half the key or more is wanted) members are drawn
 /// exactly uniformly, by one walk; above it each draw seeks to a random point of
@@ -41,22 +40,7 @@ pub fn apply_sadd(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
 }
 
 pub fn apply_srem(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let key = &cmd.keys[0];
-    let Some(found) = tri!(find(ctx, key, KeyType::Set)?) else { return Ok(Ok(Reply::Int(0))) };
-    let mut coll = found.coll.clone();
-    let mut n = 0;
-    for m in &cmd.vals {
-        let ek = found.element(m);
-        if ctx.get_element(Cf::Subkey, &ek)?.is_some() {
-            ctx.del_element(Cf::Subkey, ek);
-            coll.size -= 1;
-            n += 1;
-        }
-    }
-    if n > 0 {
-        ctx.save_coll(key, Some(&found.meta), &coll);
-    }
-    Ok(Ok(Reply::Int(n)))
+    Ok(Ok(Reply::Int(tri!(ctx.remove_elements(&cmd.keys[0], KeyType::Set, &cmd.vals)?))))
 }
 
 /// SPOP key [count]: `num` < 0 is the form without count.
@@ -152,6 +136,25 @@ pub fn pick_with(
         }
     }
     Ok(out)
+}
+
+/// `count` random members: distinct (at most the size) or drawn independently,
+/// repeats allowed (HRANDFIELD / SRANDMEMBER with a negative count).
+pub fn sample(
+    src: &impl Source,
+    found: &Found,
+    count: u64,
+    distinct: bool,
+    rng: &mut Rng,
+) -> Result<Vec<Bytes>, StorageError> {
+    if distinct {
+        return pick(src, found, count, rng);
+    }
+    let all = pick(src, found, found.coll.size, rng)?;
+    if all.is_empty() {
+        return Ok(all);
+    }
+    Ok((0..count).map(|_| all[rng.below(all.len() as u64) as usize].clone()).collect())
 }
 
 /// One member of a big set: seek to a random point between the first and last

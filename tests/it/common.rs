@@ -261,6 +261,38 @@ pub fn read_frame<R: BufRead>(r: &mut R, out: &mut Vec<u8>) -> std::io::Result<(
     }
 }
 
+/// Assert that `cmd`, a long read, does not hold up other connections on its core:
+/// a PING sent 20 ms after it must be answered before it. A blocked reactor makes
+/// PING lose every time; a free one wins unless the machine stalls the core for the
+/// whole command, so three attempts are allowed. Each reply must start with `expect`.
+pub fn assert_does_not_stall(s: &Server, cmd: &[&[u8]], expect: &str) {
+    use std::io::BufRead;
+    let mut a = s.raw();
+    let mut b = s.raw();
+    let mut attempts = Vec::new();
+    for _ in 0..3 {
+        assert_eq!(b.cmd(&["PING"]), "+PONG\r\n");
+        let started = std::time::Instant::now();
+        a.send_cmd(cmd);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(b.cmd(&["PING"]), "+PONG\r\n");
+        let ping_done = started.elapsed();
+        a.w.set_nonblocking(true).unwrap();
+        let ready = matches!(a.r.fill_buf(), Ok(buf) if !buf.is_empty());
+        a.w.set_nonblocking(false).unwrap();
+        let reply = a.read_reply();
+        assert!(reply.starts_with(expect.as_bytes()), "{}", String::from_utf8_lossy(&reply[..reply.len().min(80)]));
+        attempts.push((ping_done, started.elapsed()));
+        if !ready {
+            return;
+        }
+    }
+    panic!(
+        "PING waited for {} in every attempt (ping, command): {attempts:?}: it blocked the core",
+        String::from_utf8_lossy(cmd[0])
+    );
+}
+
 /// Run a command through a real client and convert its reply.
 pub fn q<T: redis::FromRedisValue>(con: &mut redis::Connection, args: &[&str]) -> T {
     let mut c = redis::cmd(args[0]);

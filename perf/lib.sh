@@ -1,0 +1,30 @@
+# Shared by the perf/ scripts (sourced, not run): the NeoKV binary, a temp dir whose
+# servers are killed on exit, free loopback ports, and starting the servers.
+command -v redis-benchmark >/dev/null || { echo "redis-benchmark missing: make deps" >&2; exit 1; }
+BIN="${NEOKV_BIN:-}"
+if [ -z "$BIN" ]; then
+  cargo build --release --bin neokv-server >/dev/null
+  BIN="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release/neokv-server"
+fi
+TMP=$(mktemp -d)
+# Servers start inside command substitutions (not jobs of the shell): track their pids.
+cleanup() { for f in "$TMP"/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done; rm -rf "$TMP"; }
+trap cleanup EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 1 300); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "port $1 never came up" >&2; exit 1; }
+
+start_neokv() { # fsync-policy -> port
+  local port; port=$(free_port)
+  # shellcheck disable=SC2086
+  "$BIN" --port "$port" --dir "$TMP/neokv-$1" --appendfsync "$1" ${NEOKV_ARGS:-} >"$TMP/neokv-$1.log" 2>&1 &
+  echo $! > "$TMP/neokv-$1.pid"
+  wait_port "$port"; echo "$port"
+}
+start_redis() { # name extra-args... -> port
+  local name=$1; shift; local port; port=$(free_port)
+  mkdir -p "$TMP/$name"
+  redis-server --port "$port" --bind 127.0.0.1 --dir "$TMP/$name" --save "" "$@" >"$TMP/$name.log" 2>&1 &
+  echo $! > "$TMP/$name.pid"
+  wait_port "$port"; echo "$port"
+}
+ratio() { python3 -c "import sys; a,b=float(sys.argv[1] or 0),float(sys.argv[2] or 0); print(f'{a/b:.2f}x' if b else 'n/a')" "$1" "$2"; }
