@@ -48,8 +48,24 @@ impl FsyncPolicy {
 
 type Waiter = oneshot::Sender<Result<(), StorageError>>;
 
+/// Dropping it stops and joins its thread, so that once a `Storage` is dropped
+/// nothing holds the database open any more (a restart in the same process, or a
+/// test reopening a directory, must not race RocksDB's lock file).
 pub(super) struct Syncer {
     tx: Option<mpsc::Sender<Waiter>>,
+    /// EverySec: closing it stops the thread.
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Syncer {
+    fn drop(&mut self) {
+        self.tx.take();
+        self.stop.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 impl Syncer {
@@ -57,7 +73,7 @@ impl Syncer {
         match policy {
             FsyncPolicy::Always => {
                 let (tx, rx) = mpsc::channel::<Waiter>();
-                std::thread::Builder::new()
+                let thread = std::thread::Builder::new()
                     .name("neokv-wal-sync".into())
                     .spawn(move || {
                         while let Ok(first) = rx.recv() {
@@ -72,19 +88,21 @@ impl Syncer {
                         }
                     })
                     .expect("spawn wal sync thread");
-                Syncer { tx: Some(tx) }
+                Syncer { tx: Some(tx), stop: None, thread: Some(thread) }
             }
             FsyncPolicy::EverySec => {
-                std::thread::Builder::new()
+                let (stop, stopped) = mpsc::channel::<()>();
+                let thread = std::thread::Builder::new()
                     .name("neokv-wal-sync".into())
-                    .spawn(move || loop {
-                        std::thread::sleep(Duration::from_secs(1));
-                        let _ = db.flush_wal(true);
+                    .spawn(move || {
+                        while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(Duration::from_secs(1)) {
+                            let _ = db.flush_wal(true);
+                        }
                     })
                     .expect("spawn wal sync thread");
-                Syncer { tx: None }
+                Syncer { tx: None, stop: Some(stop), thread: Some(thread) }
             }
-            FsyncPolicy::No => Syncer { tx: None },
+            FsyncPolicy::No => Syncer { tx: None, stop: None, thread: None },
         }
     }
 
@@ -121,6 +139,26 @@ impl Future for SyncTicket {
                 Poll::Ready(Err(_)) => Poll::Ready(Err(StorageError("wal sync thread stopped".into()))),
                 Poll::Pending => Poll::Pending,
             },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::{Storage, StorageOptions};
+
+    #[test]
+    fn dropping_storage_releases_the_database() {
+        let dir = tempfile::tempdir().unwrap();
+        for fsync in [FsyncPolicy::Always, FsyncPolicy::EverySec, FsyncPolicy::No] {
+            let opts = StorageOptions { fsync, ..Default::default() };
+            for _ in 0..3 {
+                let s = Storage::open(dir.path(), &opts).unwrap();
+                drop(s);
+                // Reopening at once fails on RocksDB's lock if anything still holds it.
+            }
+            Storage::open(dir.path(), &opts).unwrap_or_else(|e| panic!("{fsync:?}: {e}"));
         }
     }
 }
