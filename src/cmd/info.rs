@@ -125,9 +125,11 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError>
             "clients" => {
                 let _ = write!(
                     s,
-                    "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n",
+                    "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\n",
                     shared.connected_clients(),
-                    cfg.maxclients
+                    cfg.maxclients,
+                    shared.watch.blocked(),
+                    shared.watch.blocked(),
                 );
             }
             "memory" => {

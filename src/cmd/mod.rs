@@ -6,6 +6,7 @@
 pub mod hash;
 pub mod info;
 pub mod keyspace;
+pub mod list;
 pub mod server;
 pub mod session;
 pub mod set;
@@ -43,6 +44,22 @@ pub enum Plan {
     /// Long storage work (whole-keyspace scans): run on the blocking pool so the
     /// core keeps serving its other connections; its result is the reply.
     Blocking(BlockingWork),
+    /// A blocking pop (BLPOP, BLMOVE, ...): see [`Block`].
+    Block(Block),
+}
+
+/// A blocking pop: propose `cmd` at once; while it finds nothing (a nil reply)
+/// the client waits, first come first served per key, for a write to one of
+/// `keys`, then proposes `retry`, until `timeout` (`None`: forever) passes and
+/// it is answered with a null array. Waiting holds no core: other connections
+/// go on.
+#[derive(Debug)]
+pub struct Block {
+    pub region: u32,
+    pub cmd: WriteCmd,
+    pub retry: WriteCmd,
+    pub keys: Vec<Bytes>,
+    pub timeout: Option<Duration>,
 }
 
 /// Work for the blocking pool; must own what it needs.
@@ -135,6 +152,15 @@ impl Ctx<'_> {
                 total += c.size;
             }
         }
+        self.walk_sized(total, f)
+    }
+
+    /// [`Ctx::walk`] for a read known to visit about `total` elements.
+    pub fn walk_sized(
+        &self,
+        total: u64,
+        f: impl FnOnce(&crate::types::coll::Snap<'_>) -> Result<Reply, CmdError> + Send + 'static,
+    ) -> CmdResult {
         if total <= INLINE_WALK {
             return Ok(Plan::Reply(f(&self.snap())?));
         }

@@ -21,6 +21,7 @@ pub mod flag {
     pub const ALLOW_BUSY: u32 = 1 << 10;
     pub const NO_MULTI: u32 = 1 << 11;
     pub const SKIP_MONITOR: u32 = 1 << 12;
+    pub const BLOCKING: u32 = 1 << 13;
     /// Not a Redis flag: a write-flagged command whose handler may read the
     /// keyspace inline (GETEX without options), so earlier pipelined writes must
     /// be applied before it runs.
@@ -40,6 +41,7 @@ pub mod flag {
         (NO_AUTH, "no_auth"),
         (ALLOW_BUSY, "allow_busy"),
         (NO_MULTI, "no_multi"),
+        (BLOCKING, "blocking"),
     ];
 }
 
@@ -242,6 +244,7 @@ pub fn table() -> &'static Table {
             super::keyspace::COMMANDS,
             super::server::COMMANDS,
             super::hash::COMMANDS,
+            super::list::COMMANDS,
             super::set::COMMANDS,
         ] {
             rows.extend(family.iter());

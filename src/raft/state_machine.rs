@@ -19,6 +19,7 @@ use crate::protocol::Reply;
 use crate::storage::keys::{state_key, StateKind};
 use crate::storage::{Cf, Storage};
 use crate::types::cache::Epochs;
+use crate::types::watch::Watch;
 use crate::types::write::apply_cmd;
 use crate::types::ApplyCtx;
 use std::sync::Arc;
@@ -34,6 +35,8 @@ pub struct SnapshotData;
 pub struct StateMachine {
     storage: Storage,
     epochs: Arc<Epochs>,
+    /// Clients blocked on keys, woken after a write to their key lands.
+    watch: Arc<Watch>,
     region: u32,
     slot_start: u16,
     slot_end: u32,
@@ -47,6 +50,7 @@ impl StateMachine {
     pub fn open(
         storage: Storage,
         epochs: Arc<Epochs>,
+        watch: Arc<Watch>,
         region: u32,
         slot_start: u16,
         slot_end: u32,
@@ -56,7 +60,7 @@ impl StateMachine {
                 Some(b) => decode_applied(&b)?,
                 None => (None, StoredMembership::default()),
             };
-        Ok(StateMachine { storage, epochs, region, slot_start, slot_end, applied, membership })
+        Ok(StateMachine { storage, epochs, watch, region, slot_start, slot_end, applied, membership })
     }
 }
 
@@ -128,6 +132,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         self.storage.write(std::mem::take(&mut applied.batch), false).map_err(io_err)?;
         // Cached reads of what changed turn stale before anyone hears of the write.
         applied.invalidate(&self.epochs);
+        self.watch.notify_written(&applied.written);
         for (r, replies) in responders {
             r.send(replies);
         }

@@ -38,6 +38,58 @@ async fn drain(pending: &mut Vec<oneshot::Receiver<Reply>>, out: &mut BytesMut, 
     session.now_ms = now_ms();
 }
 
+/// Serve a blocking pop (see [`cmd::Block`]). Bytes the client sends meanwhile
+/// are queued in `rbuf` and run after it; `None` if the client went away.
+async fn block(
+    core: &Core,
+    b: cmd::Block,
+    stream: &mut TcpStream,
+    rbuf: &mut BytesMut,
+    scratch: &mut [u8],
+) -> Option<Reply> {
+    enum Event {
+        Woken,
+        Timeout,
+        Read(std::io::Result<usize>),
+    }
+    let watch = core.shared.watch.clone();
+    let waiter = watch.register(&b.keys);
+    let deadline = b.timeout.map(|t| Instant::now() + t);
+    let mut cmd = b.cmd;
+    let answer = 'retry: loop {
+        let r = core.submit_write(b.region, cmd).await.unwrap_or_else(|_| Reply::error("ERR write aborted"));
+        if !matches!(r, Reply::Nil | Reply::NilArray) {
+            break Some(r);
+        }
+        cmd = b.retry.clone();
+        let mut woken = waiter.wait();
+        loop {
+            let timer = async {
+                match deadline {
+                    Some(d) => glommio::timer::sleep(d.saturating_duration_since(Instant::now())).await,
+                    None => futures_lite::future::pending().await,
+                }
+                Event::Timeout
+            };
+            let woke = async {
+                let _ = (&mut woken).await;
+                Event::Woken
+            };
+            let read = async { Event::Read(stream.read(scratch).await) };
+            match futures_lite::future::or(woke, futures_lite::future::or(timer, read)).await {
+                Event::Woken => continue 'retry,
+                Event::Timeout => break 'retry Some(Reply::NilArray),
+                Event::Read(Ok(n)) if n > 0 && rbuf.len() + n <= MAX_QUERY_BUFFER => {
+                    rbuf.extend_from_slice(&scratch[..n])
+                }
+                Event::Read(_) => break 'retry None,
+            }
+        }
+    };
+    watch.unregister(&waiter);
+    answer
+}
+
 pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
     let _ = stream.set_nodelay(true);
     let shared = core.shared.clone();
@@ -161,6 +213,14 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                     drain(&mut pending, &mut out, &mut session).await;
                     let r = glommio::executor().spawn_blocking(work.0).await;
                     r.encode(session.resp, &mut out);
+                    session.now_ms = now_ms();
+                }
+                Plan::Block(b) => {
+                    drain(&mut pending, &mut out, &mut session).await;
+                    match block(&core, b, &mut stream, &mut rbuf, &mut scratch).await {
+                        Some(r) => r.encode(session.resp, &mut out),
+                        None => break 'conn,
+                    }
                     session.now_ms = now_ms();
                 }
                 Plan::Sleep(d, r) => {

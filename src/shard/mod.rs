@@ -54,7 +54,13 @@ impl Core {
         for route in routes {
             let snapshot_logs = self.shared.config().raft_snapshot_logs;
             let region =
-                Region::start(self.shared.storage.clone(), self.shared.epochs.clone(), &route, snapshot_logs).await?;
+                Region::start(
+                self.shared.storage.clone(),
+                self.shared.epochs.clone(),
+                self.shared.watch.clone(),
+                &route,
+                snapshot_logs,
+            ).await?;
             self.regions.borrow_mut().insert(route.id, region);
         }
         Ok(())

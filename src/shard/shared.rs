@@ -78,6 +78,8 @@ pub struct Shared {
     pub storage: Storage,
     /// Write epochs that keep every core's read cache exact.
     pub epochs: Arc<Epochs>,
+    /// Clients blocked on keys (BLPOP, ...).
+    pub watch: Arc<crate::types::watch::Watch>,
     pub router: Router,
     pub config: RwLock<Config>,
     pub mesh: Vec<Outbox>,
@@ -102,6 +104,7 @@ impl Shared {
         Shared {
             storage,
             epochs: Arc::new(Epochs::default()),
+            watch: Default::default(),
             router,
             config: RwLock::new(config),
             mesh,

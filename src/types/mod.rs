@@ -21,8 +21,10 @@ pub mod coll;
 pub mod glob;
 pub mod hash;
 pub mod keyspace;
+pub mod list;
 pub mod set;
 pub mod string;
+pub mod watch;
 pub mod write;
 
 use std::collections::BTreeMap;

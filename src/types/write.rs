@@ -8,7 +8,7 @@ use crate::pb::{Op, WriteCmd};
 use crate::protocol::Reply;
 use crate::storage::StorageError;
 
-use super::{hash, keyspace, set, string, ApplyCtx};
+use super::{hash, keyspace, list, set, string, ApplyCtx};
 
 /// `WriteCmd.flags` bits, per op.
 pub mod flags {
@@ -33,6 +33,16 @@ pub mod flags {
     pub const SET_INTER: u32 = 0;
     pub const SET_UNION: u32 = 1;
     pub const SET_DIFF: u32 = 2;
+
+    /// LPUSH/LPOP/LMOVE's source: the head end (else the tail).
+    pub const LIST_LEFT: u32 = 1;
+    /// LPUSHX/RPUSHX: push only onto an existing list.
+    pub const LIST_X: u32 = 2;
+    /// LMOVE's destination: push at the head.
+    pub const LIST_TO_LEFT: u32 = 4;
+    /// A blocked client's retry: a source that is not a list counts as empty
+    /// (Redis serves a blocked client only from a key that is a list).
+    pub const LIST_SKIP_WRONGTYPE: u32 = 8;
 }
 
 /// `WriteCmd.reply` values: which command's reply shape an op produces.
@@ -43,6 +53,10 @@ pub mod reply_kind {
     pub const SETNX: u32 = 1;
     /// HMSET: `+OK` instead of HSET's count.
     pub const HMSET: u32 = 2;
+    /// LMPOP: `[key, [elements]]`, or a null array.
+    pub const LMPOP: u32 = 3;
+    /// BLPOP/BRPOP: `[key, element]`, or a null array.
+    pub const BLPOP: u32 = 4;
 }
 
 /// Apply one command; a command-level failure is an error *reply*, a storage
@@ -79,6 +93,13 @@ pub fn apply_cmd(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> Result<Reply, Storag
         Op::Spop => set::apply_spop(ctx, cmd),
         Op::Smove => set::apply_smove(ctx, cmd),
         Op::Sstore => set::apply_sstore(ctx, cmd),
+        Op::Lpush => list::apply_push(ctx, cmd),
+        Op::Lpop => list::apply_pop(ctx, cmd),
+        Op::Lset => list::apply_lset(ctx, cmd),
+        Op::Linsert => list::apply_linsert(ctx, cmd),
+        Op::Lrem => list::apply_lrem(ctx, cmd),
+        Op::Ltrim => list::apply_ltrim(ctx, cmd),
+        Op::Lmove => list::apply_lmove(ctx, cmd),
         Op::None => Ok(Ok(Reply::error("ERR unknown replicated operation"))),
     }?;
     Ok(r.unwrap_or_else(|e| Reply::Error(e.to_string().into())))

@@ -403,6 +403,79 @@ fn gen_composite(r: &mut Rng, step: usize) -> Vec<String> {
     c
 }
 
+const ELEMS: &[&str] = &["a", "b", "c", "a", "", "1", "x y"];
+const INDEXES: &[&str] = &["0", "1", "-1", "2", "-2", "5", "-100", "100", "x"];
+
+/// List commands (blocking forms with a short timeout) over the same keys,
+/// mixed with the hash/set generator for WRONGTYPE and the keyspace one.
+fn gen_lists(r: &mut Rng, step: usize) -> Vec<String> {
+    let k = |r: &mut Rng| r.pick(KEYS).to_string();
+    let e = |r: &mut Rng| r.pick(ELEMS).to_string();
+    let i = |r: &mut Rng| r.pick(INDEXES).to_string();
+    let side = |r: &mut Rng| r.pick(&["LEFT", "RIGHT", "left", "middle"]).to_string();
+    let mut c: Vec<String> = match r.below(40) {
+        0..=5 => {
+            let mut c = vec![r.pick(&["LPUSH", "RPUSH", "LPUSH", "RPUSH", "LPUSHX", "RPUSHX"]).to_string(), k(r)];
+            for _ in 0..1 + r.below(4) {
+                c.push(e(r));
+            }
+            c
+        }
+        6 | 7 => {
+            let mut c = vec![r.pick(&["LPOP", "RPOP"]).to_string(), k(r)];
+            if r.chance(50) {
+                c.push(r.pick(&["0", "1", "2", "10", "-1", "x"]).into());
+            }
+            c
+        }
+        8 => vec!["LLEN".into(), k(r)],
+        9 => vec!["LINDEX".into(), k(r), i(r)],
+        10 | 11 => vec!["LRANGE".into(), k(r), i(r), i(r)],
+        12 => {
+            let mut c = vec!["LPOS".into(), k(r), e(r)];
+            for _ in 0..r.below(3) {
+                c.push(r.pick(&["RANK", "COUNT", "MAXLEN"]).into());
+                c.push(r.pick(&["1", "-1", "2", "-2", "0", "x"]).into());
+            }
+            c
+        }
+        13 => vec!["LSET".into(), k(r), i(r), e(r)],
+        14 => vec!["LINSERT".into(), k(r), r.pick(&["BEFORE", "AFTER", "after", "x"]).into(), e(r), e(r)],
+        15 => vec!["LREM".into(), k(r), r.pick(&["0", "1", "-1", "2", "-2", "x"]).into(), e(r)],
+        16 => vec!["LTRIM".into(), k(r), i(r), i(r)],
+        17 => vec!["LMOVE".into(), k(r), k(r), side(r), side(r)],
+        18 => vec!["RPOPLPUSH".into(), k(r), k(r)],
+        19 => {
+            let n = 1 + r.below(3);
+            let mut c = vec!["LMPOP".into(), n.to_string()];
+            for _ in 0..n {
+                c.push(k(r));
+            }
+            c.push(side(r));
+            if r.chance(50) {
+                c.extend(["COUNT".into(), r.pick(&["1", "3", "0", "x"]).into()]);
+            }
+            c
+        }
+        20 => {
+            let mut c = vec![r.pick(&["BLPOP", "BRPOP"]).to_string(), k(r)];
+            if r.chance(40) {
+                c.push(k(r));
+            }
+            c.push(r.pick(&["0.01", "0.01", "-1", "x"]).into());
+            c
+        }
+        21 => vec!["BLMOVE".into(), k(r), k(r), side(r), side(r), "0.01".into()],
+        22 => vec!["BLMPOP".into(), "0.01".into(), "2".into(), k(r), k(r), side(r)],
+        23..=27 => gen_composite(r, step),
+        _ => gen(r, step),
+    };
+    if c.is_empty() {
+        c.push("PING".into());
+    }
+    c
+}
+
 fn differential(seeds: std::ops::Range<u64>, steps: usize) {
     differential_with(seeds, steps, gen)
 }
@@ -447,6 +520,12 @@ fn strings_and_keyspace_match_redis() {
 fn hashes_and_sets_match_redis() {
     let seeds = std::env::var("NEOKV_DIFF_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(60u64);
     differential_with(1000..1000 + seeds, 150, gen_composite);
+}
+
+#[test]
+fn lists_match_redis() {
+    let seeds = std::env::var("NEOKV_DIFF_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(60u64);
+    differential_with(2000..2000 + seeds, 150, gen_lists);
 }
 
 #[test]

@@ -1,0 +1,185 @@
+//! Clients blocked on keys (BLPOP, BLMOVE, BZPOPMIN, ...): a node-wide registry
+//! of who waits for which key, woken by apply after a write to the key lands.
+//!
+//! A blocked client does not pop inside apply: it is woken and retries its pop as
+//! an ordinary replicated write, so every replica applies the same log. FIFO per
+//! key: only the longest-waiting client of a key is woken, and while it retries,
+//! further writes to the key are remembered and passed on when it leaves (served,
+//! timed out or disconnected), so the next client is woken in turn.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use futures_channel::oneshot;
+
+use crate::storage::keys::decode_meta_key;
+
+/// The registry. Cheap to consult when nobody waits (one atomic load).
+#[derive(Default)]
+pub struct Watch {
+    waiting: AtomicUsize,
+    queues: Mutex<HashMap<Bytes, VecDeque<Arc<Waiter>>>>,
+}
+
+/// One blocked client.
+pub struct Waiter {
+    keys: Vec<Bytes>,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Trying its pop (at first, and after each wake-up).
+    busy: bool,
+    /// A write to one of its keys landed while it was busy.
+    missed: bool,
+    wake: Option<oneshot::Sender<()>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Watch {
+    /// Queue a client on `keys` (it is busy with its first attempt: a write
+    /// landing before that attempt's answer is not lost).
+    pub fn register(&self, keys: &[Bytes]) -> Arc<Waiter> {
+        let w = Arc::new(Waiter { keys: keys.to_vec(), state: Mutex::new(State { busy: true, ..State::default() }) });
+        let mut q = lock(&self.queues);
+        for k in &w.keys {
+            let queue = q.entry(k.clone()).or_default();
+            if !queue.iter().any(|o| Arc::ptr_eq(o, &w)) {
+                queue.push_back(w.clone());
+            }
+        }
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        w
+    }
+
+    /// Remove a client from every queue. Wake-ups it received or missed and did
+    /// not use pass to the next client of each of its keys.
+    pub fn unregister(&self, w: &Arc<Waiter>) {
+        let pass = {
+            let s = lock(&w.state);
+            s.busy || s.missed
+        };
+        let mut q = lock(&self.queues);
+        for k in &w.keys {
+            if let Some(queue) = q.get_mut(k) {
+                queue.retain(|o| !Arc::ptr_eq(o, w));
+                if queue.is_empty() {
+                    q.remove(k);
+                } else if pass {
+                    wake_head(queue);
+                }
+            }
+        }
+        self.waiting.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// After an apply batch is in storage: wake the first client of every
+    /// written key (`written` are metadata keys).
+    pub fn notify_written(&self, written: &[Vec<u8>]) {
+        if self.waiting.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let mut q = lock(&self.queues);
+        for mk in written {
+            if let Some((_, key)) = decode_meta_key(mk) {
+                if let Some(queue) = q.get_mut(key) {
+                    wake_head(queue);
+                }
+            }
+        }
+    }
+
+    /// Clients blocked right now (INFO's `blocked_clients`).
+    pub fn blocked(&self) -> usize {
+        self.waiting.load(Ordering::Relaxed)
+    }
+}
+
+fn wake_head(queue: &mut VecDeque<Arc<Waiter>>) {
+    if let Some(w) = queue.front() {
+        let mut s = lock(&w.state);
+        match s.wake.take() {
+            Some(tx) if !s.busy => {
+                s.busy = true;
+                let _ = tx.send(());
+            }
+            other => {
+                s.wake = other;
+                s.missed = true;
+            }
+        }
+    }
+}
+
+impl Waiter {
+    /// Its attempt found nothing: wait for a wake-up (ready at once if a write
+    /// landed during the attempt).
+    pub fn wait(&self) -> oneshot::Receiver<()> {
+        let (tx, rx) = oneshot::channel();
+        let mut s = lock(&self.state);
+        if std::mem::take(&mut s.missed) {
+            let _ = tx.send(());
+        } else {
+            s.busy = false;
+            s.wake = Some(tx);
+        }
+        rx
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::keys::meta_key;
+
+    fn mk(k: &str) -> Vec<u8> {
+        meta_key(crate::cluster::key_slot(k.as_bytes()), k.as_bytes())
+    }
+
+    fn ready(rx: &mut oneshot::Receiver<()>) -> bool {
+        matches!(rx.try_recv(), Ok(Some(())))
+    }
+
+    #[test]
+    fn first_come_first_woken() {
+        let w = Watch::default();
+        let k = [Bytes::from_static(b"k")];
+        let (a, b) = (w.register(&k), w.register(&k));
+        let (mut ra, mut rb) = (a.wait(), b.wait());
+        w.notify_written(&[mk("k")]);
+        assert!(ready(&mut ra) && !ready(&mut rb), "only the first waiter is woken");
+        // a retries; its own pop lands while it is busy: remembered, not passed yet.
+        w.notify_written(&[mk("k")]);
+        assert!(!ready(&mut rb));
+        w.unregister(&a);
+        assert!(ready(&mut rb), "a left after being woken: b is next");
+        assert_eq!(w.blocked(), 1);
+        w.unregister(&b);
+        assert_eq!(w.blocked(), 0);
+        assert!(lock(&w.queues).is_empty());
+    }
+
+    #[test]
+    fn a_write_during_the_first_attempt_is_not_lost() {
+        let w = Watch::default();
+        let a = w.register(&[Bytes::from_static(b"k")]);
+        w.notify_written(&[mk("k"), mk("other")]);
+        assert!(ready(&mut a.wait()), "the push raced the first attempt: retry at once");
+    }
+
+    #[test]
+    fn leaving_without_a_wakeup_wakes_nobody() {
+        let w = Watch::default();
+        let k = [Bytes::from_static(b"k")];
+        let (a, b) = (w.register(&k), w.register(&k));
+        let (_ra, mut rb) = (a.wait(), b.wait());
+        w.unregister(&a);
+        assert!(!ready(&mut rb), "a timed out idle: b sleeps on");
+    }
+}
