@@ -43,7 +43,9 @@ fn pop(ctx: &mut Ctx<'_>, args: &[Bytes], f: u32) -> CmdResult {
     c.flags = f;
     c.num = match args.len() {
         2 => -1,
-        3 => parse_i64(&args[2]).filter(|n| *n >= 0).ok_or_else(|| err("ERR value is out of range, must be positive"))?,
+        3 => {
+            parse_i64(&args[2]).filter(|n| *n >= 0).ok_or_else(|| err("ERR value is out of range, must be positive"))?
+        }
         _ => return Err(err(format!("ERR wrong number of arguments for '{}' command", ctx.spec.name))),
     };
     ctx.write(c)
@@ -193,7 +195,8 @@ fn mpop_cmd(args: &[Bytes], at: usize) -> Result<WriteCmd, CmdError> {
     let mut counted = false;
     while !cur.is_empty() {
         if !counted && cur.remaining() >= 2 && cur.eat("COUNT") {
-            c.num = parse_i64(cur.next()?).filter(|n| *n > 0).ok_or_else(|| err("ERR count should be greater than 0"))?;
+            c.num =
+                parse_i64(cur.next()?).filter(|n| *n > 0).ok_or_else(|| err("ERR count should be greater than 0"))?;
             counted = true;
         } else {
             return Err(ArgError::Syntax.into());
@@ -215,7 +218,7 @@ pub fn timeout(arg: &[u8]) -> Result<Option<Duration>, CmdError> {
     let secs = parse_f64(arg).ok_or_else(|| err("ERR timeout is not a float or out of range"))?;
     // Redis truncates to whole milliseconds in a long long; one that does not fit wraps negative.
     let ms = (secs * 1000.0).trunc();
-    if ms < 0.0 || ms >= 9.223_372_036_854_775_807e18 {
+    if !(0.0..9.223_372_036_854_776e18).contains(&ms) {
         return Err(err("ERR timeout is negative"));
     }
     Ok((ms >= 1.0).then(|| Duration::from_millis(ms as u64)))

@@ -25,8 +25,8 @@ use crate::pb::{RaftBatch, WriteCmd};
 use crate::protocol::Reply;
 use crate::storage::Storage;
 use crate::types::cache::Epochs;
-use crate::types::watch::Watch;
 use crate::types::now_ms;
+use crate::types::watch::Watch;
 
 /// Where a write's reply goes.
 pub type ReplyTx = oneshot::Sender<Reply>;
@@ -72,7 +72,8 @@ impl Region {
         snapshot_logs: u64,
     ) -> Result<Rc<Region>, String> {
         let log = LogStore::new(storage.clone(), route.id);
-        let sm = StateMachine::open(storage, epochs, watch, route.id, route.start, route.end).map_err(|e| e.to_string())?;
+        let sm =
+            StateMachine::open(storage, epochs, watch, route.id, route.start, route.end).map_err(|e| e.to_string())?;
         let raft = Raft::new(NODE_ID, Arc::new(raft_config(snapshot_logs)?), Standalone, log, sm)
             .await
             .map_err(|e| e.to_string())?;

@@ -53,14 +53,14 @@ impl Core {
         let routes: Vec<_> = self.shared.router.regions().iter().filter(|r| r.core == self.id).cloned().collect();
         for route in routes {
             let snapshot_logs = self.shared.config().raft_snapshot_logs;
-            let region =
-                Region::start(
+            let region = Region::start(
                 self.shared.storage.clone(),
                 self.shared.epochs.clone(),
                 self.shared.watch.clone(),
                 &route,
                 snapshot_logs,
-            ).await?;
+            )
+            .await?;
             self.regions.borrow_mut().insert(route.id, region);
         }
         Ok(())

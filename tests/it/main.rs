@@ -7,6 +7,7 @@ mod durability;
 mod gc;
 mod hash;
 mod keyspace;
+mod list;
 mod protocol;
 mod regions;
 mod server;
