@@ -14,12 +14,16 @@ CLIENTS=50
 N1=${N1:-$([ -n "${QUICK:-}" ] && echo 20000 || echo 100000)}
 N16=${N16:-$([ -n "${QUICK:-}" ] && echo 100000 || echo 500000)}
 # label|redis-benchmark arguments (a -t test, or a command with __rand_int__).
-# Order matters: HSET fills myhash for HGET, SADD fills myset for SPOP.
+# Order matters: HSET fills myhash for HGET, SADD fills myset for SPOP, LPUSH
+# fills mylist for LPOP (-t lrange_100 fills its own list first).
 WORKLOADS=(
   "HSET|-t hset"
   "HGET|HGET myhash element:__rand_int__"
   "SADD|-t sadd"
   "SPOP|-t spop"
+  "LPUSH|-t lpush"
+  "LPOP|-t lpop"
+  "LRANGE_100|-t lrange_100"
 )
 
 bench() { # port pipeline args...
@@ -27,7 +31,7 @@ bench() { # port pipeline args...
   local n=$N1; [ "$p" -gt 1 ] && n=$N16
   # shellcheck disable=SC2068
   redis-benchmark -h 127.0.0.1 -p "$port" -c $CLIENTS -n "$n" -P "$p" -r 100000 --csv $@ 2>/dev/null \
-    | tail -n +2 | head -1 | tr -d '"' | awk -F, '{print $2}'
+    | tail -n 1 | tr -d '"' | awk -F, '{print $2}'
 }
 
 NEO=$(start_neokv always)

@@ -12,6 +12,7 @@ pub mod session;
 pub mod set;
 pub mod string;
 pub mod table;
+pub mod zset;
 
 use std::borrow::Cow;
 use std::time::Duration;

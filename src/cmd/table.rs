@@ -246,6 +246,7 @@ pub fn table() -> &'static Table {
             super::hash::COMMANDS,
             super::list::COMMANDS,
             super::set::COMMANDS,
+            super::zset::COMMANDS,
         ] {
             rows.extend(family.iter());
         }

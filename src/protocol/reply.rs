@@ -27,6 +27,9 @@ pub enum Reply {
     Map(Vec<(Reply, Reply)>),
     /// RESP3 set; RESP2 array.
     Set(Vec<Reply>),
+    /// Pairs (a sorted set's members with scores): RESP2 one flat array of 2n
+    /// elements, RESP3 an array of n two-element arrays.
+    Pairs(Vec<(Reply, Reply)>),
     /// RESP3 double; RESP2 bulk string in `%.17g`.
     Double(f64),
     /// RESP3 verbatim string (`=len\r\ntxt:...`); RESP2 bulk string.
@@ -93,6 +96,16 @@ impl Reply {
                     int_line(out, b'*', 2 * pairs.len() as i64);
                 }
                 for (k, v) in pairs {
+                    k.encode(resp, out);
+                    v.encode(resp, out);
+                }
+            }
+            Reply::Pairs(pairs) => {
+                int_line(out, b'*', (if resp >= 3 { 1 } else { 2 }) * pairs.len() as i64);
+                for (k, v) in pairs {
+                    if resp >= 3 {
+                        out.put_slice(b"*2\r\n");
+                    }
                     k.encode(resp, out);
                     v.encode(resp, out);
                 }
@@ -179,5 +192,8 @@ mod tests {
         assert_eq!(enc(&Reply::Verbatim(Bytes::from_static(b"hi")), 3), "=6\r\ntxt:hi\r\n");
         assert_eq!(enc(&Reply::error("ERR a\r\nb"), 2), "-ERR a  b\r\n");
         assert_eq!(enc(&Reply::Bool(true), 2), ":1\r\n");
+        let p = Reply::Pairs(vec![(Reply::bulk_str("m"), Reply::Double(2.0))]);
+        assert_eq!(enc(&p, 2), "*2\r\n$1\r\nm\r\n$1\r\n2\r\n");
+        assert_eq!(enc(&p, 3), "*1\r\n*2\r\n$1\r\nm\r\n,2\r\n");
     }
 }

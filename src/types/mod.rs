@@ -26,6 +26,7 @@ pub mod set;
 pub mod string;
 pub mod watch;
 pub mod write;
+pub mod zset;
 
 use std::collections::BTreeMap;
 
@@ -64,6 +65,9 @@ pub enum TypeError {
     HashNotFloat,
     #[error("ERR index out of range")]
     IndexOutOfRange,
+    /// Any other fixed error text.
+    #[error("{0}")]
+    Msg(&'static str),
 }
 
 /// What a read returns: storage failure outside, command failure inside.

@@ -8,7 +8,7 @@ use crate::pb::{Op, WriteCmd};
 use crate::protocol::Reply;
 use crate::storage::StorageError;
 
-use super::{hash, keyspace, list, set, string, ApplyCtx};
+use super::{hash, keyspace, list, set, string, zset, ApplyCtx};
 
 /// `WriteCmd.flags` bits, per op.
 pub mod flags {
@@ -43,6 +43,20 @@ pub mod flags {
     /// A blocked client's retry: a source that is not a list counts as empty
     /// (Redis serves a blocked client only from a key that is a list).
     pub const LIST_SKIP_WRONGTYPE: u32 = 8;
+
+    pub const Z_NX: u32 = 1;
+    pub const Z_XX: u32 = 2;
+    pub const Z_GT: u32 = 4;
+    pub const Z_LT: u32 = 16;
+    pub const Z_CH: u32 = 32;
+    pub const Z_INCR: u32 = 64;
+    /// ZPOP*: the high end (ZPOPMAX, MAX). Shares no bit with LIST_SKIP_WRONGTYPE.
+    pub const Z_MAX: u32 = 1;
+    /// The kind of a ZREMRANGE / ZRANGESTORE range (values, not bits), and REV.
+    pub const Z_BY_RANK: u32 = 0;
+    pub const Z_BY_SCORE: u32 = 1;
+    pub const Z_BY_LEX: u32 = 2;
+    pub const Z_REV: u32 = 16;
 }
 
 /// `WriteCmd.reply` values: which command's reply shape an op produces.
@@ -57,6 +71,10 @@ pub mod reply_kind {
     pub const LMPOP: u32 = 3;
     /// BLPOP/BRPOP: `[key, element]`, or a null array.
     pub const BLPOP: u32 = 4;
+    /// ZMPOP: `[key, [[member, score], ...]]`, or a null array.
+    pub const ZMPOP: u32 = 5;
+    /// BZPOPMIN/BZPOPMAX: `[key, member, score]`, or a null array.
+    pub const BZPOP: u32 = 6;
 }
 
 /// Apply one command; a command-level failure is an error *reply*, a storage
@@ -100,6 +118,12 @@ pub fn apply_cmd(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> Result<Reply, Storag
         Op::Lrem => list::apply_lrem(ctx, cmd),
         Op::Ltrim => list::apply_ltrim(ctx, cmd),
         Op::Lmove => list::apply_lmove(ctx, cmd),
+        Op::Zadd => zset::apply_zadd(ctx, cmd),
+        Op::Zrem => zset::apply_zrem(ctx, cmd),
+        Op::Zpop => zset::apply_zpop(ctx, cmd),
+        Op::Zremrange => zset::apply_zremrange(ctx, cmd),
+        Op::Zrangestore => zset::apply_zrangestore(ctx, cmd),
+        Op::Zstore => zset::apply_zstore(ctx, cmd),
         Op::None => Ok(Ok(Reply::error("ERR unknown replicated operation"))),
     }?;
     Ok(r.unwrap_or_else(|e| Reply::Error(e.to_string().into())))

@@ -235,10 +235,11 @@ fn normalise(cmd: &str, with_pairs: bool, reply: &[u8]) -> V {
         "HGETALL" => sort(v, true),
         "HRANDFIELD" | "SRANDMEMBER" | "SPOP" | "HKEYS" | "HVALS" | "SMEMBERS" | "SINTER" | "SUNION" | "SDIFF"
         | "KEYS" => sort(v, with_pairs),
-        "HSCAN" | "SSCAN" => match v {
+        "ZRANDMEMBER" => sort(v, with_pairs),
+        "HSCAN" | "SSCAN" | "ZSCAN" => match v {
             V::Arr(Some(mut xs)) if xs.len() == 2 => {
                 let items = xs.pop().unwrap();
-                xs.push(sort(items, cmd == "HSCAN"));
+                xs.push(sort(items, cmd != "SSCAN"));
                 V::Arr(Some(xs))
             }
             v => v,
@@ -264,7 +265,7 @@ fn first_mismatch(neo: &mut Raw, redis: &mut Raw, seq: &[Vec<String>]) -> Option
     for (i, c) in seq.iter().enumerate() {
         let (a, b) = (run_one(neo, c), run_one(redis, c));
         let same = if a.starts_with(b"*") && b.starts_with(b"*") {
-            let pairs = c.iter().any(|x| x == "WITHVALUES");
+            let pairs = c.iter().any(|x| x == "WITHVALUES" || x == "WITHSCORES");
             normalise(&c[0], pairs, &a) == normalise(&c[0], pairs, &b)
         } else if c[0] == "TTL" {
             // Seconds are rounded from the remaining milliseconds; the servers run
@@ -476,6 +477,186 @@ fn gen_lists(r: &mut Rng, step: usize) -> Vec<String> {
     c
 }
 
+const SCORES: &[&str] = &["1", "2", "-1", "1.5", "0", "inf", "-inf", "3", "0.1", "1e3", "x", "(1"];
+const SCORE_BOUNDS: &[&str] = &["-inf", "+inf", "1", "(1", "2", "(2", "0", "1.5", "(3", "x", "10"];
+const LEX_BOUNDS: &[&str] = &["-", "+", "[a", "(a", "[b", "(c", "[x y", "a", "[", "(1"];
+/// The one key lex commands use: only ever given score 0 (lex order among
+/// different scores is unspecified in Redis).
+const LEX_KEY: &str = "{t}lex";
+
+/// Sorted-set commands over the same keys (blocking forms with a short timeout),
+/// mixed with the other type generators.
+fn gen_zsets(r: &mut Rng, step: usize) -> Vec<String> {
+    let k = |r: &mut Rng| r.pick(KEYS).to_string();
+    let m = |r: &mut Rng| r.pick(ELEMS).to_string();
+    let sc = |r: &mut Rng| r.pick(SCORES).to_string();
+    let sb = |r: &mut Rng| r.pick(SCORE_BOUNDS).to_string();
+    let lb = |r: &mut Rng| r.pick(LEX_BOUNDS).to_string();
+    let i = |r: &mut Rng| r.pick(INDEXES).to_string();
+    let limit = |r: &mut Rng, c: &mut Vec<String>| {
+        if r.chance(30) {
+            c.extend(["LIMIT".into(), r.pick(&["0", "1", "2", "-1"]).into(), r.pick(&["1", "2", "-1", "0"]).into()]);
+        }
+    };
+    let mut c: Vec<String> = match r.below(52) {
+        0..=5 => {
+            let mut c = vec!["ZADD".to_string(), k(r)];
+            for opt in ["NX", "XX", "GT", "LT", "CH", "INCR"] {
+                if r.chance(8) {
+                    c.push(opt.into());
+                }
+            }
+            for _ in 0..1 + r.below(3) {
+                c.push(sc(r));
+                c.push(m(r));
+            }
+            c
+        }
+        6 => vec!["ZINCRBY".into(), k(r), sc(r), m(r)],
+        7 => {
+            let mut c = vec!["ZREM".into(), k(r)];
+            for _ in 0..1 + r.below(3) {
+                c.push(m(r));
+            }
+            c
+        }
+        8 => vec![r.pick(&["ZSCORE", "ZRANK", "ZREVRANK"]).into(), k(r), m(r)],
+        9 => vec!["ZMSCORE".into(), k(r), m(r), m(r)],
+        10 => vec!["ZCARD".into(), k(r)],
+        11 => vec!["ZCOUNT".into(), k(r), sb(r), sb(r)],
+        12 | 13 => {
+            let mut c = vec!["ZRANGE".into(), k(r)];
+            match r.below(3) {
+                0 => {
+                    c.extend([i(r), i(r)]);
+                }
+                1 => {
+                    c.extend([sb(r), sb(r), "BYSCORE".into()]);
+                    limit(r, &mut c);
+                }
+                _ => {
+                    c[1] = LEX_KEY.into();
+                    c.extend([lb(r), lb(r), "BYLEX".into()]);
+                    limit(r, &mut c);
+                }
+            }
+            if r.chance(40) {
+                c.push("REV".into());
+            }
+            if r.chance(40) {
+                c.push("WITHSCORES".into());
+            }
+            c
+        }
+        14 => {
+            let mut c = vec![r.pick(&["ZRANGEBYSCORE", "ZREVRANGEBYSCORE"]).to_string(), k(r), sb(r), sb(r)];
+            if r.chance(50) {
+                c.push("WITHSCORES".into());
+            }
+            limit(r, &mut c);
+            c
+        }
+        15 => {
+            let mut c = vec![r.pick(&["ZRANGEBYLEX", "ZREVRANGEBYLEX"]).to_string(), LEX_KEY.into(), lb(r), lb(r)];
+            limit(r, &mut c);
+            c
+        }
+        16 => {
+            let mut c = vec!["ZREVRANGE".into(), k(r), i(r), i(r)];
+            if r.chance(50) {
+                c.push("WITHSCORES".into());
+            }
+            c
+        }
+        17 => vec!["ZLEXCOUNT".into(), LEX_KEY.into(), lb(r), lb(r)],
+        18 | 19 => {
+            let mut c = vec!["ZADD".into(), LEX_KEY.into()];
+            for _ in 0..1 + r.below(3) {
+                c.extend(["0".into(), m(r)]);
+            }
+            c
+        }
+        20 => vec!["ZREMRANGEBYLEX".into(), LEX_KEY.into(), lb(r), lb(r)],
+        21 => vec!["ZREMRANGEBYSCORE".into(), k(r), sb(r), sb(r)],
+        22 => vec!["ZREMRANGEBYRANK".into(), k(r), i(r), i(r)],
+        23 => {
+            let mut c = vec!["ZRANGESTORE".into(), k(r), k(r)];
+            if r.chance(50) {
+                c.extend([i(r), i(r)]);
+            } else {
+                c.extend([sb(r), sb(r), "BYSCORE".into()]);
+                limit(r, &mut c);
+            }
+            if r.chance(30) {
+                c.push("REV".into());
+            }
+            c
+        }
+        24 | 25 => {
+            let mut c = vec![r.pick(&["ZPOPMIN", "ZPOPMAX"]).to_string(), k(r)];
+            if r.chance(50) {
+                c.push(r.pick(&["0", "1", "2", "10", "-1"]).into());
+            }
+            c
+        }
+        26 => {
+            let mut c = vec!["ZMPOP".into(), "2".into(), k(r), k(r), r.pick(&["MIN", "MAX", "mid"]).into()];
+            if r.chance(50) {
+                c.extend(["COUNT".into(), r.pick(&["1", "3", "0"]).into()]);
+            }
+            c
+        }
+        27 => vec![r.pick(&["BZPOPMIN", "BZPOPMAX"]).into(), k(r), k(r), "0.01".into()],
+        28 => vec!["BZMPOP".into(), "0.01".into(), "1".into(), k(r), r.pick(&["MIN", "MAX"]).into()],
+        29 | 30 => {
+            let op = r.pick(&["ZUNION", "ZINTER", "ZDIFF", "ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE"]);
+            let mut c = vec![op.to_string()];
+            if op.ends_with("STORE") {
+                c.push(k(r));
+            }
+            let n = 1 + r.below(3);
+            c.push(n.to_string());
+            for _ in 0..n {
+                c.push(k(r));
+            }
+            if r.chance(30) {
+                c.push("WEIGHTS".into());
+                for _ in 0..n {
+                    c.push(r.pick(&["1", "2", "-1", "0", "x", "inf"]).into());
+                }
+            }
+            if r.chance(30) {
+                c.extend(["AGGREGATE".into(), r.pick(&["SUM", "MIN", "MAX", "avg"]).into()]);
+            }
+            if !op.ends_with("STORE") && r.chance(50) {
+                c.push("WITHSCORES".into());
+            }
+            c
+        }
+        31 => {
+            let mut c = vec!["ZINTERCARD".into(), "2".into(), k(r), k(r)];
+            if r.chance(40) {
+                c.extend(["LIMIT".into(), r.pick(&["0", "1", "-1"]).into()]);
+            }
+            c
+        }
+        32 => {
+            let mut c = vec!["ZRANDMEMBER".into(), k(r), r.pick(&["100", "0"]).into()];
+            if r.chance(50) {
+                c.push("WITHSCORES".into());
+            }
+            c
+        }
+        33 => vec!["ZSCAN".into(), k(r), "0".into()],
+        34..=39 => gen_composite(r, step),
+        _ => gen(r, step),
+    };
+    if c.is_empty() {
+        c.push("PING".into());
+    }
+    c
+}
+
 fn differential(seeds: std::ops::Range<u64>, steps: usize) {
     differential_with(seeds, steps, gen)
 }
@@ -526,6 +707,12 @@ fn hashes_and_sets_match_redis() {
 fn lists_match_redis() {
     let seeds = std::env::var("NEOKV_DIFF_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(60u64);
     differential_with(2000..2000 + seeds, 150, gen_lists);
+}
+
+#[test]
+fn sorted_sets_match_redis() {
+    let seeds = std::env::var("NEOKV_DIFF_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(60u64);
+    differential_with(3000..3000 + seeds, 150, gen_zsets);
 }
 
 #[test]

@@ -1,0 +1,595 @@
+//! Sorted-set commands. Writes become `WriteCmd`s (scores travel as f64 bits so
+//! every replica adds the same numbers); reads run over a snapshot, long walks
+//! on the blocking pool.
+
+use bytes::Bytes;
+
+use super::hash::{elem_scan, rand_count};
+use super::list::{block, timeout};
+use super::string::cmd;
+use super::table::{flag::*, row, CommandSpec, Group};
+use super::{err, reply, CmdError, CmdResult, Ctx};
+use crate::pb::{Op, WriteCmd};
+use crate::protocol::cursor::{parse_f64, parse_i64, ArgError};
+use crate::protocol::{ArgCursor, Reply};
+use crate::storage::keys::KeyType;
+use crate::types::coll::{find, Rng, Source};
+use crate::types::set::{self as st, Algebra};
+use crate::types::write::{flags, reply_kind};
+use crate::types::zset::{self as zt, Aggregate, Query, ZRange};
+
+fn bits(v: f64) -> Bytes {
+    Bytes::copy_from_slice(&v.to_bits().to_be_bytes())
+}
+
+fn not_float() -> CmdError {
+    ArgError::NotFloat.into()
+}
+
+fn zadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let mut f = 0u32;
+    let mut i = 2;
+    while i < args.len() {
+        let bit = match args[i].to_ascii_uppercase().as_slice() {
+            b"NX" => flags::Z_NX,
+            b"XX" => flags::Z_XX,
+            b"GT" => flags::Z_GT,
+            b"LT" => flags::Z_LT,
+            b"CH" => flags::Z_CH,
+            b"INCR" => flags::Z_INCR,
+            _ => break,
+        };
+        f |= bit;
+        i += 1;
+    }
+    let pairs = &args[i..];
+    if pairs.is_empty() || pairs.len() % 2 != 0 {
+        return Err(ArgError::Syntax.into());
+    }
+    let has = |b: u32| f & b != 0;
+    if has(flags::Z_NX) && has(flags::Z_XX) {
+        return Err(err("ERR XX and NX options at the same time are not compatible"));
+    }
+    if (has(flags::Z_GT) && has(flags::Z_NX))
+        || (has(flags::Z_LT) && has(flags::Z_NX))
+        || (has(flags::Z_GT) && has(flags::Z_LT))
+    {
+        return Err(err("ERR GT, LT, and/or NX options at the same time are not compatible"));
+    }
+    if has(flags::Z_INCR) && pairs.len() > 2 {
+        return Err(err("ERR INCR option supports a single increment-element pair"));
+    }
+    let mut vals = Vec::with_capacity(pairs.len());
+    for p in pairs.chunks_exact(2) {
+        vals.push(bits(parse_f64(&p[0]).ok_or_else(not_float)?));
+        vals.push(p[1].clone());
+    }
+    let mut c = cmd(Op::Zadd, vec![args[1].clone()], vals);
+    c.flags = f;
+    ctx.write(c)
+}
+
+fn zincrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let by = parse_f64(&args[2]).ok_or_else(not_float)?;
+    let mut c = cmd(Op::Zadd, vec![args[1].clone()], vec![bits(by), args[3].clone()]);
+    c.flags = flags::Z_INCR;
+    ctx.write(c)
+}
+
+fn zrem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    ctx.write(cmd(Op::Zrem, vec![args[1].clone()], args[2..].to_vec()))
+}
+
+fn zcard(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let s = ctx.snap();
+    reply(Reply::Int(find(&s, &args[1], KeyType::ZSet)??.map(|f| f.coll.size as i64).unwrap_or(0)))
+}
+
+fn zscore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let s = ctx.snap();
+    let Some(found) = find(&s, &args[1], KeyType::ZSet)?? else { return reply(Reply::Nil) };
+    reply(zt::score_of(&s, &found, &args[2])?.map(Reply::Double).unwrap_or(Reply::Nil))
+}
+
+fn zmscore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let s = ctx.snap();
+    let found = find(&s, &args[1], KeyType::ZSet)??;
+    let mut out = Vec::with_capacity(args.len() - 2);
+    for m in &args[2..] {
+        let v = match &found {
+            Some(f) => zt::score_of(&s, f, m)?,
+            None => None,
+        };
+        out.push(v.map(Reply::Double).unwrap_or(Reply::Nil));
+    }
+    reply(Reply::Array(out))
+}
+
+fn zcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    count_range(ctx, args, flags::Z_BY_SCORE)
+}
+
+fn zlexcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    count_range(ctx, args, flags::Z_BY_LEX)
+}
+
+fn count_range(ctx: &mut Ctx<'_>, args: &[Bytes], by: u32) -> CmdResult {
+    let range = ZRange::parse(by, &args[2], &args[3])?;
+    let s = ctx.snap();
+    let Some(found) = find(&s, &args[1], KeyType::ZSet)?? else { return reply(Reply::Int(0)) };
+    if by == flags::Z_BY_SCORE || found.coll.size <= super::INLINE_WALK {
+        return reply(Reply::Int(zt::count(&s, &found, &range)? as i64));
+    }
+    drop(s);
+    let key = args[1].clone();
+    ctx.walk([&args[1]], move |s| {
+        let Some(found) = find(s, &key, KeyType::ZSet)?? else { return Ok(Reply::Int(0)) };
+        Ok(Reply::Int(zt::count(s, &found, &range)? as i64))
+    })
+}
+
+fn rank_cmd(ctx: &mut Ctx<'_>, args: &[Bytes], rev: bool) -> CmdResult {
+    let with_score = match args.len() {
+        3 => false,
+        4 if args[3].eq_ignore_ascii_case(b"WITHSCORE") => true,
+        _ => return Err(ArgError::Syntax.into()),
+    };
+    let s = ctx.snap();
+    let size = find(&s, &args[1], KeyType::ZSet)??.map(|f| f.coll.size).unwrap_or(0);
+    let Some((r, score)) = zt::rank(&s, &args[1], &args[2])?? else {
+        return reply(if with_score { Reply::NilArray } else { Reply::Nil });
+    };
+    let r = if rev { size - 1 - r } else { r } as i64;
+    reply(if with_score { Reply::Array(vec![Reply::Int(r), Reply::Double(score)]) } else { Reply::Int(r) })
+}
+
+fn zrank(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    rank_cmd(ctx, args, false)
+}
+
+fn zrevrank(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    rank_cmd(ctx, args, true)
+}
+
+/// A parsed ZRANGE-family request.
+struct RangeReq {
+    by: u32,
+    /// The bounds as sent, low first.
+    min: Bytes,
+    max: Bytes,
+    query: Query,
+    with_scores: bool,
+    /// LIMIT was given.
+    limited: bool,
+}
+
+/// Parse the ZRANGE family (Redis's zrangeGenericCommand): `args[at]` is the
+/// source key, then the two bounds and the options. `by`/`rev` fixed by the
+/// command (ZRANGEBYSCORE, ZREVRANGE, ...) forbid the options that set them.
+fn parse_range(
+    args: &[Bytes],
+    at: usize,
+    store: bool,
+    by: Option<u32>,
+    rev: Option<bool>,
+) -> Result<RangeReq, CmdError> {
+    let (mut by_opt, mut rev_opt) = (by, rev);
+    let (mut with_scores, mut offset, mut count) = (false, 0i64, -1i64);
+    let mut limited = false;
+    let mut j = at + 3;
+    while j < args.len() {
+        let a = &args[j];
+        let left = args.len() - j - 1;
+        if !store && a.eq_ignore_ascii_case(b"WITHSCORES") {
+            with_scores = true;
+        } else if a.eq_ignore_ascii_case(b"LIMIT") && left >= 2 {
+            offset = parse_i64(&args[j + 1]).ok_or(ArgError::NotInteger)?;
+            count = parse_i64(&args[j + 2]).ok_or(ArgError::NotInteger)?;
+            limited = true;
+            j += 2;
+        } else if rev_opt.is_none() && a.eq_ignore_ascii_case(b"REV") {
+            rev_opt = Some(true);
+        } else if by_opt.is_none() && a.eq_ignore_ascii_case(b"BYLEX") {
+            by_opt = Some(flags::Z_BY_LEX);
+        } else if by_opt.is_none() && a.eq_ignore_ascii_case(b"BYSCORE") {
+            by_opt = Some(flags::Z_BY_SCORE);
+        } else {
+            return Err(ArgError::Syntax.into());
+        }
+        j += 1;
+    }
+    let by = by_opt.unwrap_or(flags::Z_BY_RANK);
+    let rev = rev_opt.unwrap_or(false);
+    if count != -1 && by == flags::Z_BY_RANK {
+        return Err(err("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"));
+    }
+    if with_scores && by == flags::Z_BY_LEX {
+        return Err(err("ERR syntax error, WITHSCORES not supported in combination with BYLEX"));
+    }
+    let (mut min, mut max) = (args[at + 1].clone(), args[at + 2].clone());
+    if rev && by != flags::Z_BY_RANK {
+        std::mem::swap(&mut min, &mut max);
+    }
+    let range = ZRange::parse(by, &min, &max)?;
+    Ok(RangeReq { by, min, max, query: Query { range, rev, offset, count }, with_scores, limited })
+}
+
+fn scored(got: Vec<(Bytes, f64)>, with_scores: bool) -> Reply {
+    if with_scores {
+        Reply::Pairs(got.into_iter().map(|(m, s)| (Reply::Bulk(m), Reply::Double(s))).collect())
+    } else {
+        Reply::Array(got.into_iter().map(|(m, _)| Reply::Bulk(m)).collect())
+    }
+}
+
+fn range_read(ctx: &mut Ctx<'_>, args: &[Bytes], by: Option<u32>, rev: Option<bool>) -> CmdResult {
+    let req = parse_range(args, 1, false, by, rev)?;
+    let s = ctx.snap();
+    let Some(found) = find(&s, &args[1], KeyType::ZSet)?? else { return reply(Reply::Array(Vec::new())) };
+    // Inline when the answer is short for sure; long walks go to the blocking pool.
+    let short = match &req.query.range {
+        ZRange::Rank(a, b) => {
+            crate::types::list::range_of(*a, *b, found.coll.size).is_none_or(|(s, e)| e - s < super::INLINE_WALK)
+        }
+        _ => (0..=super::INLINE_WALK as i64).contains(&req.query.count) || found.coll.size <= super::INLINE_WALK,
+    };
+    let (q, ws) = (req.query, req.with_scores);
+    if short {
+        return reply(scored(zt::collect(&s, &found, &q)?, ws));
+    }
+    drop(s);
+    let key = args[1].clone();
+    ctx.walk_sized(found.coll.size, move |s| {
+        let Some(found) = find(s, &key, KeyType::ZSet)?? else { return Ok(Reply::Array(Vec::new())) };
+        Ok(scored(zt::collect(s, &found, &q)?, ws))
+    })
+}
+
+fn zrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    range_read(ctx, args, None, None)
+}
+
+fn zrangebyscore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    range_read(ctx, args, Some(flags::Z_BY_SCORE), Some(false))
+}
+
+fn zrevrangebyscore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    range_read(ctx, args, Some(flags::Z_BY_SCORE), Some(true))
+}
+
+fn zrangebylex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    range_read(ctx, args, Some(flags::Z_BY_LEX), Some(false))
+}
+
+fn zrevrangebylex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    range_read(ctx, args, Some(flags::Z_BY_LEX), Some(true))
+}
+
+fn zrevrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    range_read(ctx, args, Some(flags::Z_BY_RANK), Some(true))
+}
+
+fn zrangestore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let req = parse_range(args, 2, true, None, None)?;
+    let mut c = cmd(Op::Zrangestore, vec![args[1].clone(), args[2].clone()], vec![req.min, req.max]);
+    c.flags = req.by | if req.query.rev { flags::Z_REV } else { 0 };
+    c.num = req.query.offset;
+    c.num2 = if req.limited { req.query.count } else { -1 };
+    ctx.write(c)
+}
+
+fn remrange(ctx: &mut Ctx<'_>, args: &[Bytes], by: u32) -> CmdResult {
+    // Checked here for the error reply; apply parses the same bounds again.
+    ZRange::parse(by, &args[2], &args[3])?;
+    let mut c = cmd(Op::Zremrange, vec![args[1].clone()], vec![args[2].clone(), args[3].clone()]);
+    c.flags = by;
+    ctx.write(c)
+}
+
+fn zremrangebyrank(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    remrange(ctx, args, flags::Z_BY_RANK)
+}
+
+fn zremrangebyscore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    remrange(ctx, args, flags::Z_BY_SCORE)
+}
+
+fn zremrangebylex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    remrange(ctx, args, flags::Z_BY_LEX)
+}
+
+fn pop(ctx: &mut Ctx<'_>, args: &[Bytes], max: bool) -> CmdResult {
+    let mut c = cmd(Op::Zpop, vec![args[1].clone()], Vec::new());
+    c.flags = if max { flags::Z_MAX } else { 0 };
+    c.num = match args.len() {
+        2 => -1,
+        3 => {
+            parse_i64(&args[2]).filter(|n| *n >= 0).ok_or_else(|| err("ERR value is out of range, must be positive"))?
+        }
+        _ => return Err(ArgError::Syntax.into()),
+    };
+    ctx.write(c)
+}
+
+fn zpopmin(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    pop(ctx, args, false)
+}
+
+fn zpopmax(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    pop(ctx, args, true)
+}
+
+/// `numkeys key... MIN|MAX [COUNT n]` from `args[at..]` (ZMPOP, BZMPOP).
+fn mpop_cmd(args: &[Bytes], at: usize) -> Result<WriteCmd, CmdError> {
+    let n = parse_i64(&args[at]).filter(|n| *n > 0).ok_or_else(|| err("ERR numkeys should be greater than 0"))?;
+    let rest = &args[at + 1..];
+    if n as u64 >= rest.len() as u64 {
+        return Err(ArgError::Syntax.into());
+    }
+    let (keys, opts) = rest.split_at(n as usize);
+    let mut c = cmd(Op::Zpop, keys.to_vec(), Vec::new());
+    c.flags = if opts[0].eq_ignore_ascii_case(b"MIN") {
+        0
+    } else if opts[0].eq_ignore_ascii_case(b"MAX") {
+        flags::Z_MAX
+    } else {
+        return Err(ArgError::Syntax.into());
+    };
+    c.reply = reply_kind::ZMPOP;
+    c.num = 1;
+    let mut cur = ArgCursor::new(&opts[1..]);
+    let mut counted = false;
+    while !cur.is_empty() {
+        if !counted && cur.remaining() >= 2 && cur.eat("COUNT") {
+            c.num =
+                parse_i64(cur.next()?).filter(|n| *n > 0).ok_or_else(|| err("ERR count should be greater than 0"))?;
+            counted = true;
+        } else {
+            return Err(ArgError::Syntax.into());
+        }
+    }
+    Ok(c)
+}
+
+fn zmpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let c = mpop_cmd(args, 1)?;
+    ctx.write(c)
+}
+
+fn bzpop(ctx: &mut Ctx<'_>, args: &[Bytes], max: bool) -> CmdResult {
+    let (keys, t) = args[1..].split_at(args.len() - 2);
+    let t = timeout(&t[0])?;
+    let mut c = cmd(Op::Zpop, keys.to_vec(), Vec::new());
+    c.flags = if max { flags::Z_MAX } else { 0 };
+    c.num = 1;
+    c.reply = reply_kind::BZPOP;
+    block(ctx, c, keys, t, flags::LIST_SKIP_WRONGTYPE)
+}
+
+fn bzpopmin(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    bzpop(ctx, args, false)
+}
+
+fn bzpopmax(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    bzpop(ctx, args, true)
+}
+
+fn bzmpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let t = timeout(&args[1])?;
+    let c = mpop_cmd(args, 2)?;
+    let keys = c.keys.clone();
+    block(ctx, c, &keys, t, flags::LIST_SKIP_WRONGTYPE)
+}
+
+fn zrandmember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let key = args[1].clone();
+    if args.len() == 2 {
+        return super::hash::random_one(ctx, &key, KeyType::ZSet);
+    }
+    let mut cur = ArgCursor::new(&args[3..]);
+    let with_scores = cur.eat("WITHSCORES");
+    cur.finish()?;
+    let (count, distinct) = rand_count(&args[2], with_scores)?;
+    ctx.walk([&args[1]], move |s| {
+        let Some(found) = find(s, &key, KeyType::ZSet)?? else { return Ok(Reply::Array(Vec::new())) };
+        let got = st::sample(s, &found, count, distinct, &mut Rng::new(rand::random()))?;
+        if !with_scores {
+            return Ok(Reply::Array(got.into_iter().map(Reply::Bulk).collect()));
+        }
+        let mut out = Vec::with_capacity(got.len());
+        for m in got {
+            let score = s.get(crate::storage::Cf::Subkey, &found.element(&m))?.map(|v| zt::dec(&v)).unwrap_or(0.0);
+            out.push((Reply::Bulk(m), Reply::Double(score)));
+        }
+        Ok(Reply::Pairs(out))
+    })
+}
+
+fn zscan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    elem_scan(ctx, args, KeyType::ZSet, |m, v, out| {
+        out.push(Reply::Bulk(Bytes::copy_from_slice(m)));
+        out.push(Reply::Bulk(Bytes::from(crate::protocol::number::fmt_double(zt::dec(v)))));
+    })
+}
+
+/// A parsed ZUNION/ZINTER/ZDIFF (and STORE) request.
+struct Combine {
+    keys: Vec<Bytes>,
+    weights: Vec<f64>,
+    agg: Aggregate,
+    with_scores: bool,
+}
+
+/// `numkeys key...` at `args[at..]` of the Z-combining commands: the keys and
+/// what follows. As Redis, the inputs' types are checked (sorted sets and sets
+/// are accepted) before the options are parsed.
+fn combine_keys<'a>(ctx: &Ctx<'_>, args: &'a [Bytes], at: usize) -> Result<(&'a [Bytes], &'a [Bytes]), CmdError> {
+    let n = parse_i64(&args[at]).ok_or(ArgError::NotInteger)?;
+    if n < 1 {
+        return Err(err(format!("ERR at least 1 input key is needed for '{}' command", ctx.spec.name)));
+    }
+    let rest = &args[at + 1..];
+    if n as u64 > rest.len() as u64 {
+        return Err(ArgError::Syntax.into());
+    }
+    let (keys, opts) = rest.split_at(n as usize);
+    let s = ctx.snap();
+    for k in keys {
+        if s.meta(k)?.is_some_and(|m| m.kind != KeyType::ZSet && m.kind != KeyType::Set) {
+            return Err(crate::types::TypeError::WrongType.into());
+        }
+    }
+    Ok((keys, opts))
+}
+
+/// `numkeys key... [WEIGHTS w...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]` from
+/// `args[at..]`; ZDIFF takes no WEIGHTS/AGGREGATE, the STORE forms no WITHSCORES.
+fn parse_combine(ctx: &Ctx<'_>, args: &[Bytes], at: usize, diff: bool, store: bool) -> Result<Combine, CmdError> {
+    let (keys, opts) = combine_keys(ctx, args, at)?;
+    let mut c =
+        Combine { keys: keys.to_vec(), weights: vec![1.0; keys.len()], agg: Aggregate::Sum, with_scores: false };
+    let mut j = 0;
+    while j < opts.len() {
+        let a = &opts[j];
+        let left = opts.len() - j - 1;
+        if !diff && a.eq_ignore_ascii_case(b"WEIGHTS") && left >= keys.len() {
+            for (i, w) in opts[j + 1..j + 1 + keys.len()].iter().enumerate() {
+                c.weights[i] = parse_f64(w).ok_or_else(|| err("ERR weight value is not a float"))?;
+            }
+            j += keys.len();
+        } else if !diff && a.eq_ignore_ascii_case(b"AGGREGATE") && left >= 1 {
+            let v = &opts[j + 1];
+            c.agg = if v.eq_ignore_ascii_case(b"SUM") {
+                Aggregate::Sum
+            } else if v.eq_ignore_ascii_case(b"MIN") {
+                Aggregate::Min
+            } else if v.eq_ignore_ascii_case(b"MAX") {
+                Aggregate::Max
+            } else {
+                return Err(ArgError::Syntax.into());
+            };
+            j += 1;
+        } else if !store && a.eq_ignore_ascii_case(b"WITHSCORES") {
+            c.with_scores = true;
+        } else {
+            return Err(ArgError::Syntax.into());
+        }
+        j += 1;
+    }
+    Ok(c)
+}
+
+fn combine_read(ctx: &mut Ctx<'_>, args: &[Bytes], op: Algebra) -> CmdResult {
+    let c = parse_combine(ctx, args, 1, op == Algebra::Diff, false)?;
+    ctx.region_of(c.keys.iter())?;
+    let keys = c.keys.clone();
+    ctx.walk(keys.iter(), move |s| {
+        let got = zt::combine(s, op, &c.keys, &c.weights, c.agg, 0)??;
+        Ok(scored(got, c.with_scores))
+    })
+}
+
+fn zunion(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    combine_read(ctx, args, Algebra::Union)
+}
+
+fn zinter(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    combine_read(ctx, args, Algebra::Inter)
+}
+
+fn zdiff(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    combine_read(ctx, args, Algebra::Diff)
+}
+
+fn combine_store(ctx: &mut Ctx<'_>, args: &[Bytes], op: Algebra, set_flag: u32) -> CmdResult {
+    let c = parse_combine(ctx, args, 2, op == Algebra::Diff, true)?;
+    let mut keys = vec![args[1].clone()];
+    keys.extend(c.keys);
+    let mut w = cmd(Op::Zstore, keys, c.weights.into_iter().map(bits).collect());
+    w.flags = set_flag;
+    w.num = match c.agg {
+        Aggregate::Sum => 0,
+        Aggregate::Min => 1,
+        Aggregate::Max => 2,
+    };
+    ctx.write(w)
+}
+
+fn zunionstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    combine_store(ctx, args, Algebra::Union, flags::SET_UNION)
+}
+
+fn zinterstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    combine_store(ctx, args, Algebra::Inter, flags::SET_INTER)
+}
+
+fn zdiffstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    combine_store(ctx, args, Algebra::Diff, flags::SET_DIFF)
+}
+
+fn zintercard(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (keys, opts) = combine_keys(ctx, args, 1)?;
+    let mut limit = 0usize;
+    let mut cur = ArgCursor::new(opts);
+    while !cur.is_empty() {
+        if cur.remaining() >= 2 && cur.eat("LIMIT") {
+            let l = cur.next_i64()?;
+            if l < 0 {
+                return Err(err("ERR LIMIT can't be negative"));
+            }
+            limit = l as usize;
+        } else {
+            return Err(ArgError::Syntax.into());
+        }
+    }
+    ctx.region_of(keys.iter())?;
+    let owned = keys.to_vec();
+    ctx.walk(keys.iter(), move |s| {
+        let got = zt::combine(s, Algebra::Inter, &owned, &[], Aggregate::Sum, limit)??;
+        Ok(Reply::Int(got.len() as i64))
+    })
+}
+
+const W: u32 = WRITE | DENYOOM;
+const WF: u32 = WRITE | DENYOOM | FAST;
+const R: u32 = READONLY;
+const RF: u32 = READONLY | FAST;
+const G: Group = Group::SortedSet;
+
+pub static COMMANDS: &[CommandSpec] = &[
+    row("zadd", -4, WF, (1, 1, 1), G, "1.2.0", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", zadd),
+    row("zincrby", 4, WF, (1, 1, 1), G, "1.2.0", "Increments the score of a member in a sorted set.", zincrby),
+    row("zrem", -3, WRITE | FAST, (1, 1, 1), G, "1.2.0", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", zrem),
+    row("zcard", 2, RF, (1, 1, 1), G, "1.2.0", "Returns the number of members in a sorted set.", zcard),
+    row("zscore", 3, RF, (1, 1, 1), G, "1.2.0", "Returns the score of a member in a sorted set.", zscore),
+    row("zmscore", -3, RF, (1, 1, 1), G, "6.2.0", "Returns the score of one or more members in a sorted set.", zmscore),
+    row("zcount", 4, RF, (1, 1, 1), G, "2.0.0", "Returns the count of members in a sorted set that have scores within a range.", zcount),
+    row("zlexcount", 4, RF, (1, 1, 1), G, "2.8.9", "Returns the number of members in a sorted set within a lexicographical range.", zlexcount),
+    row("zrank", -3, RF, (1, 1, 1), G, "2.0.0", "Returns the index of a member in a sorted set ordered by ascending scores.", zrank),
+    row("zrevrank", -3, RF, (1, 1, 1), G, "2.0.0", "Returns the index of a member in a sorted set ordered by descending scores.", zrevrank),
+    row("zrange", -4, R, (1, 1, 1), G, "1.2.0", "Returns members in a sorted set within a range of indexes.", zrange),
+    row("zrangebyscore", -4, R, (1, 1, 1), G, "1.0.5", "Returns members in a sorted set within a range of scores.", zrangebyscore),
+    row("zrevrangebyscore", -4, R, (1, 1, 1), G, "2.2.0", "Returns members in a sorted set within a range of scores in reverse order.", zrevrangebyscore),
+    row("zrangebylex", -4, R, (1, 1, 1), G, "2.8.9", "Returns members in a sorted set within a lexicographical range.", zrangebylex),
+    row("zrevrangebylex", -4, R, (1, 1, 1), G, "2.8.9", "Returns members in a sorted set within a lexicographical range in reverse order.", zrevrangebylex),
+    row("zrevrange", -4, R, (1, 1, 1), G, "1.2.0", "Returns members in a sorted set within a range of indexes in reverse order.", zrevrange),
+    row("zrangestore", -5, W, (1, 2, 1), G, "6.2.0", "Stores a range of members from sorted set in a key.", zrangestore),
+    row("zremrangebyrank", 4, WRITE, (1, 1, 1), G, "2.0.0", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.", zremrangebyrank),
+    row("zremrangebyscore", 4, WRITE, (1, 1, 1), G, "1.2.0", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.", zremrangebyscore),
+    row("zremrangebylex", 4, WRITE, (1, 1, 1), G, "2.8.9", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.", zremrangebylex),
+    row("zpopmin", -2, WRITE | FAST, (1, 1, 1), G, "5.0.0", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", zpopmin),
+    row("zpopmax", -2, WRITE | FAST, (1, 1, 1), G, "5.0.0", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", zpopmax),
+    row("zmpop", -4, WRITE, (0, 0, 0), G, "7.0.0", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", zmpop),
+    row("bzpopmin", -3, WRITE | FAST | BLOCKING, (1, -2, 1), G, "5.0.0", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", bzpopmin),
+    row("bzpopmax", -3, WRITE | FAST | BLOCKING, (1, -2, 1), G, "5.0.0", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", bzpopmax),
+    row("bzmpop", -5, WRITE | BLOCKING, (0, 0, 0), G, "7.0.0", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", bzmpop),
+    row("zrandmember", -2, R, (1, 1, 1), G, "6.2.0", "Returns one or more random members from a sorted set.", zrandmember),
+    row("zscan", -3, R, (1, 1, 1), G, "2.8.0", "Iterates over members and scores of a sorted set.", zscan),
+    row("zunion", -3, R, (0, 0, 0), G, "6.2.0", "Returns the union of multiple sorted sets.", zunion),
+    row("zinter", -3, R, (0, 0, 0), G, "6.2.0", "Returns the intersect of multiple sorted sets.", zinter),
+    row("zdiff", -3, R, (0, 0, 0), G, "6.2.0", "Returns the difference between multiple sorted sets.", zdiff),
+    row("zunionstore", -4, W, (1, 1, 1), G, "2.0.0", "Stores the union of multiple sorted sets in a key.", zunionstore),
+    row("zinterstore", -4, W, (1, 1, 1), G, "2.0.0", "Stores the intersect of multiple sorted sets in a key.", zinterstore),
+    row("zdiffstore", -4, W, (1, 1, 1), G, "6.2.0", "Stores the difference of multiple sorted sets in a key.", zdiffstore),
+    row("zintercard", -3, R, (0, 0, 0), G, "7.0.0", "Returns the number of members of the intersect of multiple sorted sets.", zintercard),
+];

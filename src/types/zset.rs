@@ -1,0 +1,798 @@
+//! Sorted-set semantics: ZADD/ZINCRBY, ZREM, pops, ZREMRANGEBY*, ZRANGESTORE and
+//! Z*STORE (apply), and the reads, over two indexes kept in step by one batch:
+//!
+//! - `subkey`: `[prefix][member] -> score` (member lookups: ZSCORE, ZADD);
+//! - `zset_score`: `[prefix][score:8][member] -> ""` (order: ranges, pops).
+//!
+//! Scores are encoded so that byte order is numeric order (`enc`).
+//!
+//! ## Ranks in O(log n) instead of O(rank)
+//!
+//! Next to the score index, in the same namespace and CF, each set keeps *rank
+//! counters*: for every depth `d` in 1..=[`DEPTHS`], how many members have a
+//! score whose encoding starts with a given `d`-byte prefix. They live at
+//! `[prefix][FF FF][d][first d bytes of the score]`, after every score key (no
+//! encoded score starts with `FF FF`: +inf is `FF F0…`), so they go wherever the
+//! namespace goes (RENAME, COPY, lazy deletion, GC) and are updated in the same
+//! batch as the indexes.
+//!
+//! The rank of a key is the sum, at each depth, of the counters of the sibling
+//! prefixes before it (≤ 255 small entries per depth), plus a scan of the members
+//! that share its first [`DEPTHS`] score bytes (its exact score, for integer
+//! scores below 2^36). Selecting the member at rank `r` descends the same
+//! counters. ZRANK, ZRANGE by rank, LIMIT offsets and ZCOUNT use them; a key's
+//! cost no longer grows with its rank.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+
+use crate::pb::WriteCmd;
+use crate::protocol::cursor::parse_f64;
+use crate::protocol::Reply;
+use crate::storage::keys::KeyType;
+use crate::storage::meta::{Coll, Meta};
+use crate::storage::{Cf, StorageError};
+
+use super::coll::{find, prefix_end, Found, Source};
+use super::list::range_of;
+use super::write::{flags, reply_kind, ApplyResult};
+use super::{mkey, ApplyCtx, ReadResult, TypeError};
+
+/// Score bytes covered by rank counters.
+pub const DEPTHS: usize = 6;
+const COUNTERS: [u8; 2] = [0xff, 0xff];
+/// Up to this many elements, positions are found by walking, not by counters.
+const SHORT_WALK: u64 = 256;
+
+/// A score as bytes that sort in numeric order (-0 is stored as 0, as Redis
+/// compares them equal).
+pub fn enc(score: f64) -> [u8; 8] {
+    let s = if score == 0.0 { 0.0 } else { score };
+    let bits = s.to_bits();
+    let b = if bits >> 63 == 1 { !bits } else { bits ^ (1 << 63) };
+    b.to_be_bytes()
+}
+
+pub fn dec(b: &[u8]) -> f64 {
+    let mut a = [0u8; 8];
+    let n = b.len().min(8);
+    a[..n].copy_from_slice(&b[..n]);
+    let bits = u64::from_be_bytes(a);
+    f64::from_bits(if bits >> 63 == 1 { bits ^ (1 << 63) } else { !bits })
+}
+
+/// The encoded score right after `e` (exclusive bounds).
+fn next_enc(e: [u8; 8]) -> [u8; 8] {
+    u64::from_be_bytes(e).saturating_add(1).to_be_bytes()
+}
+
+fn counter_key(found: &Found, depth: usize, score_prefix: &[u8]) -> Vec<u8> {
+    let mut sub = Vec::with_capacity(3 + score_prefix.len());
+    sub.extend_from_slice(&COUNTERS);
+    sub.push(depth as u8);
+    sub.extend_from_slice(score_prefix);
+    found.element(&sub)
+}
+
+fn count_of(v: &[u8]) -> u64 {
+    v.get(..8).and_then(|b| b.try_into().ok()).map(u64::from_be_bytes).unwrap_or(0)
+}
+
+/// The end of the score index of `found` (where the counters begin).
+fn scores_end(found: &Found) -> Vec<u8> {
+    found.element(&COUNTERS)
+}
+
+/// How many elements sort before the score-index sub-key `k` (an encoded score,
+/// optionally followed by a member).
+pub fn count_below(src: &impl Source, found: &Found, k: &[u8]) -> Result<u64, StorageError> {
+    if found.coll.size <= SHORT_WALK {
+        let mut n = 0;
+        src.scan(Cf::ZsetScore, &found.prefix, &found.element(k), false, |_, _| {
+            n += 1;
+            true
+        })?;
+        return Ok(n);
+    }
+    let mut n = 0u64;
+    for d in 1..=DEPTHS {
+        let (lo, hi) = (counter_key(found, d, &k[..d - 1]), counter_key(found, d, &k[..d]));
+        src.scan(Cf::ZsetScore, &lo, &hi, false, |_, v| {
+            n += count_of(v);
+            true
+        })?;
+    }
+    src.scan(Cf::ZsetScore, &found.element(&k[..DEPTHS]), &found.element(k), false, |_, _| {
+        n += 1;
+        true
+    })?;
+    Ok(n)
+}
+
+/// The score-index sub-key of the element at position `r` (0 = lowest score).
+pub fn select(src: &impl Source, found: &Found, mut r: u64) -> Result<Option<Vec<u8>>, StorageError> {
+    let n = found.prefix.len();
+    let mut from = found.prefix.clone();
+    if r > SHORT_WALK {
+        let mut p = Vec::with_capacity(DEPTHS);
+        for d in 1..=DEPTHS {
+            let lo = counter_key(found, d, &p);
+            let mut next = None;
+            src.scan(Cf::ZsetScore, &lo, &prefix_end(&lo), false, |k, v| {
+                let c = count_of(v);
+                if r < c {
+                    next = k.last().copied();
+                    return false;
+                }
+                r -= c;
+                true
+            })?;
+            let Some(b) = next else { return Ok(None) };
+            p.push(b);
+        }
+        from = found.element(&p);
+    }
+    let mut out = None;
+    src.scan(Cf::ZsetScore, &from, &scores_end(found), false, |k, _| {
+        if r == 0 {
+            out = Some(k[n..].to_vec());
+            return false;
+        }
+        r -= 1;
+        true
+    })?;
+    Ok(out)
+}
+
+/// One end of a score range.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScoreBound {
+    pub v: f64,
+    pub excl: bool,
+}
+
+/// One end of a lex range.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LexBound {
+    /// `-`
+    Min,
+    /// `+`
+    Max,
+    Incl(Bytes),
+    Excl(Bytes),
+}
+
+/// Redis's score bound: `1.5`, `(1.5`, `-inf`, `+inf`.
+pub fn parse_score_bound(a: &[u8]) -> Option<ScoreBound> {
+    let (excl, num) = match a.first() {
+        Some(b'(') => (true, &a[1..]),
+        _ => (false, a),
+    };
+    parse_f64(num).map(|v| ScoreBound { v, excl })
+}
+
+/// Redis's lex bound: `[a`, `(a`, `-`, `+`.
+pub fn parse_lex_bound(a: &[u8]) -> Option<LexBound> {
+    match a.first()? {
+        b'-' if a.len() == 1 => Some(LexBound::Min),
+        b'+' if a.len() == 1 => Some(LexBound::Max),
+        b'[' => Some(LexBound::Incl(Bytes::copy_from_slice(&a[1..]))),
+        b'(' => Some(LexBound::Excl(Bytes::copy_from_slice(&a[1..]))),
+        _ => None,
+    }
+}
+
+pub const NOT_FLOAT_RANGE: &str = "ERR min or max is not a float";
+pub const NOT_LEX_RANGE: &str = "ERR min or max not valid string range item";
+
+/// What a range selects (bounds always low to high; REV only changes the order).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ZRange {
+    Rank(i64, i64),
+    Score(ScoreBound, ScoreBound),
+    Lex(LexBound, LexBound),
+}
+
+impl ZRange {
+    /// Parse `min max` as the kind `by` (0 rank, 1 score, 2 lex) says.
+    pub fn parse(by: u32, min: &[u8], max: &[u8]) -> Result<ZRange, TypeError> {
+        use crate::protocol::cursor::parse_i64;
+        Ok(match by {
+            flags::Z_BY_SCORE => match (parse_score_bound(min), parse_score_bound(max)) {
+                (Some(a), Some(b)) => ZRange::Score(a, b),
+                _ => return Err(TypeError::Msg(NOT_FLOAT_RANGE)),
+            },
+            flags::Z_BY_LEX => match (parse_lex_bound(min), parse_lex_bound(max)) {
+                (Some(a), Some(b)) => ZRange::Lex(a, b),
+                _ => return Err(TypeError::Msg(NOT_LEX_RANGE)),
+            },
+            _ => match (parse_i64(min), parse_i64(max)) {
+                (Some(a), Some(b)) => ZRange::Rank(a, b),
+                _ => return Err(TypeError::NotInteger),
+            },
+        })
+    }
+}
+
+fn lex_ge_min(m: &[u8], b: &LexBound) -> bool {
+    match b {
+        LexBound::Min => true,
+        LexBound::Max => false,
+        LexBound::Incl(x) => m >= &x[..],
+        LexBound::Excl(x) => m > &x[..],
+    }
+}
+
+fn lex_le_max(m: &[u8], b: &LexBound) -> bool {
+    match b {
+        LexBound::Min => false,
+        LexBound::Max => true,
+        LexBound::Incl(x) => m <= &x[..],
+        LexBound::Excl(x) => m < &x[..],
+    }
+}
+
+/// A range query: the range, REV, and LIMIT (`count` < 0: no limit).
+#[derive(Debug, Clone)]
+pub struct Query {
+    pub range: ZRange,
+    pub rev: bool,
+    pub offset: i64,
+    pub count: i64,
+}
+
+/// The score-index sub-keys `[lo, hi)` of a score range; `None` when empty.
+fn score_keys(min: ScoreBound, max: ScoreBound) -> Option<([u8; 8], [u8; 8])> {
+    let lo = if min.excl { next_enc(enc(min.v)) } else { enc(min.v) };
+    let hi = if max.excl { enc(max.v) } else { next_enc(enc(max.v)) };
+    (lo < hi).then_some((lo, hi))
+}
+
+/// Visit the members (with scores) a query selects, in its order. Seeks
+/// straight to the first one (by score, or through the rank counters for
+/// positions and LIMIT offsets) and never materialises more than it visits.
+pub fn query(src: &impl Source, found: &Found, q: &Query, mut f: impl FnMut(&[u8], f64)) -> Result<(), StorageError> {
+    /// Where a walk starts: a position (through the counters) or a key range.
+    enum Start {
+        Pos(u64),
+        Keys(Vec<u8>, Vec<u8>),
+    }
+    if q.offset < 0 || q.count == 0 {
+        return Ok(());
+    }
+    let n = found.prefix.len();
+    let size = found.coll.size;
+    let mut skip = q.offset as u64;
+    let mut left = if q.count < 0 { u64::MAX } else { q.count as u64 };
+    let mut lex_stop = None;
+    let start = match &q.range {
+        ZRange::Rank(start, stop) => {
+            // LIMIT does not apply to ranks; positions count from the end with REV.
+            let Some((s, e)) = range_of(*start, *stop, size) else { return Ok(()) };
+            (skip, left) = (0, e - s + 1);
+            Start::Pos(if q.rev { size - 1 - s } else { s })
+        }
+        ZRange::Score(min, max) => {
+            let Some((lo, hi)) = score_keys(*min, *max) else { return Ok(()) };
+            if skip > SHORT_WALK {
+                // Jump over the offset by rank instead of walking it.
+                let (below_lo, below_hi) = (count_below(src, found, &lo)?, count_below(src, found, &hi)?);
+                if below_lo + skip >= below_hi {
+                    return Ok(());
+                }
+                left = left.min(below_hi - below_lo - skip);
+                let first = if q.rev { below_hi - 1 - skip } else { below_lo + skip };
+                skip = 0;
+                Start::Pos(first)
+            } else {
+                Start::Keys(found.element(&lo), found.element(&hi))
+            }
+        }
+        ZRange::Lex(min, max) => {
+            // Lex ranges assume one score for every member (Redis's rule): seek to
+            // the bound within the score of the end the walk starts from.
+            let Some(edge) = end_key(src, found, q.rev)? else { return Ok(()) };
+            let at = |m: &[u8]| found.element(&[&edge[..8], m].concat());
+            lex_stop = Some(if q.rev { min } else { max });
+            if q.rev {
+                let to = match max {
+                    LexBound::Max => scores_end(found),
+                    LexBound::Min => return Ok(()),
+                    LexBound::Incl(m) => with_zero(at(m)),
+                    LexBound::Excl(m) => at(m),
+                };
+                Start::Keys(found.prefix.clone(), to)
+            } else {
+                let from = match min {
+                    LexBound::Min => found.prefix.clone(),
+                    LexBound::Max => return Ok(()),
+                    LexBound::Incl(m) => at(m),
+                    LexBound::Excl(m) => with_zero(at(m)),
+                };
+                Start::Keys(from, scores_end(found))
+            }
+        }
+    };
+    let (from, to) = match start {
+        Start::Keys(a, b) => (a, b),
+        Start::Pos(0) if !q.rev => (found.prefix.clone(), scores_end(found)),
+        Start::Pos(p) => {
+            let Some(k) = select(src, found, p)? else { return Ok(()) };
+            let k = found.element(&k);
+            if q.rev {
+                (found.prefix.clone(), with_zero(k))
+            } else {
+                (k, scores_end(found))
+            }
+        }
+    };
+    src.scan(Cf::ZsetScore, &from, &to, q.rev, |k, _| {
+        let m = &k[n + 8..];
+        if let Some(b) = lex_stop {
+            if !(if q.rev { lex_ge_min(m, b) } else { lex_le_max(m, b) }) {
+                return false;
+            }
+        }
+        if skip > 0 {
+            skip -= 1;
+            return true;
+        }
+        f(m, dec(&k[n..n + 8]));
+        left -= 1;
+        left > 0
+    })
+}
+
+fn with_zero(mut k: Vec<u8>) -> Vec<u8> {
+    k.push(0);
+    k
+}
+
+/// The score-index sub-key of the lowest (or highest) member.
+fn end_key(src: &impl Source, found: &Found, highest: bool) -> Result<Option<Vec<u8>>, StorageError> {
+    let n = found.prefix.len();
+    let mut out = None;
+    src.scan(Cf::ZsetScore, &found.prefix, &scores_end(found), highest, |k, _| {
+        out = Some(k[n..].to_vec());
+        false
+    })?;
+    Ok(out)
+}
+
+/// Members (with scores) a query selects.
+pub fn collect(src: &impl Source, found: &Found, q: &Query) -> Result<Vec<(Bytes, f64)>, StorageError> {
+    let mut out = Vec::new();
+    query(src, found, q, |m, s| out.push((Bytes::copy_from_slice(m), s)))?;
+    Ok(out)
+}
+
+/// Number of members a score or lex range holds (ZCOUNT, ZLEXCOUNT).
+pub fn count(src: &impl Source, found: &Found, range: &ZRange) -> Result<u64, StorageError> {
+    if let ZRange::Score(min, max) = range {
+        let Some((lo, hi)) = score_keys(*min, *max) else { return Ok(0) };
+        return Ok(count_below(src, found, &hi)? - count_below(src, found, &lo)?);
+    }
+    let mut n = 0;
+    query(src, found, &Query { range: range.clone(), rev: false, offset: 0, count: -1 }, |_, _| n += 1)?;
+    Ok(n)
+}
+
+/// The member's score.
+pub fn score_of(src: &impl Source, found: &Found, member: &[u8]) -> Result<Option<f64>, StorageError> {
+    Ok(src.get(Cf::Subkey, &found.element(member))?.map(|v| dec(&v)))
+}
+
+/// ZRANK: the member's position from the low end, with its score.
+pub fn rank(src: &impl Source, key: &[u8], member: &[u8]) -> ReadResult<Option<(u64, f64)>> {
+    let Some(found) = tri!(find(src, key, KeyType::ZSet)?) else { return Ok(Ok(None)) };
+    let Some(score) = score_of(src, &found, member)? else { return Ok(Ok(None)) };
+    let k = [&enc(score)[..], member].concat();
+    Ok(Ok(Some((count_below(src, &found, &k)?, score))))
+}
+
+// ---- apply ----
+
+impl ApplyCtx<'_> {
+    fn zset_counters(&mut self, found: &Found, e: &[u8; 8], delta: i64) -> Result<(), StorageError> {
+        for d in 1..=DEPTHS {
+            let ck = counter_key(found, d, &e[..d]);
+            let cur = self.get_element(Cf::ZsetScore, &ck)?.map(|v| count_of(&v)).unwrap_or(0);
+            let new = cur.wrapping_add(delta as u64);
+            if new == 0 {
+                self.del_element(Cf::ZsetScore, ck);
+            } else {
+                self.put_element(Cf::ZsetScore, ck, Bytes::copy_from_slice(&new.to_be_bytes()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Set `member`'s score (it had `old`), keeping both indexes and the counters.
+    fn zset_put(&mut self, found: &Found, member: &[u8], score: f64, old: Option<f64>) -> Result<(), StorageError> {
+        let e = enc(score);
+        if let Some(o) = old {
+            let oe = enc(o);
+            if oe == e {
+                return Ok(());
+            }
+            self.del_element(Cf::ZsetScore, found.element(&[&oe[..], member].concat()));
+            self.zset_counters(found, &oe, -1)?;
+        }
+        self.put_element(Cf::Subkey, found.element(member), Bytes::copy_from_slice(&e));
+        self.put_element(Cf::ZsetScore, found.element(&[&e[..], member].concat()), Bytes::new());
+        self.zset_counters(found, &e, 1)
+    }
+
+    fn zset_del(&mut self, found: &Found, member: &[u8], score: f64) -> Result<(), StorageError> {
+        let e = enc(score);
+        self.del_element(Cf::Subkey, found.element(member));
+        self.del_element(Cf::ZsetScore, found.element(&[&e[..], member].concat()));
+        self.zset_counters(found, &e, -1)
+    }
+}
+
+/// ZADD (NX/XX/GT/LT/CH/INCR) and ZINCRBY. `vals`: score (f64 bits, 8 bytes
+/// big-endian), member, ...
+pub fn apply_zadd(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let key = &cmd.keys[0];
+    let f = cmd.flags;
+    let (nx, xx, gt, lt, ch, incr) = (
+        f & flags::Z_NX != 0,
+        f & flags::Z_XX != 0,
+        f & flags::Z_GT != 0,
+        f & flags::Z_LT != 0,
+        f & flags::Z_CH != 0,
+        f & flags::Z_INCR != 0,
+    );
+    let (found, old) = tri!(ctx.open_coll(key, KeyType::ZSet)?);
+    let mut coll = found.coll.clone();
+    let (mut added, mut changed) = (0i64, 0i64);
+    let mut last = None;
+    for pair in cmd.vals.chunks_exact(2) {
+        let by = f64::from_bits(u64::from_be_bytes(pair[0][..8].try_into().unwrap_or([0; 8])));
+        let member = &pair[1];
+        match score_of(ctx, &found, member)? {
+            Some(cur) => {
+                if nx {
+                    continue;
+                }
+                let new = if incr { cur + by } else { by };
+                if new.is_nan() {
+                    return Ok(Err(TypeError::Msg("ERR resulting score is not a number (NaN)")));
+                }
+                if (gt && new <= cur) || (lt && new >= cur) {
+                    continue;
+                }
+                last = Some(new);
+                if new != cur {
+                    ctx.zset_put(&found, member, new, Some(cur))?;
+                    changed += 1;
+                }
+            }
+            None => {
+                if xx {
+                    continue;
+                }
+                ctx.zset_put(&found, member, by, None)?;
+                coll.size += 1;
+                added += 1;
+                last = Some(by);
+            }
+        }
+    }
+    if added > 0 || (old.as_ref().is_some_and(|m| m.is_expired(ctx.now_ms)) && coll.size > 0) {
+        ctx.save_coll(key, old.as_ref(), &coll);
+    }
+    Ok(Ok(if incr {
+        last.map(Reply::Double).unwrap_or(Reply::Nil)
+    } else {
+        Reply::Int(if ch { added + changed } else { added })
+    }))
+}
+
+pub fn apply_zrem(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let key = &cmd.keys[0];
+    let Some(found) = tri!(find(ctx, key, KeyType::ZSet)?) else { return Ok(Ok(Reply::Int(0))) };
+    let mut coll = found.coll.clone();
+    let mut n = 0;
+    for m in &cmd.vals {
+        if let Some(s) = score_of(ctx, &found, m)? {
+            ctx.zset_del(&found, m, s)?;
+            coll.size -= 1;
+            n += 1;
+        }
+    }
+    if n > 0 {
+        ctx.save_coll(key, Some(&found.meta), &coll);
+    }
+    Ok(Ok(Reply::Int(n)))
+}
+
+/// Remove the members a query selects; they are returned.
+fn remove_selected(
+    ctx: &mut ApplyCtx<'_>,
+    key: &[u8],
+    found: &Found,
+    q: &Query,
+) -> Result<Vec<(Bytes, f64)>, StorageError> {
+    let gone = collect(ctx, found, q)?;
+    for (m, s) in &gone {
+        ctx.zset_del(found, m, *s)?;
+    }
+    if !gone.is_empty() {
+        let mut coll = found.coll.clone();
+        coll.size -= gone.len() as u64;
+        ctx.save_coll(key, Some(&found.meta), &coll);
+    }
+    Ok(gone)
+}
+
+/// ZPOPMIN/ZPOPMAX, ZMPOP and the blocking pops: from the first non-empty key.
+pub fn apply_zpop(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let skip = cmd.flags & flags::LIST_SKIP_WRONGTYPE != 0;
+    for key in &cmd.keys {
+        let found = match find(ctx, key, KeyType::ZSet)? {
+            Ok(Some(f)) => f,
+            Ok(None) => continue,
+            Err(_) if skip => continue,
+            Err(e) => return Ok(Err(e)),
+        };
+        let n = if cmd.num < 0 { 1 } else { cmd.num };
+        let q = Query { range: ZRange::Rank(0, n - 1), rev: cmd.flags & flags::Z_MAX != 0, offset: 0, count: -1 };
+        let mut got = if n == 0 { Vec::new() } else { remove_selected(ctx, key, &found, &q)? };
+        let pairs = |got: Vec<(Bytes, f64)>| {
+            Reply::Pairs(got.into_iter().map(|(m, s)| (Reply::Bulk(m), Reply::Double(s))).collect())
+        };
+        return Ok(Ok(match cmd.reply {
+            // ZMPOP nests its pairs in RESP2 too.
+            reply_kind::ZMPOP => Reply::Array(vec![
+                Reply::Bulk(key.clone()),
+                Reply::Array(
+                    got.into_iter().map(|(m, s)| Reply::Array(vec![Reply::Bulk(m), Reply::Double(s)])).collect(),
+                ),
+            ]),
+            reply_kind::BZPOP => {
+                let Some((m, s)) = got.pop() else { return Ok(Ok(Reply::NilArray)) };
+                Reply::Array(vec![Reply::Bulk(key.clone()), Reply::Bulk(m), Reply::Double(s)])
+            }
+            // Without count: one flat pair; with count: pairs (nested in RESP3).
+            _ if cmd.num < 0 => {
+                Reply::Array(got.into_iter().flat_map(|(m, s)| [Reply::Bulk(m), Reply::Double(s)]).collect())
+            }
+            _ => pairs(got),
+        }));
+    }
+    Ok(Ok(match cmd.reply {
+        reply_kind::ZMPOP | reply_kind::BZPOP => Reply::NilArray,
+        _ => Reply::Array(Vec::new()),
+    }))
+}
+
+/// ZREMRANGEBYRANK/BYSCORE/BYLEX: `vals` are the two bounds as sent; `flags`
+/// the kind (parsed again here, after the handler checked them).
+pub fn apply_zremrange(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let range = tri!(ZRange::parse(cmd.flags, &cmd.vals[0], &cmd.vals[1]));
+    let key = &cmd.keys[0];
+    let Some(found) = tri!(find(ctx, key, KeyType::ZSet)?) else { return Ok(Ok(Reply::Int(0))) };
+    let gone = remove_selected(ctx, key, &found, &Query { range, rev: false, offset: 0, count: -1 })?;
+    Ok(Ok(Reply::Int(gone.len() as i64)))
+}
+
+/// ZRANGESTORE dst src min max [BY...] [REV] [LIMIT]: `flags` = kind | Z_REV,
+/// `num`/`num2` = LIMIT offset/count.
+pub fn apply_zrangestore(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let (dst, src) = (&cmd.keys[0], &cmd.keys[1]);
+    let range = tri!(ZRange::parse(cmd.flags & !flags::Z_REV, &cmd.vals[0], &cmd.vals[1]));
+    let got = match tri!(find(ctx, src, KeyType::ZSet)?) {
+        Some(found) => {
+            let q = Query { range, rev: cmd.flags & flags::Z_REV != 0, offset: cmd.num, count: cmd.num2 };
+            collect(ctx, &found, &q)?
+        }
+        None => Vec::new(),
+    };
+    let n = got.len() as i64;
+    store(ctx, dst, got)?;
+    Ok(Ok(Reply::Int(n)))
+}
+
+/// Replace `dst` (whatever it held) by a sorted set of `members`; none deletes it.
+pub fn store(ctx: &mut ApplyCtx<'_>, dst: &[u8], members: Vec<(Bytes, f64)>) -> Result<(), StorageError> {
+    let mk = mkey(dst);
+    let old = ctx.any_meta(&mk)?;
+    if members.is_empty() {
+        if let Some(old) = old {
+            ctx.del_key(mk, &old);
+        }
+        return Ok(());
+    }
+    let mut coll = Coll::new(KeyType::ZSet, ctx.new_version());
+    coll.size = members.len() as u64;
+    let meta = Meta::decode(Bytes::from(coll.encode())).expect("fresh metadata decodes");
+    let found = Found::from_meta(dst, meta).expect("fresh metadata is a collection");
+    for (m, s) in members {
+        ctx.zset_put(&found, &m, s, None)?;
+    }
+    ctx.put_meta_over(mk, old.as_ref(), coll.encode());
+    Ok(())
+}
+
+/// How Z*STORE combines the scores of a member found in several inputs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Aggregate {
+    Sum,
+    Min,
+    Max,
+}
+
+impl Aggregate {
+    pub fn from_num(n: i64) -> Aggregate {
+        match n {
+            1 => Aggregate::Min,
+            2 => Aggregate::Max,
+            _ => Aggregate::Sum,
+        }
+    }
+    fn apply(self, a: f64, b: f64) -> f64 {
+        match self {
+            // inf + -inf is NaN: Redis makes it 0.
+            Aggregate::Sum => {
+                let s = a + b;
+                if s.is_nan() {
+                    0.0
+                } else {
+                    s
+                }
+            }
+            Aggregate::Min => a.min(b),
+            Aggregate::Max => a.max(b),
+        }
+    }
+}
+
+/// The members (with scores) of one input of ZUNION/ZINTER/ZDIFF: a sorted set,
+/// or a plain set (every score 1). WRONGTYPE for anything else.
+fn input(src: &impl Source, key: &[u8]) -> ReadResult<Option<(Found, bool)>> {
+    Ok(Ok(match src.meta(key)? {
+        None => None,
+        Some(m) if m.kind == KeyType::ZSet => Found::from_meta(key, m).map(|f| (f, true)),
+        Some(m) if m.kind == KeyType::Set => Found::from_meta(key, m).map(|f| (f, false)),
+        Some(_) => return Ok(Err(TypeError::WrongType)),
+    }))
+}
+
+fn each_scored(
+    src: &impl Source,
+    found: &Found,
+    zset: bool,
+    mut f: impl FnMut(&[u8], f64),
+) -> Result<(), StorageError> {
+    super::coll::each(src, Cf::Subkey, found, false, |m, v| {
+        f(m, if zset { dec(v) } else { 1.0 });
+        true
+    })
+}
+
+fn weighted(score: f64, w: f64) -> f64 {
+    let v = score * w;
+    if v.is_nan() {
+        0.0
+    } else {
+        v
+    }
+}
+
+/// ZUNION / ZINTER / ZDIFF of `keys` with `weights` (one per key) and
+/// `agg`, in (score, member) order. `limit` stops an intersection early (ZINTERCARD).
+pub fn combine(
+    src: &impl Source,
+    op: super::set::Algebra,
+    keys: &[Bytes],
+    weights: &[f64],
+    agg: Aggregate,
+    limit: usize,
+) -> ReadResult<Vec<(Bytes, f64)>> {
+    use super::set::Algebra;
+    let mut inputs = Vec::with_capacity(keys.len());
+    for k in keys {
+        inputs.push(tri!(input(src, k)?));
+    }
+    let w = |i: usize| weights.get(i).copied().unwrap_or(1.0);
+    let mut acc: BTreeMap<Bytes, f64> = BTreeMap::new();
+    match op {
+        Algebra::Union => {
+            for (i, inp) in inputs.iter().enumerate() {
+                let Some((f, z)) = inp else { continue };
+                each_scored(src, f, *z, |m, s| {
+                    let v = weighted(s, w(i));
+                    acc.entry(Bytes::copy_from_slice(m)).and_modify(|a| *a = agg.apply(*a, v)).or_insert(v);
+                })?;
+            }
+        }
+        Algebra::Inter => {
+            if inputs.iter().any(Option::is_none) {
+                return Ok(Ok(Vec::new()));
+            }
+            let mut order: Vec<usize> = (0..inputs.len()).collect();
+            order.sort_by_key(|&i| inputs[i].as_ref().map(|(f, _)| f.coll.size).unwrap_or(0));
+            let (first, rest) = order.split_first().expect("at least one key");
+            let (ff, fz) = inputs[*first].as_ref().expect("checked above");
+            let mut err = None;
+            each_scored(src, ff, *fz, |m, s| {
+                if err.is_some() || (limit > 0 && acc.len() >= limit) {
+                    return;
+                }
+                let mut v = weighted(s, w(*first));
+                for &j in rest {
+                    let (f, z) = inputs[j].as_ref().expect("checked above");
+                    match src.get(Cf::Subkey, &f.element(m)) {
+                        Ok(Some(sv)) => v = agg.apply(v, weighted(if *z { dec(&sv) } else { 1.0 }, w(j))),
+                        Ok(None) => return,
+                        Err(e) => {
+                            err = Some(e);
+                            return;
+                        }
+                    }
+                }
+                acc.insert(Bytes::copy_from_slice(m), v);
+            })?;
+            if let Some(e) = err {
+                return Err(e);
+            }
+        }
+        Algebra::Diff => {
+            let Some(Some((ff, fz))) = inputs.first() else { return Ok(Ok(Vec::new())) };
+            let mut err = None;
+            each_scored(src, ff, *fz, |m, s| {
+                for (f, _) in inputs[1..].iter().flatten() {
+                    match src.get(Cf::Subkey, &f.element(m)) {
+                        Ok(None) => {}
+                        Ok(Some(_)) => return,
+                        Err(e) => {
+                            err = Some(e);
+                            return;
+                        }
+                    }
+                }
+                acc.insert(Bytes::copy_from_slice(m), s);
+            })?;
+            if let Some(e) = err {
+                return Err(e);
+            }
+        }
+    }
+    let mut out: Vec<(Bytes, f64)> = acc.into_iter().collect();
+    out.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+    Ok(Ok(out))
+}
+
+/// ZUNIONSTORE / ZINTERSTORE / ZDIFFSTORE: `keys[0]` = destination; `vals` =
+/// weights (f64 bits); `flags` = the algebra; `num` = aggregate.
+pub fn apply_zstore(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+    let weights: Vec<f64> =
+        cmd.vals.iter().map(|v| f64::from_bits(u64::from_be_bytes(v[..8].try_into().unwrap_or([0; 8])))).collect();
+    let op = super::set::Algebra::from_flags(cmd.flags);
+    let got = tri!(combine(ctx, op, &cmd.keys[1..], &weights, Aggregate::from_num(cmd.num), 0)?);
+    let n = got.len() as i64;
+    store(ctx, &cmd.keys[0], got)?;
+    Ok(Ok(Reply::Int(n)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn score_encoding_sorts_numerically() {
+        let xs =
+            [f64::NEG_INFINITY, -1e300, -100.0, -1.5, -f64::MIN_POSITIVE, 0.0, 1e-300, 1.0, 1.5, 1e300, f64::INFINITY];
+        for w in xs.windows(2) {
+            assert!(enc(w[0]) < enc(w[1]), "{} < {}", w[0], w[1]);
+        }
+        for x in xs {
+            assert_eq!(dec(&enc(x)), x);
+        }
+        assert_eq!(enc(-0.0), enc(0.0), "-0 and 0 are one score");
+        assert!(enc(f64::INFINITY) < [0xff, 0xff, 0, 0, 0, 0, 0, 0], "counters sort after every score");
+    }
+}
