@@ -13,3 +13,4 @@ mod regions;
 mod server;
 mod set;
 mod string;
+mod zset;

@@ -1,0 +1,235 @@
+//! Sorted-set commands through the real binary: reply shapes, ranks and ranges
+//! on sets big enough to use the rank counters (checked against redis-server),
+//! blocking pops, garbage collection and kill -9.
+
+use std::time::{Duration, Instant};
+
+use neokv::storage::keys::{decode_meta_key, split_subkey};
+use neokv::storage::{Cf, Storage};
+
+use crate::common::{q, Oracle, Raw, Server};
+
+fn strs(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn zset_commands_and_reply_shapes() {
+    let s = Server::start();
+    let mut c = s.client();
+    assert_eq!(q::<i64>(&mut c, &["ZADD", "z", "1", "a", "2", "b", "3", "c"]), 3);
+    assert_eq!(q::<i64>(&mut c, &["ZADD", "z", "CH", "5", "a", "2", "b", "0.5", "d"]), 2, "a changed, d added");
+    assert_eq!(q::<Vec<String>>(&mut c, &["ZRANGE", "z", "0", "-1"]), strs(&["d", "b", "c", "a"]));
+    assert_eq!(q::<Vec<String>>(&mut c, &["ZRANGE", "z", "0", "1", "WITHSCORES"]), strs(&["d", "0.5", "b", "2"]));
+    assert_eq!(q::<String>(&mut c, &["ZSCORE", "z", "a"]), "5");
+    assert_eq!(q::<String>(&mut c, &["ZINCRBY", "z", "0.1", "d"]), "0.59999999999999998", "%.17g as Redis 7.0 prints");
+    assert_eq!(q::<i64>(&mut c, &["ZRANK", "z", "c"]), 2);
+    assert_eq!(q::<i64>(&mut c, &["ZREVRANK", "z", "c"]), 1);
+    assert_eq!(s.raw().cmd(&["ZRANK", "z", "c", "WITHSCORE"]), "*2\r\n:2\r\n$1\r\n3\r\n");
+    assert_eq!(q::<i64>(&mut c, &["ZCOUNT", "z", "(0.6", "+inf"]), 3);
+    assert_eq!(q::<Vec<String>>(&mut c, &["ZRANGEBYSCORE", "z", "-inf", "+inf", "LIMIT", "1", "2"]), strs(&["b", "c"]));
+    assert_eq!(q::<Vec<String>>(&mut c, &["ZRANGE", "z", "+inf", "(2", "BYSCORE", "REV"]), strs(&["a", "c"]));
+    assert_eq!(q::<Vec<String>>(&mut c, &["ZREVRANGE", "z", "0", "0"]), strs(&["a"]));
+    assert_eq!(q::<i64>(&mut c, &["ZADD", "lex", "0", "a", "0", "b", "0", "c", "0", "d"]), 4);
+    assert_eq!(q::<Vec<String>>(&mut c, &["ZRANGEBYLEX", "lex", "(a", "[c"]), strs(&["b", "c"]));
+    assert_eq!(q::<Vec<String>>(&mut c, &["ZREVRANGEBYLEX", "lex", "+", "-", "LIMIT", "0", "2"]), strs(&["d", "c"]));
+    assert_eq!(q::<i64>(&mut c, &["ZLEXCOUNT", "lex", "-", "(c"]), 2);
+    assert_eq!(q::<i64>(&mut c, &["ZREMRANGEBYLEX", "lex", "[b", "[c"]), 2);
+    assert_eq!(q::<i64>(&mut c, &["ZRANGESTORE", "dst", "z", "0", "1"]), 2);
+    assert_eq!(q::<Vec<String>>(&mut c, &["ZRANGE", "dst", "0", "-1"]), strs(&["d", "b"]));
+    // Pops; an emptied set is deleted.
+    assert_eq!(q::<Vec<String>>(&mut c, &["ZPOPMIN", "dst"]), strs(&["d", "0.59999999999999998"]));
+    assert_eq!(q::<Vec<String>>(&mut c, &["ZPOPMAX", "dst", "5"]), strs(&["b", "2"]));
+    assert_eq!(q::<i64>(&mut c, &["EXISTS", "dst"]), 0);
+    assert_eq!(
+        s.raw().cmd(&["ZMPOP", "2", "none", "z", "MAX", "COUNT", "1"]),
+        "*2\r\n$1\r\nz\r\n*1\r\n*2\r\n$1\r\na\r\n$1\r\n5\r\n"
+    );
+    // Set algebra with weights and aggregates; plain sets count as score 1.
+    q::<i64>(&mut c, &["ZADD", "w", "1", "x", "2", "y"]);
+    q::<i64>(&mut c, &["SADD", "s", "x", "q"]);
+    assert_eq!(q::<i64>(&mut c, &["ZUNIONSTORE", "u", "2", "w", "s", "WEIGHTS", "2", "3", "AGGREGATE", "MAX"]), 3);
+    assert_eq!(
+        q::<Vec<String>>(&mut c, &["ZRANGE", "u", "0", "-1", "WITHSCORES"]),
+        strs(&["q", "3", "x", "3", "y", "4"])
+    );
+    assert_eq!(q::<Vec<String>>(&mut c, &["ZINTER", "2", "w", "s", "WITHSCORES"]), strs(&["x", "2"]));
+    assert_eq!(q::<Vec<String>>(&mut c, &["ZDIFF", "2", "w", "s"]), strs(&["y"]));
+    assert_eq!(q::<i64>(&mut c, &["ZINTERCARD", "2", "w", "s"]), 1);
+    // Errors and WRONGTYPE.
+    assert_eq!(
+        s.raw().cmd(&["ZADD", "z", "NX", "XX", "1", "a"]),
+        "-ERR XX and NX options at the same time are not compatible\r\n"
+    );
+    assert_eq!(s.raw().cmd(&["ZADD", "z", "x", "a"]), "-ERR value is not a valid float\r\n");
+    assert_eq!(s.raw().cmd(&["ZRANGEBYSCORE", "z", "x", "1"]), "-ERR min or max is not a float\r\n");
+    assert_eq!(s.raw().cmd(&["ZRANGEBYLEX", "z", "a", "b"]), "-ERR min or max not valid string range item\r\n");
+    q::<String>(&mut c, &["SET", "str", "v"]);
+    for cmd in
+        [&["ZADD", "str", "1", "a"][..], &["ZRANGE", "str", "0", "1"], &["ZSCORE", "str", "a"], &["ZUNION", "1", "str"]]
+    {
+        assert!(s.raw().cmd(cmd).starts_with("-WRONGTYPE"), "{cmd:?}");
+    }
+    // RESP3: doubles, and pairs as nested arrays.
+    let mut r3 = s.raw();
+    r3.cmd(&["HELLO", "3"]);
+    assert_eq!(r3.cmd(&["ZSCORE", "w", "y"]), ",2\r\n");
+    assert_eq!(r3.cmd(&["ZRANGE", "w", "0", "0", "WITHSCORES"]), "*1\r\n*2\r\n$1\r\nx\r\n,1\r\n");
+    assert_eq!(r3.cmd(&["ZSCORE", "w", "nope"]), "_\r\n");
+    q::<i64>(&mut c, &["ZADD", "inf", "inf", "top", "-inf", "bottom"]);
+    assert_eq!(
+        q::<Vec<String>>(&mut c, &["ZRANGE", "inf", "0", "-1", "WITHSCORES"]),
+        strs(&["bottom", "-inf", "top", "inf"])
+    );
+}
+
+/// Same commands on both servers; replies must match byte for byte.
+fn both(neo: &mut Raw, redis: &mut Raw, args: &[&str]) -> String {
+    let (a, b) = (neo.cmd(args), redis.cmd(args));
+    assert_eq!(a, b, "{args:?}");
+    a
+}
+
+#[test]
+fn ranks_and_ranges_of_a_big_set_match_redis() {
+    // 20k members (ties, negative, fractional and huge scores), then updates and
+    // removals: ranks, rank ranges, LIMIT offsets and counts go through the
+    // rank counters and must agree with redis-server everywhere.
+    let s = Server::start();
+    let oracle = Oracle::start();
+    let (mut neo, mut red) = (s.raw(), oracle.raw());
+    let n = 20_000u64;
+    let score = |i: u64| match i % 5 {
+        0 => format!("{}", i % 97),
+        1 => format!("-{}.25", i * 31 % 1000),
+        2 => format!("{}", (i * 7919) % 1_000_003),
+        3 => format!("{}e{}", i % 9, i % 300),
+        _ => "42".to_string(),
+    };
+    for chunk in (0..n).collect::<Vec<_>>().chunks(500) {
+        let mut args = vec!["ZADD".to_string(), "big".to_string()];
+        for i in chunk {
+            args.push(score(*i));
+            args.push(format!("m{i}"));
+        }
+        let a: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+        both(&mut neo, &mut red, &a);
+    }
+    for i in (0..n).step_by(7) {
+        both(&mut neo, &mut red, &["ZINCRBY", "big", "3.5", &format!("m{i}")]);
+    }
+    for i in (0..n).step_by(11) {
+        both(&mut neo, &mut red, &["ZREM", "big", &format!("m{i}")]);
+    }
+    both(&mut neo, &mut red, &["ZCARD", "big"]);
+    for i in (0..n).step_by(97) {
+        let m = format!("m{i}");
+        both(&mut neo, &mut red, &["ZRANK", "big", &m]);
+        both(&mut neo, &mut red, &["ZREVRANK", "big", &m]);
+    }
+    for start in [0i64, 300, 5_000, 17_000, -1, -400, -9_000] {
+        let (a, b) = (start.to_string(), (start + 25).to_string());
+        both(&mut neo, &mut red, &["ZRANGE", "big", &a, &b, "WITHSCORES"]);
+        both(&mut neo, &mut red, &["ZRANGE", "big", &a, &b, "REV"]);
+    }
+    for (min, max) in [("-inf", "+inf"), ("(0", "1000"), ("-500", "(42"), ("42", "42"), ("1e100", "inf")] {
+        both(&mut neo, &mut red, &["ZCOUNT", "big", min, max]);
+        for off in ["0", "299", "4000", "12000"] {
+            both(&mut neo, &mut red, &["ZRANGEBYSCORE", "big", min, max, "WITHSCORES", "LIMIT", off, "20"]);
+            both(&mut neo, &mut red, &["ZREVRANGEBYSCORE", "big", max, min, "LIMIT", off, "20"]);
+        }
+    }
+    both(&mut neo, &mut red, &["ZREMRANGEBYRANK", "big", "1000", "1999"]);
+    both(&mut neo, &mut red, &["ZREMRANGEBYSCORE", "big", "(0", "500"]);
+    for i in (0..n).step_by(89) {
+        both(&mut neo, &mut red, &["ZRANK", "big", &format!("m{i}")]);
+    }
+    both(&mut neo, &mut red, &["ZRANGE", "big", "9000", "9010", "WITHSCORES"]);
+}
+
+fn blocked(s: &Server, args: &[&str]) -> Raw {
+    let mut r = s.raw();
+    let a: Vec<&[u8]> = args.iter().map(|x| x.as_bytes()).collect();
+    r.send_cmd(&a);
+    r
+}
+
+fn wait_blocked(s: &Server, n: usize) {
+    let want = format!("blocked_clients:{n}\r\n");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !s.raw().cmd(&["INFO", "clients"]).contains(&want) {
+        assert!(Instant::now() < deadline, "never saw {want:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn blocking_zset_pops_wake_and_time_out() {
+    let s = Server::start();
+    let mut a = blocked(&s, &["BZPOPMIN", "zq", "0"]);
+    wait_blocked(&s, 1);
+    let mut b = blocked(&s, &["BZMPOP", "0", "1", "zq", "MAX", "COUNT", "2"]);
+    wait_blocked(&s, 2);
+    s.raw().cmd(&["ZADD", "zq", "1", "one", "2", "two", "3", "three"]);
+    assert_eq!(String::from_utf8_lossy(&a.read_reply()), "*3\r\n$2\r\nzq\r\n$3\r\none\r\n$1\r\n1\r\n");
+    assert_eq!(
+        String::from_utf8_lossy(&b.read_reply()),
+        "*2\r\n$2\r\nzq\r\n*2\r\n*2\r\n$5\r\nthree\r\n$1\r\n3\r\n*2\r\n$3\r\ntwo\r\n$1\r\n2\r\n"
+    );
+    let t = Instant::now();
+    assert_eq!(s.raw().cmd(&["BZPOPMAX", "zq", "0.2"]), "*-1\r\n");
+    assert!(t.elapsed() >= Duration::from_millis(200));
+}
+
+#[test]
+fn zsets_are_collected_after_delete_and_survive_kill9() {
+    let mut s = Server::start();
+    let mut c = s.client();
+    for (key, n) in [("zgone", 20_000), ("zlive", 1_000)] {
+        let mut p = redis::pipe();
+        for chunk in (0..n).collect::<Vec<_>>().chunks(1000) {
+            let mut cmd = redis::cmd("ZADD");
+            cmd.arg(key);
+            for i in chunk {
+                cmd.arg(*i as f64 / 3.0).arg(format!("member:{i}"));
+            }
+            p.add_command(cmd);
+        }
+        p.query::<()>(&mut c).unwrap();
+    }
+    let t = Instant::now();
+    assert_eq!(q::<i64>(&mut c, &["DEL", "zgone"]), 1);
+    let del_ms = t.elapsed().as_secs_f64() * 1e3;
+    assert!(del_ms < 500.0, "DEL of a 20k-member zset took {del_ms:.1} ms");
+    assert_eq!(q::<i64>(&mut c, &["ZREM", "zlive", "member:0", "member:999"]), 2);
+    let before: Vec<String> = q(&mut c, &["ZRANGE", "zlive", "0", "-1", "WITHSCORES"]);
+    drop(c);
+    s.kill9();
+    {
+        let storage = Storage::open(&s.dir, &Default::default()).unwrap();
+        let owner = |k: &[u8]| {
+            let (mk, _, _) = split_subkey(k).expect("an element key");
+            decode_meta_key(mk).map(|(_, key)| key.to_vec()).unwrap_or_default()
+        };
+        let scores = |st: &Storage| st.iter_all(Cf::ZsetScore).map(|(k, _)| owner(&k)).collect::<Vec<_>>();
+        let pre = scores(&storage);
+        assert!(pre.iter().filter(|k| k.as_slice() == b"zgone").count() >= 20_000, "orphans present before compaction");
+        storage.compact_all().unwrap();
+        let post = scores(&storage);
+        assert!(
+            post.iter().all(|k| k.as_slice() == b"zlive"),
+            "only the live set's score entries (and counters) remain"
+        );
+        let live_entries = storage
+            .iter_all(Cf::ZsetScore)
+            .filter(|(k, _)| split_subkey(k).is_some_and(|(_, _, rest)| !rest.starts_with(&[0xff, 0xff])))
+            .count();
+        assert_eq!(live_entries, 998, "every live member's score entry kept");
+        assert_eq!(storage.iter_all(Cf::Subkey).count(), 998);
+    }
+    s.kill_and_restart();
+    let mut c = s.client();
+    assert_eq!(q::<Vec<String>>(&mut c, &["ZRANGE", "zlive", "0", "-1", "WITHSCORES"]), before);
+    assert_eq!(q::<i64>(&mut c, &["ZRANK", "zlive", "member:998"]), 997);
+    assert_eq!(q::<i64>(&mut c, &["ZCARD", "zgone"]), 0);
+}
