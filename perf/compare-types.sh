@@ -15,7 +15,8 @@ N1=${N1:-$([ -n "${QUICK:-}" ] && echo 20000 || echo 100000)}
 N16=${N16:-$([ -n "${QUICK:-}" ] && echo 100000 || echo 500000)}
 # label|redis-benchmark arguments (a -t test, or a command with __rand_int__).
 # Order matters: HSET fills myhash for HGET, SADD fills myset for SPOP, LPUSH
-# fills mylist for LPOP (-t lrange_100 fills its own list first).
+# fills mylist for LPOP (-t lrange_100 fills its own list first), ZADD fills
+# myzset (random scores below 100000) for ZRANGEBYSCORE and ZRANK.
 WORKLOADS=(
   "HSET|-t hset"
   "HGET|HGET myhash element:__rand_int__"
@@ -24,6 +25,9 @@ WORKLOADS=(
   "LPUSH|-t lpush"
   "LPOP|-t lpop"
   "LRANGE_100|-t lrange_100"
+  "ZADD|-t zadd"
+  "ZRANGEBYSCORE|ZRANGEBYSCORE myzset __rand_int__ +inf LIMIT 0 10"
+  "ZRANK|ZRANK myzset element:__rand_int__"
 )
 
 bench() { # port pipeline args...
