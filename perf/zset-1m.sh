@@ -16,14 +16,16 @@ N=${N:-20000}
 
 NEO=$(start_neokv always)
 RED=$(start_redis redis-nopersist --appendonly no)
+# A second NeoKV without per-write fsync: DEL's own cost, without the disk's flush latency.
+NEO_NOSYNC=$(start_neokv no)
 
 # ZADD big <i*7919 % 1M> m:<i> in commands of 1000 pairs; HSET bighash the same way.
-python3 - "$TMP/load.resp" "$MEMBERS" <<'PY'
+python3 - "$TMP" "$MEMBERS" <<'PY'
 import sys
-path, n = sys.argv[1], int(sys.argv[2])
+tmp, n = sys.argv[1], int(sys.argv[2])
 def cmd(args):
     return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
-with open(path, "wb") as f:
+with open(tmp + "/load.resp", "wb") as f, open(tmp + "/hash.resp", "wb") as hf:
     for base in range(0, n, 1000):
         z = [b"ZADD", b"big"]
         h = [b"HSET", b"bighash"]
@@ -32,7 +34,22 @@ with open(path, "wb") as f:
             h += [b"f:%d" % i, b"%d" % i]
         f.write(cmd(z))
         f.write(cmd(h))
+        hf.write(cmd(h))
 PY
+
+# Round trip of one DEL, in ms (best of the one call: a fresh connection each time).
+del_ms() { python3 - "$1" "$2" <<'PY'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"PING\r\n"); s.recv(64)
+k = sys.argv[2].encode()
+t = time.perf_counter()
+s.sendall(b"*2\r\n$3\r\nDEL\r\n$%d\r\n%s\r\n" % (len(k), k))
+r = s.recv(64)
+assert r == b":1\r\n", r
+print(f"{(time.perf_counter() - t) * 1e3:.2f}")
+PY
+}
 
 declare -A R
 for side in neo red; do
@@ -49,9 +66,14 @@ for side in neo red; do
     R["$side,$label,p50"]=$(echo "$line" | awk -F, '{print $5}')
     R["$side,$label,p99"]=$(echo "$line" | awk -F, '{print $7}')
   done
-  t0=$(date +%s%N); redis-cli -p "$port" del bighash >/dev/null; t1=$(date +%s%N)
-  R["$side,del"]=$(python3 -c "print(f'{($t1-$t0)/1e6:.2f}')")
+  R["$side,del"]=$(del_ms "$port" bighash)
+  redis-cli -p "$port" hset small f v >/dev/null
+  R["$side,del1"]=$(del_ms "$port" small)
 done
+redis-cli -p "$NEO_NOSYNC" --pipe < "$TMP/hash.resp" >/dev/null
+R["nosync,del"]=$(del_ms "$NEO_NOSYNC" bighash)
+redis-cli -p "$NEO_NOSYNC" hset small f v >/dev/null
+R["nosync,del1"]=$(del_ms "$NEO_NOSYNC" small)
 
 {
   echo
@@ -59,7 +81,7 @@ done
   echo
   echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; $(redis-server --version | awk '{print $1, $2, $3}')."
   echo "NeoKV: \`neokv-server --appendfsync always ${NEOKV_ARGS:-}\`. Redis: \`--save '' --appendonly no\`."
-  echo "Command: \`perf/zset-1m.sh\`: load \`big\` (${R[neo,card]} / ${R[red,card]} members, scores i·7919 mod 10^6) and a 10^6-field hash with \`redis-cli --pipe\`; then \`redis-benchmark -c 1 -n $N -r $MEMBERS --csv <command>\` (one client: the latency of one request); DEL timed by redis-cli round trip."
+  echo "Command: \`perf/zset-1m.sh\`: load \`big\` (${R[neo,card]} / ${R[red,card]} members, scores i·7919 mod 10^6) and a 10^6-field hash with \`redis-cli --pipe\`; then \`redis-benchmark -c 1 -n $N -r $MEMBERS --csv <command>\` (one client: the latency of one request); DEL timed on one open connection."
   echo
   echo "| test | NeoKV rps | p50 ms | p99 ms | Redis rps | p50 ms | p99 ms | ratio (rps) |"
   echo "|---|---|---|---|---|---|---|---|"
@@ -67,5 +89,7 @@ done
     echo "| $label | ${R[neo,$label,rps]} | ${R[neo,$label,p50]} | ${R[neo,$label,p99]} | ${R[red,$label,rps]} | ${R[red,$label,p50]} | ${R[red,$label,p99]} | $(ratio "${R[neo,$label,rps]}" "${R[red,$label,rps]}") |"
   done
   echo
-  echo "Load (2×1000 pipelined commands of 1000 pairs each): NeoKV ${R[neo,load]} s, Redis ${R[red,load]} s. DEL of the 10^6-field hash, client round trip: NeoKV ${R[neo,del]} ms, Redis ${R[red,del]} ms."
+  echo "Load (2×1000 pipelined commands of 1000 pairs each): NeoKV ${R[neo,load]} s, Redis ${R[red,load]} s."
+  echo
+  echo "DEL round trip (one client, ms): 10^6-field hash / 1-field hash — NeoKV \`always\` ${R[neo,del]} / ${R[neo,del1]}, NeoKV \`--appendfsync no\` ${R[nosync,del]} / ${R[nosync,del1]}, Redis ${R[red,del]} / ${R[red,del1]}."
 } | tee -a perf/RESULTS.md

@@ -264,7 +264,14 @@ impl Storage {
         let cfs = vec![
             ColumnFamilyDescriptor::new(CF_METADATA, data_cf(true)),
             ColumnFamilyDescriptor::new(CF_SUBKEY, collected(gc::What::Elements)),
-            ColumnFamilyDescriptor::new(CF_ZSET_SCORE, collected(gc::What::Elements)),
+            ColumnFamilyDescriptor::new(CF_ZSET_SCORE, {
+                // Rank counters are rewritten by every batch that touches their
+                // set: an iterator over them steps past many versions of each key
+                // in the memtable. Reseek to the next key after two, not eight.
+                let mut o = collected(gc::What::Elements);
+                o.set_max_sequential_skip_in_iterations(2);
+                o
+            }),
             ColumnFamilyDescriptor::new(CF_EXPIRE_INDEX, collected(gc::What::ExpireIndex)),
             ColumnFamilyDescriptor::new(CF_LINKS, collected(gc::What::Links)),
             ColumnFamilyDescriptor::new(CF_RAFT_LOG, log_opts),

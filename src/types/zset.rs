@@ -95,13 +95,27 @@ pub fn count_below(src: &impl Source, found: &Found, k: &[u8]) -> Result<u64, St
         })?;
         return Ok(n);
     }
+    // At each depth, the siblings before `k`'s prefix byte are summed directly,
+    // or (for a byte in the upper half) as the parent's count minus the siblings
+    // from it on: at most 128 counters per depth instead of 255.
     let mut n = 0u64;
+    let mut parent = found.coll.size;
     for d in 1..=DEPTHS {
-        let (lo, hi) = (counter_key(found, d, &k[..d - 1]), counter_key(found, d, &k[..d]));
-        src.scan(Cf::ZsetScore, &lo, &hi, false, |_, v| {
-            n += count_of(v);
+        let (node, at) = (counter_key(found, d, &k[..d - 1]), counter_key(found, d, &k[..d]));
+        let (mut side, mut own) = (0u64, 0u64);
+        let low = k[d - 1] < 0x80;
+        let (from, to) = if low { (node.clone(), with_zero(at.clone())) } else { (at.clone(), prefix_end(&node)) };
+        src.scan(Cf::ZsetScore, &from, &to, false, |ck, v| {
+            if ck == &at[..] {
+                own = count_of(v);
+            }
+            if !low || ck != &at[..] {
+                side += count_of(v);
+            }
             true
         })?;
+        n += if low { side } else { parent.saturating_sub(side) };
+        parent = own;
     }
     src.scan(Cf::ZsetScore, &found.element(&k[..DEPTHS]), &found.element(k), false, |_, _| {
         n += 1;
@@ -481,7 +495,8 @@ pub fn apply_zadd(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
             }
         }
     }
-    if added > 0 || (old.as_ref().is_some_and(|m| m.is_expired(ctx.now_ms)) && coll.size > 0) {
+    // Score changes leave the metadata as it was; a new member changes the size.
+    if added > 0 {
         ctx.save_coll(key, old.as_ref(), &coll);
     }
     Ok(Ok(if incr {

@@ -227,3 +227,22 @@ fn a_client_that_leaves_while_blocked_takes_nothing() {
     assert_eq!(reply(&mut b), "*2\r\n$4\r\ngone\r\n$1\r\n1\r\n", "the remaining client is served first");
     assert_eq!(s.raw().cmd(&["LRANGE", "gone", "0", "-1"]), "*1\r\n$1\r\n2\r\n", "nothing went to the closed one");
 }
+
+#[test]
+fn blocked_clients_on_other_cores_are_woken() {
+    // Two executors: connections land on either core; the push is applied on
+    // the region's core and must wake waiters wherever they are, in order.
+    let s = Server::start_with(&["--cores", "2"]);
+    let mut waiters = Vec::new();
+    for i in 0..6 {
+        waiters.push(blocked(&s, &["BRPOP", "xq", "0"]));
+        wait_blocked(&s, i + 1);
+    }
+    for i in 0..6 {
+        s.raw().cmd(&["LPUSH", "xq", &i.to_string()]);
+    }
+    for (i, w) in waiters.iter_mut().enumerate() {
+        assert_eq!(reply(w), format!("*2\r\n$2\r\nxq\r\n$1\r\n{i}\r\n"), "waiter {i}");
+    }
+    assert_eq!(s.raw().cmd(&["EXISTS", "xq"]), ":0\r\n");
+}
