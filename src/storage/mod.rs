@@ -256,24 +256,26 @@ impl Storage {
         log_opts.set_compression_type(DBCompressionType::None);
         log_opts.set_write_buffer_size(opts.write_buffer_bytes);
         // Garbage collection of lazily deleted composite keys (see `gc`).
-        let collected = |what: gc::What| {
-            let mut o = data_cf(false);
+        let collected = |what: gc::What, bloom: bool| {
+            let mut o = data_cf(bloom);
             o.set_compaction_filter_factory(gc::Factory::new(what, db_slot.clone(), gate.clone()));
             o
         };
         let cfs = vec![
             ColumnFamilyDescriptor::new(CF_METADATA, data_cf(true)),
-            ColumnFamilyDescriptor::new(CF_SUBKEY, collected(gc::What::Elements)),
+            // Elements are point-read on every write (is this field or member new?),
+            // mostly missing for new ones: whole-key blooms answer those misses.
+            ColumnFamilyDescriptor::new(CF_SUBKEY, collected(gc::What::Elements, true)),
             ColumnFamilyDescriptor::new(CF_ZSET_SCORE, {
                 // Rank counters are rewritten by every batch that touches their
                 // set: an iterator over them steps past many versions of each key
                 // in the memtable. Reseek to the next key after two, not eight.
-                let mut o = collected(gc::What::Elements);
+                let mut o = collected(gc::What::Elements, true);
                 o.set_max_sequential_skip_in_iterations(2);
                 o
             }),
-            ColumnFamilyDescriptor::new(CF_EXPIRE_INDEX, collected(gc::What::ExpireIndex)),
-            ColumnFamilyDescriptor::new(CF_LINKS, collected(gc::What::Links)),
+            ColumnFamilyDescriptor::new(CF_EXPIRE_INDEX, collected(gc::What::ExpireIndex, false)),
+            ColumnFamilyDescriptor::new(CF_LINKS, collected(gc::What::Links, false)),
             ColumnFamilyDescriptor::new(CF_RAFT_LOG, log_opts),
             ColumnFamilyDescriptor::new(CF_RAFT_STATE, Options::default()),
         ];

@@ -17,9 +17,11 @@
 //! batch as the indexes.
 //!
 //! The rank of a key is the sum, at each depth, of the counters of the sibling
-//! prefixes before it (≤ 255 small entries per depth), plus a scan of the members
+//! prefixes before it (or the parent count minus those after it, whichever side
+//! is shorter: at most 129 small entries per depth), plus a scan of the members
 //! that share its first [`DEPTHS`] score bytes (its exact score, for integer
-//! scores below 2^36). Selecting the member at rank `r` descends the same
+//! scores below 2^28, else scores equal to about eight significant digits).
+//! Selecting the member at rank `r` descends the same
 //! counters. ZRANK, ZRANGE by rank, LIMIT offsets and ZCOUNT use them; a key's
 //! cost no longer grows with its rank.
 
@@ -40,7 +42,7 @@ use super::write::{flags, reply_kind, ApplyResult};
 use super::{mkey, ApplyCtx, ReadResult, TypeError};
 
 /// Score bytes covered by rank counters.
-pub const DEPTHS: usize = 6;
+pub const DEPTHS: usize = 5;
 const COUNTERS: [u8; 2] = [0xff, 0xff];
 /// Up to this many elements, positions are found by walking, not by counters.
 const SHORT_WALK: u64 = 256;

@@ -246,3 +246,20 @@ fn blocked_clients_on_other_cores_are_woken() {
     }
     assert_eq!(s.raw().cmd(&["EXISTS", "xq"]), ":0\r\n");
 }
+
+#[test]
+fn a_long_lrange_does_not_stall_the_core() {
+    let s = Server::start();
+    let mut c = s.client();
+    let mut p = redis::pipe();
+    for chunk in (0..300_000).collect::<Vec<u32>>().chunks(1000) {
+        let mut cmd = redis::cmd("RPUSH");
+        cmd.arg("long");
+        for i in chunk {
+            cmd.arg(format!("element-{i:08}"));
+        }
+        p.add_command(cmd);
+    }
+    p.query::<()>(&mut c).unwrap();
+    crate::common::assert_does_not_stall(&s, &[b"LRANGE", b"long", b"0", b"-1"], "*300000\r\n");
+}

@@ -233,3 +233,58 @@ fn zsets_are_collected_after_delete_and_survive_kill9() {
     assert_eq!(q::<i64>(&mut c, &["ZRANK", "zlive", "member:998"]), 997);
     assert_eq!(q::<i64>(&mut c, &["ZCARD", "zgone"]), 0);
 }
+
+#[test]
+fn zset_random_members_scan_and_store_forms() {
+    let s = Server::start();
+    let mut c = s.client();
+    let mut args = vec!["ZADD".to_string(), "r".to_string()];
+    for i in 0..300 {
+        args.push(format!("{}", i % 17));
+        args.push(format!("m{i:03}"));
+    }
+    let a: Vec<&str> = args.iter().map(|x| x.as_str()).collect();
+    assert_eq!(q::<i64>(&mut c, &a), 300);
+    assert_eq!(
+        q::<Vec<Option<String>>>(&mut c, &["ZMSCORE", "r", "m016", "none", "m017"]),
+        vec![Some("16".into()), None, Some("0".into())]
+    );
+    // ZRANDMEMBER: distinct members for a positive count, repeats allowed for a negative one.
+    let some: Vec<String> = q(&mut c, &["ZRANDMEMBER", "r", "50"]);
+    assert_eq!(some.iter().collect::<std::collections::BTreeSet<_>>().len(), 50);
+    assert_eq!(q::<Vec<String>>(&mut c, &["ZRANDMEMBER", "r", "-500"]).len(), 500);
+    let with: Vec<String> = q(&mut c, &["ZRANDMEMBER", "r", "3", "WITHSCORES"]);
+    for pair in with.chunks(2) {
+        assert_eq!(q::<String>(&mut c, &["ZSCORE", "r", &pair[0]]), pair[1], "score of {}", pair[0]);
+    }
+    assert!(q::<String>(&mut c, &["ZRANDMEMBER", "r"]).starts_with('m'));
+    // ZSCAN pages through a set bigger than one page and sees every member once.
+    let mut seen = std::collections::BTreeMap::new();
+    let mut cursor = "0".to_string();
+    loop {
+        let (next, items): (String, Vec<String>) = q(&mut c, &["ZSCAN", "r", &cursor, "COUNT", "40"]);
+        for pair in items.chunks(2) {
+            assert!(seen.insert(pair[0].clone(), pair[1].clone()).is_none(), "{} twice", pair[0]);
+        }
+        cursor = next;
+        if cursor == "0" {
+            break;
+        }
+    }
+    assert_eq!(seen.len(), 300);
+    assert_eq!(seen["m020"], "3");
+    // ZUNION and the STORE forms replace the destination, whatever it held.
+    q::<i64>(&mut c, &["ZADD", "a", "1", "x", "2", "y"]);
+    q::<i64>(&mut c, &["ZADD", "b", "10", "y", "20", "z"]);
+    assert_eq!(
+        q::<Vec<String>>(&mut c, &["ZUNION", "2", "a", "b", "AGGREGATE", "MIN", "WITHSCORES"]),
+        strs(&["x", "1", "y", "2", "z", "20"])
+    );
+    q::<String>(&mut c, &["SET", "d", "string"]);
+    assert_eq!(q::<i64>(&mut c, &["ZINTERSTORE", "d", "2", "a", "b", "WEIGHTS", "1", "0.5"]), 1);
+    assert_eq!(q::<Vec<String>>(&mut c, &["ZRANGE", "d", "0", "-1", "WITHSCORES"]), strs(&["y", "7"]));
+    assert_eq!(q::<i64>(&mut c, &["ZDIFFSTORE", "d", "2", "a", "b"]), 1);
+    assert_eq!(q::<Vec<String>>(&mut c, &["ZRANGE", "d", "0", "-1", "WITHSCORES"]), strs(&["x", "1"]));
+    assert_eq!(q::<i64>(&mut c, &["ZDIFFSTORE", "d", "1", "none"]), 0);
+    assert_eq!(q::<i64>(&mut c, &["EXISTS", "d"]), 0, "an empty result deletes the destination");
+}
