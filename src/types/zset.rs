@@ -98,26 +98,31 @@ pub fn count_below(src: &impl Source, found: &Found, k: &[u8]) -> Result<u64, St
         return Ok(n);
     }
     // At each depth, the siblings before `k`'s prefix byte are summed directly,
-    // or (for a byte in the upper half) as the parent's count minus the siblings
-    // from it on: at most 128 counters per depth instead of 255.
+    // or (for a byte in the upper half) as the node's count minus the siblings
+    // after it and its own: at most 128 counters scanned per depth. Counts of
+    // single nodes are point reads: the shallow counters are rewritten by every
+    // batch, and a point read finds the newest version at once where a scan
+    // would step past the older ones.
+    let count_at =
+        |ck: &[u8]| -> Result<u64, StorageError> { Ok(src.get(Cf::ZsetScore, ck)?.map(|v| count_of(&v)).unwrap_or(0)) };
     let mut n = 0u64;
-    let mut parent = found.coll.size;
     for d in 1..=DEPTHS {
         let (node, at) = (counter_key(found, d, &k[..d - 1]), counter_key(found, d, &k[..d]));
-        let (mut side, mut own) = (0u64, 0u64);
-        let low = k[d - 1] < 0x80;
-        let (from, to) = if low { (node.clone(), with_zero(at.clone())) } else { (at.clone(), prefix_end(&node)) };
-        src.scan(Cf::ZsetScore, &from, &to, false, |ck, v| {
-            if ck == &at[..] {
-                own = count_of(v);
-            }
-            if !low || ck != &at[..] {
-                side += count_of(v);
-            }
-            true
-        })?;
-        n += if low { side } else { parent.saturating_sub(side) };
-        parent = own;
+        let sum = |from: &[u8], to: &[u8]| -> Result<u64, StorageError> {
+            let mut total = 0;
+            src.scan(Cf::ZsetScore, from, to, false, |_, v| {
+                total += count_of(v);
+                true
+            })?;
+            Ok(total)
+        };
+        if k[d - 1] < 0x80 {
+            n += sum(&node, &at)?;
+        } else {
+            let in_node = if d == 1 { found.coll.size } else { count_at(&counter_key(found, d - 1, &k[..d - 1]))? };
+            let after = sum(&with_zero(at.clone()), &prefix_end(&node))?;
+            n += in_node.saturating_sub(after + count_at(&at)?);
+        }
     }
     src.scan(Cf::ZsetScore, &found.element(&k[..DEPTHS]), &found.element(k), false, |_, _| {
         n += 1;
@@ -715,11 +720,15 @@ pub fn combine(
         inputs.push(tri!(input(src, k)?));
     }
     let w = |i: usize| weights.get(i).copied().unwrap_or(1.0);
+    // As Redis, union and intersection visit the inputs smallest first (a stable
+    // order): sums of doubles then round the same way.
+    let mut by_size: Vec<usize> = (0..inputs.len()).collect();
+    by_size.sort_by_key(|&i| inputs[i].as_ref().map(|(f, _)| f.coll.size).unwrap_or(0));
     let mut acc: BTreeMap<Bytes, f64> = BTreeMap::new();
     match op {
         Algebra::Union => {
-            for (i, inp) in inputs.iter().enumerate() {
-                let Some((f, z)) = inp else { continue };
+            for &i in &by_size {
+                let Some((f, z)) = &inputs[i] else { continue };
                 each_scored(src, f, *z, |m, s| {
                     let v = weighted(s, w(i));
                     acc.entry(Bytes::copy_from_slice(m)).and_modify(|a| *a = agg.apply(*a, v)).or_insert(v);
@@ -730,9 +739,7 @@ pub fn combine(
             if inputs.iter().any(Option::is_none) {
                 return Ok(Ok(Vec::new()));
             }
-            let mut order: Vec<usize> = (0..inputs.len()).collect();
-            order.sort_by_key(|&i| inputs[i].as_ref().map(|(f, _)| f.coll.size).unwrap_or(0));
-            let (first, rest) = order.split_first().expect("at least one key");
+            let (first, rest) = by_size.split_first().expect("at least one key");
             let (ff, fz) = inputs[*first].as_ref().expect("checked above");
             let mut err = None;
             each_scored(src, ff, *fz, |m, s| {
