@@ -179,29 +179,41 @@ fn rpoplpush(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.write(move_cmd(&args[1], &args[2], false, true))
 }
 
-/// `numkeys key... LEFT|RIGHT [COUNT n]` from `args[at..]` (LMPOP, BLMPOP).
-fn mpop_cmd(args: &[Bytes], at: usize) -> Result<WriteCmd, CmdError> {
+/// The grammar LMPOP, BLMPOP, ZMPOP and BZMPOP share: `numkeys key... <where>
+/// [COUNT n]` from `args[at..]`. The keys, what `side` makes of `<where>` (read
+/// before the options, as Redis does), the count (1 without COUNT).
+pub fn mpop_args(
+    args: &[Bytes],
+    at: usize,
+    side: impl Fn(&[u8]) -> Result<u32, CmdError>,
+) -> Result<(&[Bytes], u32, i64), CmdError> {
     let n = parse_i64(&args[at]).filter(|n| *n > 0).ok_or_else(|| err("ERR numkeys should be greater than 0"))?;
     let rest = &args[at + 1..];
     if n as u64 >= rest.len() as u64 {
         return Err(ArgError::Syntax.into());
     }
     let (keys, opts) = rest.split_at(n as usize);
-    let mut c = cmd(Op::Lpop, keys.to_vec(), Vec::new());
-    c.flags = if side(&opts[0])? { flags::LIST_LEFT } else { 0 };
-    c.reply = reply_kind::LMPOP;
-    c.num = 1;
+    let which = side(&opts[0])?;
+    let mut count = None;
     let mut cur = ArgCursor::new(&opts[1..]);
-    let mut counted = false;
     while !cur.is_empty() {
-        if !counted && cur.remaining() >= 2 && cur.eat("COUNT") {
-            c.num =
-                parse_i64(cur.next()?).filter(|n| *n > 0).ok_or_else(|| err("ERR count should be greater than 0"))?;
-            counted = true;
+        if count.is_none() && cur.remaining() >= 2 && cur.eat("COUNT") {
+            let c = parse_i64(cur.next()?).filter(|n| *n > 0);
+            count = Some(c.ok_or_else(|| err("ERR count should be greater than 0"))?);
         } else {
             return Err(ArgError::Syntax.into());
         }
     }
+    Ok((keys, which, count.unwrap_or(1)))
+}
+
+/// LMPOP / BLMPOP's pop from `args[at..]`.
+fn mpop_cmd(args: &[Bytes], at: usize) -> Result<WriteCmd, CmdError> {
+    let (keys, from, count) = mpop_args(args, at, |a| Ok(if side(a)? { flags::LIST_LEFT } else { 0 }))?;
+    let mut c = cmd(Op::Lpop, keys.to_vec(), Vec::new());
+    c.flags = from;
+    c.reply = reply_kind::LMPOP;
+    c.num = count;
     Ok(c)
 }
 

@@ -121,8 +121,8 @@ pub fn numkeys(args: &[Bytes], at: usize) -> Result<(&[Bytes], &[Bytes]), CmdErr
     Ok(rest.split_at(n as usize))
 }
 
-fn sintercard(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let (keys, opts) = numkeys(args, 1)?;
+/// SINTERCARD / ZINTERCARD's options: `[LIMIT n]` (0 = none).
+pub fn card_limit(opts: &[Bytes]) -> Result<usize, CmdError> {
     let mut limit = 0usize;
     let mut cur = ArgCursor::new(opts);
     while !cur.is_empty() {
@@ -136,6 +136,12 @@ fn sintercard(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             return Err(ArgError::Syntax.into());
         }
     }
+    Ok(limit)
+}
+
+fn sintercard(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (keys, opts) = numkeys(args, 1)?;
+    let limit = card_limit(opts)?;
     ctx.region_of(keys.iter())?;
     let owned = keys.to_vec();
     ctx.walk(keys.iter(), move |s| Ok(Reply::Int(st::algebra(s, Algebra::Inter, &owned, limit)??.len() as i64)))

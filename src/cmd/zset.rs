@@ -5,7 +5,8 @@
 use bytes::Bytes;
 
 use super::hash::{elem_scan, rand_count};
-use super::list::{block, timeout};
+use super::list::{block, mpop_args, timeout};
+use super::set::card_limit;
 use super::string::cmd;
 use super::table::{flag::*, row, CommandSpec, Group};
 use super::{err, reply, CmdError, CmdResult, Ctx};
@@ -319,35 +320,21 @@ fn zpopmax(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     pop(ctx, args, true)
 }
 
-/// `numkeys key... MIN|MAX [COUNT n]` from `args[at..]` (ZMPOP, BZMPOP).
+/// ZMPOP / BZMPOP's pop from `args[at..]`: `numkeys key... MIN|MAX [COUNT n]`.
 fn mpop_cmd(args: &[Bytes], at: usize) -> Result<WriteCmd, CmdError> {
-    let n = parse_i64(&args[at]).filter(|n| *n > 0).ok_or_else(|| err("ERR numkeys should be greater than 0"))?;
-    let rest = &args[at + 1..];
-    if n as u64 >= rest.len() as u64 {
-        return Err(ArgError::Syntax.into());
-    }
-    let (keys, opts) = rest.split_at(n as usize);
-    let mut c = cmd(Op::Zpop, keys.to_vec(), Vec::new());
-    c.flags = if opts[0].eq_ignore_ascii_case(b"MIN") {
-        0
-    } else if opts[0].eq_ignore_ascii_case(b"MAX") {
-        flags::Z_MAX
-    } else {
-        return Err(ArgError::Syntax.into());
-    };
-    c.reply = reply_kind::ZMPOP;
-    c.num = 1;
-    let mut cur = ArgCursor::new(&opts[1..]);
-    let mut counted = false;
-    while !cur.is_empty() {
-        if !counted && cur.remaining() >= 2 && cur.eat("COUNT") {
-            c.num =
-                parse_i64(cur.next()?).filter(|n| *n > 0).ok_or_else(|| err("ERR count should be greater than 0"))?;
-            counted = true;
+    let (keys, which, count) = mpop_args(args, at, |a| {
+        if a.eq_ignore_ascii_case(b"MIN") {
+            Ok(0)
+        } else if a.eq_ignore_ascii_case(b"MAX") {
+            Ok(flags::Z_MAX)
         } else {
-            return Err(ArgError::Syntax.into());
+            Err(ArgError::Syntax.into())
         }
-    }
+    })?;
+    let mut c = cmd(Op::Zpop, keys.to_vec(), Vec::new());
+    c.flags = which;
+    c.reply = reply_kind::ZMPOP;
+    c.num = count;
     Ok(c)
 }
 
@@ -529,19 +516,7 @@ fn zdiffstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn zintercard(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (keys, opts) = combine_keys(ctx, args, 1)?;
-    let mut limit = 0usize;
-    let mut cur = ArgCursor::new(opts);
-    while !cur.is_empty() {
-        if cur.remaining() >= 2 && cur.eat("LIMIT") {
-            let l = cur.next_i64()?;
-            if l < 0 {
-                return Err(err("ERR LIMIT can't be negative"));
-            }
-            limit = l as usize;
-        } else {
-            return Err(ArgError::Syntax.into());
-        }
-    }
+    let limit = card_limit(opts)?;
     ctx.region_of(keys.iter())?;
     let owned = keys.to_vec();
     ctx.walk(keys.iter(), move |s| {

@@ -96,6 +96,12 @@ impl Found {
         Some(Found { meta, coll, prefix })
     }
 
+    /// A collection not yet written: `coll` (a new version) as `key` will hold it.
+    pub fn fresh(key: &[u8], coll: &Coll) -> Found {
+        let meta = Meta::decode(Bytes::from(coll.encode())).expect("a collection's metadata decodes");
+        Found::from_meta(key, meta).expect("a collection's metadata is a collection's")
+    }
+
     /// The element key of `sub` (a field, member, list index or score+member).
     pub fn element(&self, sub: &[u8]) -> Vec<u8> {
         let mut k = Vec::with_capacity(self.prefix.len() + sub.len());
@@ -165,9 +171,7 @@ impl ApplyCtx<'_> {
                 }
             }
             old => {
-                let meta = Meta::decode(Bytes::from(Coll::new(kind, self.new_version()).encode()))
-                    .expect("a fresh collection encodes");
-                let found = Found::from_meta(key, meta).expect("a fresh collection decodes");
+                let found = Found::fresh(key, &Coll::new(kind, self.new_version()));
                 // An expired leftover is replaced: its expire index entry goes.
                 Ok(Ok((found, old)))
             }
@@ -192,6 +196,26 @@ impl ApplyCtx<'_> {
             self.save_coll(key, Some(&found.meta), &coll);
         }
         Ok(Ok(n))
+    }
+
+    /// Replace `key` (whatever it held) by a new, empty-for-now collection of
+    /// `kind` that will hold `size` elements, in a fresh version; the caller
+    /// writes the elements under the returned namespace. `size` 0 just deletes
+    /// `key` (`None`). For the *STORE commands.
+    pub fn replace_coll(&mut self, key: &[u8], kind: KeyType, size: u64) -> Result<Option<Found>, StorageError> {
+        let mk = mkey(key);
+        let old = self.any_meta(&mk)?;
+        if size == 0 {
+            if let Some(old) = old {
+                self.del_key(mk, &old);
+            }
+            return Ok(None);
+        }
+        let mut coll = Coll::new(kind, self.new_version());
+        coll.size = size;
+        let found = Found::fresh(key, &coll);
+        self.put_meta_over(mk, old.as_ref(), coll.encode());
+        Ok(Some(found))
     }
 
     /// Write back a collection's metadata after its elements changed; an empty one

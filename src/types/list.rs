@@ -247,8 +247,7 @@ pub fn apply_ltrim(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
         let elems = elements(ctx, &found, s, e + 1)?;
         let mut fresh = Coll::new(KeyType::List, ctx.new_version());
         fresh.expire_ms = coll.expire_ms;
-        let meta = crate::storage::meta::Meta::decode(Bytes::from(fresh.encode())).expect("fresh metadata decodes");
-        let to = Found::from_meta(key, meta).expect("fresh metadata is a collection");
+        let to = Found::fresh(key, &fresh);
         ctx.list_push(&to, &mut fresh, false, &elems);
         ctx.save_coll(key, Some(&found.meta), &fresh);
         return Ok(Ok(Reply::Ok));

@@ -13,7 +13,7 @@ use crate::storage::{Cf, StorageError};
 
 use super::coll::{each, find, Found, Rng, Source};
 use super::write::{flags, ApplyResult};
-use super::{mkey, ApplyCtx, ReadResult};
+use super::{ApplyCtx, ReadResult};
 
 /// Up to this size (or when half the key or more is wanted) members are drawn
 /// exactly uniformly, by one walk; above it each draw seeks to a random point of
@@ -326,25 +326,11 @@ pub fn apply_sstore(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
 
 /// Replace `dst` (whatever it held) by a set of `members`; none deletes it.
 pub fn store_set(ctx: &mut ApplyCtx<'_>, dst: &[u8], members: Vec<Bytes>) -> Result<(), StorageError> {
-    let mk = mkey(dst);
-    let old = ctx.any_meta(&mk)?;
-    if members.is_empty() {
-        if let Some(old) = old {
-            ctx.del_key(mk, &old);
+    if let Some(found) = ctx.replace_coll(dst, KeyType::Set, members.len() as u64)? {
+        for m in members {
+            ctx.put_element(Cf::Subkey, found.element(&m), Bytes::new());
         }
-        return Ok(());
     }
-    let mut coll = crate::storage::meta::Coll::new(KeyType::Set, ctx.new_version());
-    coll.size = members.len() as u64;
-    let found = Found::from_meta(
-        dst,
-        crate::storage::meta::Meta::decode(Bytes::from(coll.encode())).expect("fresh metadata decodes"),
-    )
-    .expect("fresh metadata is a collection");
-    for m in members {
-        ctx.put_element(Cf::Subkey, found.element(&m), Bytes::new());
-    }
-    ctx.put_meta_over(mk, old.as_ref(), coll.encode());
     Ok(())
 }
 

@@ -33,13 +33,12 @@ use crate::pb::WriteCmd;
 use crate::protocol::cursor::parse_f64;
 use crate::protocol::Reply;
 use crate::storage::keys::KeyType;
-use crate::storage::meta::{Coll, Meta};
 use crate::storage::{Cf, StorageError};
 
 use super::coll::{find, prefix_end, Found, Source};
 use super::list::range_of;
 use super::write::{flags, reply_kind, ApplyResult};
-use super::{mkey, ApplyCtx, ReadResult, TypeError};
+use super::{ApplyCtx, ReadResult, TypeError};
 
 /// Score bytes covered by rank counters.
 pub const DEPTHS: usize = 5;
@@ -620,22 +619,11 @@ pub fn apply_zrangestore(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult 
 
 /// Replace `dst` (whatever it held) by a sorted set of `members`; none deletes it.
 pub fn store(ctx: &mut ApplyCtx<'_>, dst: &[u8], members: Vec<(Bytes, f64)>) -> Result<(), StorageError> {
-    let mk = mkey(dst);
-    let old = ctx.any_meta(&mk)?;
-    if members.is_empty() {
-        if let Some(old) = old {
-            ctx.del_key(mk, &old);
+    if let Some(found) = ctx.replace_coll(dst, KeyType::ZSet, members.len() as u64)? {
+        for (m, s) in members {
+            ctx.zset_put(&found, &m, s, None)?;
         }
-        return Ok(());
     }
-    let mut coll = Coll::new(KeyType::ZSet, ctx.new_version());
-    coll.size = members.len() as u64;
-    let meta = Meta::decode(Bytes::from(coll.encode())).expect("fresh metadata decodes");
-    let found = Found::from_meta(dst, meta).expect("fresh metadata is a collection");
-    for (m, s) in members {
-        ctx.zset_put(&found, &m, s, None)?;
-    }
-    ctx.put_meta_over(mk, old.as_ref(), coll.encode());
     Ok(())
 }
 
