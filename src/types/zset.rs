@@ -414,8 +414,10 @@ pub fn rank(src: &impl Source, key: &[u8], member: &[u8]) -> ReadResult<Option<(
 // ---- apply ----
 
 impl ApplyCtx<'_> {
-    fn zset_counters(&mut self, found: &Found, e: &[u8; 8], delta: i64) -> Result<(), StorageError> {
-        for d in 1..=DEPTHS {
+    /// Add `delta` to the counters of `e`'s prefixes from depth `from` down (a
+    /// score change leaves the counters of the prefixes both scores share).
+    fn zset_counters(&mut self, found: &Found, e: &[u8; 8], delta: i64, from: usize) -> Result<(), StorageError> {
+        for d in from..=DEPTHS {
             let ck = counter_key(found, d, &e[..d]);
             let cur = self.get_element(Cf::ZsetScore, &ck)?.map(|v| count_of(&v)).unwrap_or(0);
             let new = cur.wrapping_add(delta as u64);
@@ -431,24 +433,26 @@ impl ApplyCtx<'_> {
     /// Set `member`'s score (it had `old`), keeping both indexes and the counters.
     fn zset_put(&mut self, found: &Found, member: &[u8], score: f64, old: Option<f64>) -> Result<(), StorageError> {
         let e = enc(score);
+        let mut from = 1;
         if let Some(o) = old {
             let oe = enc(o);
             if oe == e {
                 return Ok(());
             }
             self.del_element(Cf::ZsetScore, found.element(&[&oe[..], member].concat()));
-            self.zset_counters(found, &oe, -1)?;
+            from = 1 + oe.iter().zip(&e).take(DEPTHS).take_while(|(a, b)| a == b).count();
+            self.zset_counters(found, &oe, -1, from)?;
         }
         self.put_element(Cf::Subkey, found.element(member), Bytes::copy_from_slice(&e));
         self.put_element(Cf::ZsetScore, found.element(&[&e[..], member].concat()), Bytes::new());
-        self.zset_counters(found, &e, 1)
+        self.zset_counters(found, &e, 1, from)
     }
 
     fn zset_del(&mut self, found: &Found, member: &[u8], score: f64) -> Result<(), StorageError> {
         let e = enc(score);
         self.del_element(Cf::Subkey, found.element(member));
         self.del_element(Cf::ZsetScore, found.element(&[&e[..], member].concat()));
-        self.zset_counters(found, &e, -1)
+        self.zset_counters(found, &e, -1, 1)
     }
 }
 
