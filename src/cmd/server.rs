@@ -404,7 +404,12 @@ fn debug(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 // ---- COMMAND ----
 
 fn flag_names(spec: &CommandSpec) -> Reply {
-    Reply::Set(NAMES.iter().filter(|(f, _)| spec.flags & f != 0).map(|(_, n)| Reply::Simple((*n).into())).collect())
+    let mut names: Vec<Reply> =
+        NAMES.iter().filter(|(f, _)| spec.flags & f != 0).map(|(_, n)| Reply::Simple((*n).into())).collect();
+    if spec.numkeys_at().is_some() {
+        names.push(Reply::Simple("movablekeys".into()));
+    }
+    Reply::Set(names)
 }
 
 fn display_name(spec: &CommandSpec) -> &'static str {
@@ -452,6 +457,9 @@ fn command_entry(spec: &'static CommandSpec) -> Reply {
     }
     cats.push(Reply::Simple(spec.group.acl_category().into()));
     cats.push(Reply::Simple(if spec.flags & FAST != 0 { "@fast" } else { "@slow" }.into()));
+    if spec.flags & BLOCKING != 0 {
+        cats.push(Reply::Simple("@blocking".into()));
+    }
     let subs = table().subcommands(spec.name).map(command_entry).collect();
     Reply::Array(vec![
         Reply::bulk_str(display_name(spec)),
@@ -520,10 +528,10 @@ fn command_getkeys(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
         Err(_) => return Err(err("ERR Invalid command specified")),
     };
-    if spec.first_key <= 0 {
+    if spec.first_key <= 0 && spec.numkeys_at().is_none() {
         return Err(err("ERR The command has no key arguments"));
     }
-    let keys = spec.key_indices(inner.len());
+    let keys = spec.keys_of(inner).unwrap_or_default();
     if keys.is_empty() {
         return Err(err("ERR Invalid arguments specified for command"));
     }

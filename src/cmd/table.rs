@@ -131,6 +131,38 @@ impl CommandSpec {
         if self.first_key <= 0 {
             return Vec::new();
         }
+        self.fixed_key_indices(argc)
+    }
+
+    /// For commands whose keys follow a `numkeys` argument (LMPOP, ZUNION,
+    /// ZUNIONSTORE, ...): where `numkeys` is and whether a destination key comes
+    /// first. `None` for the others.
+    pub fn numkeys_at(&self) -> Option<(usize, bool)> {
+        Some(match self.name {
+            "lmpop" | "zmpop" | "sintercard" | "zintercard" | "zunion" | "zinter" | "zdiff" => (1, false),
+            "blmpop" | "bzmpop" => (2, false),
+            "zunionstore" | "zinterstore" | "zdiffstore" => (2, true),
+            _ => return None,
+        })
+    }
+
+    /// The key positions of a request `args` (with the command name), movable
+    /// `numkeys` keys included; `None` if `numkeys` is not a valid count.
+    pub fn keys_of(&self, args: &[bytes::Bytes]) -> Option<Vec<usize>> {
+        let Some((at, dst)) = self.numkeys_at() else { return Some(self.key_indices(args.len())) };
+        let n = crate::protocol::cursor::parse_i64(args.get(at)?)?;
+        if n < 1 || n as usize > args.len() - at - 1 {
+            return None;
+        }
+        let mut out: Vec<usize> = if dst { vec![1] } else { Vec::new() };
+        out.extend(at + 1..=at + n as usize);
+        Some(out)
+    }
+
+    fn fixed_key_indices(&self, argc: usize) -> Vec<usize> {
+        if self.first_key <= 0 {
+            return Vec::new();
+        }
         let last = if self.last_key < 0 { argc as i32 + self.last_key } else { self.last_key };
         let mut out = Vec::new();
         let mut i = self.first_key;
@@ -301,5 +333,17 @@ mod tests {
         assert_eq!(del.key_indices(4), vec![1, 2, 3]);
         assert!(t.get("ping").unwrap().key_indices(1).is_empty());
         assert!(t.lookup(b"GeT").is_some());
+    }
+
+    #[test]
+    fn numkeys_key_positions() {
+        let t = table();
+        let args = |s: &str| s.split(' ').map(|a| bytes::Bytes::copy_from_slice(a.as_bytes())).collect::<Vec<_>>();
+        assert_eq!(t.get("lmpop").unwrap().keys_of(&args("LMPOP 2 a b LEFT")), Some(vec![2, 3]));
+        assert_eq!(t.get("blmpop").unwrap().keys_of(&args("BLMPOP 0 1 a LEFT")), Some(vec![3]));
+        assert_eq!(t.get("zunionstore").unwrap().keys_of(&args("ZUNIONSTORE d 2 a b")), Some(vec![1, 3, 4]));
+        assert_eq!(t.get("zinter").unwrap().keys_of(&args("ZINTER 3 a b")), None, "more keys than arguments");
+        assert_eq!(t.get("sintercard").unwrap().keys_of(&args("SINTERCARD 0 a")), None);
+        assert_eq!(t.get("blpop").unwrap().keys_of(&args("BLPOP a b 0")), Some(vec![1, 2]));
     }
 }
