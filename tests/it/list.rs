@@ -263,3 +263,60 @@ fn a_long_lrange_does_not_stall_the_core() {
     p.query::<()>(&mut c).unwrap();
     crate::common::assert_does_not_stall(&s, &[b"LRANGE", b"long", b"0", b"-1"], "*300000\r\n");
 }
+
+#[test]
+fn concurrent_producers_and_blocked_consumers_lose_and_duplicate_nothing() {
+    use std::collections::BTreeSet;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    // Two cores, producers pushing while consumers block: every element reaches
+    // exactly one consumer, and no consumer sleeps through a push (a lost
+    // wake-up would leave it blocked until its timeout, failing the test).
+    let s = Server::start_with(&["--cores", "2"]);
+    let (producers, per_producer, consumers) = (2usize, 1500usize, 4usize);
+    let total = producers * per_producer;
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let taken = Arc::new(AtomicUsize::new(0));
+    let mut threads = Vec::new();
+    for _ in 0..consumers {
+        let (got, taken, port) = (got.clone(), taken.clone(), s.port);
+        threads.push(thread::spawn(move || {
+            let mut r = Raw::connect(port);
+            while taken.load(Ordering::SeqCst) < total {
+                let reply = r.cmd(&["BLPOP", "work", "done", "5"]);
+                if reply.contains("$4\r\ndone\r\n") {
+                    break;
+                }
+                assert!(reply.starts_with("*2\r\n"), "a consumer waited 5 s for nothing: {reply:?}");
+                let elem = reply.rsplit("\r\n").nth(1).unwrap().to_string();
+                got.lock().unwrap().push(elem);
+                if taken.fetch_add(1, Ordering::SeqCst) + 1 == total {
+                    // Release the others, blocked on `done` too.
+                    let mut w = Raw::connect(port);
+                    w.cmd(&["RPUSH", "done", "x", "x", "x", "x", "x", "x", "x", "x"]);
+                }
+            }
+        }));
+    }
+    for p in 0..producers {
+        let port = s.port;
+        threads.push(thread::spawn(move || {
+            let mut w = Raw::connect(port);
+            for chunk in (0..per_producer).collect::<Vec<_>>().chunks(7) {
+                let mut args = vec!["RPUSH".to_string(), "work".to_string()];
+                args.extend(chunk.iter().map(|i| format!("p{p}-{i}")));
+                let a: Vec<&str> = args.iter().map(|x| x.as_str()).collect();
+                assert!(w.cmd(&a).starts_with(':'));
+                thread::sleep(Duration::from_micros(300));
+            }
+        }));
+    }
+    for t in threads {
+        t.join().unwrap();
+    }
+    let got = got.lock().unwrap();
+    assert_eq!(got.len(), total, "every element popped once");
+    let distinct: BTreeSet<&String> = got.iter().collect();
+    assert_eq!(distinct.len(), total, "no element popped twice");
+    assert_eq!(s.raw().cmd(&["LLEN", "work"]), ":0\r\n");
+}
