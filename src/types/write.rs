@@ -80,7 +80,18 @@ pub mod reply_kind {
 /// Apply one command; a command-level failure is an error *reply*, a storage
 /// failure is an `Err` (fatal for the state machine).
 pub fn apply_cmd(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> Result<Reply, StorageError> {
-    if cmd.keys.is_empty() && !matches!(cmd.op(), Op::Flush | Op::None) {
+    // The fewest keys and values each op reads by position: a malformed entry is
+    // an error reply, never a panic of the state machine.
+    let (keys, vals) = match cmd.op() {
+        Op::Flush | Op::None => (0, 0),
+        Op::Rename | Op::Copy | Op::Lmove | Op::Sstore | Op::Zstore => (2, 0),
+        Op::Smove => (2, 1),
+        Op::Zrangestore => (2, 2),
+        Op::Hincrby | Op::Lrem => (1, 1),
+        Op::Hincrbyfloat | Op::Lset | Op::Linsert | Op::Zremrange => (1, 2),
+        _ => (1, 0),
+    };
+    if cmd.keys.len() < keys || cmd.vals.len() < vals {
         return Ok(Reply::error("ERR malformed replicated operation"));
     }
     let r = match cmd.op() {
@@ -208,6 +219,28 @@ mod tests {
         let scan = |s: &Storage| s.iter_all(Cf::Subkey).collect::<Vec<_>>();
         assert_eq!(scan(&a), scan(&b));
         assert!(popped.len() > 50, "the single pops drew distinct members");
+    }
+
+    #[test]
+    fn malformed_ops_are_refused_not_applied() {
+        let (_d, s) = open();
+        let bad = Reply::error("ERR malformed replicated operation");
+        let cmds = [
+            w(Op::Lset, &["l"], &["x"]),
+            w(Op::Linsert, &["l"], &["pivot"]),
+            w(Op::Smove, &["a"], &["m"]),
+            w(Op::Zrangestore, &["d", "s"], &["0"]),
+            w(Op::Zremrange, &["z"], &[]),
+            w(Op::Hincrbyfloat, &["h"], &["f"]),
+            w(Op::Rename, &["a"], &[]),
+            w(Op::Set, &[], &["v"]),
+        ];
+        for (c, r) in cmds.iter().zip(run(&s, 1, &cmds)) {
+            assert_eq!(r, bad, "{:?}", c.op());
+        }
+        // A short score in a ZADD reads as 0 instead of failing apply.
+        let r = run(&s, 2, &[w(Op::Zadd, &["z"], &["x", "m"])]);
+        assert_eq!(r, vec![Reply::Int(1)]);
     }
 
     #[test]

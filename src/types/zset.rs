@@ -456,6 +456,12 @@ impl ApplyCtx<'_> {
     }
 }
 
+/// A double carried in a `WriteCmd` as its bits (8 bytes, big-endian); a
+/// malformed one reads as 0 rather than failing apply.
+fn f64_of(b: &[u8]) -> f64 {
+    f64::from_bits(b.get(..8).and_then(|b| b.try_into().ok()).map(u64::from_be_bytes).unwrap_or(0))
+}
+
 /// ZADD (NX/XX/GT/LT/CH/INCR) and ZINCRBY. `vals`: score (f64 bits, 8 bytes
 /// big-endian), member, ...
 pub fn apply_zadd(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
@@ -474,7 +480,7 @@ pub fn apply_zadd(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     let (mut added, mut changed) = (0i64, 0i64);
     let mut last = None;
     for pair in cmd.vals.chunks_exact(2) {
-        let by = f64::from_bits(u64::from_be_bytes(pair[0][..8].try_into().unwrap_or([0; 8])));
+        let by = f64_of(&pair[0]);
         let member = &pair[1];
         match score_of(ctx, &found, member)? {
             Some(cur) => {
@@ -785,8 +791,7 @@ pub fn combine(
 /// ZUNIONSTORE / ZINTERSTORE / ZDIFFSTORE: `keys[0]` = destination; `vals` =
 /// weights (f64 bits); `flags` = the algebra; `num` = aggregate.
 pub fn apply_zstore(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let weights: Vec<f64> =
-        cmd.vals.iter().map(|v| f64::from_bits(u64::from_be_bytes(v[..8].try_into().unwrap_or([0; 8])))).collect();
+    let weights: Vec<f64> = cmd.vals.iter().map(|v| f64_of(v)).collect();
     let op = super::set::Algebra::from_flags(cmd.flags);
     let got = tri!(combine(ctx, op, &cmd.keys[1..], &weights, Aggregate::from_num(cmd.num), 0)?);
     let n = got.len() as i64;
