@@ -227,13 +227,21 @@ fn lmpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// A blocking command's timeout in seconds, as Redis reads it: `None` is 0
 /// (wait forever).
 pub fn timeout(arg: &[u8]) -> Result<Option<Duration>, CmdError> {
-    let secs = parse_f64(arg).ok_or_else(|| err("ERR timeout is not a float or out of range"))?;
-    // Redis truncates to whole milliseconds in a long long; one that does not fit wraps negative.
-    let ms = (secs * 1000.0).trunc();
-    if !(0.0..9.223_372_036_854_776e18).contains(&ms) {
-        return Err(err("ERR timeout is negative"));
-    }
-    Ok((ms >= 1.0).then(|| Duration::from_millis(ms as u64)))
+    let negative = || err("ERR timeout is negative");
+    // Redis truncates to whole milliseconds in a long long; one that does not fit
+    // wraps negative. Whole seconds are exact here; others go through a double.
+    let ms = match parse_i64(arg) {
+        Some(s) => u64::try_from(i64::try_from(s as i128 * 1000).map_err(|_| negative())?).map_err(|_| negative())?,
+        None => {
+            let secs = parse_f64(arg).ok_or_else(|| err("ERR timeout is not a float or out of range"))?;
+            let ms = (secs * 1000.0).trunc();
+            if !(0.0..9.223_372_036_854_776e18).contains(&ms) {
+                return Err(negative());
+            }
+            ms as u64
+        }
+    };
+    Ok((ms >= 1).then(|| Duration::from_millis(ms)))
 }
 
 /// Block on `cmd`; its retries count a source of another type as empty.

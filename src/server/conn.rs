@@ -54,7 +54,8 @@ async fn block(
     }
     let watch = core.shared.watch.clone();
     let waiter = watch.register(&b.keys);
-    let deadline = b.timeout.map(|t| Instant::now() + t);
+    // A deadline past what the clock can hold is no deadline.
+    let deadline = b.timeout.and_then(|t| Instant::now().checked_add(t));
     let mut cmd = b.cmd;
     let answer = 'retry: loop {
         let r = core.submit_write(b.region, cmd).await.unwrap_or_else(|_| Reply::error("ERR write aborted"));
