@@ -88,7 +88,7 @@ fn big_set(c: &mut Criterion) {
     g.bench_function("rank_counters", |b| {
         b.iter(|| {
             i = (i + 7_777) % BIG;
-            let (r, _) = zt::rank(&snap, b"big", format!("m{i}").as_bytes()).unwrap().unwrap().unwrap();
+            let (r, _) = zt::rank(&snap, &found, format!("m{i}").as_bytes()).unwrap().unwrap();
             assert_eq!(r, (i * 7919) % BIG);
         })
     });

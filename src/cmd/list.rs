@@ -70,11 +70,9 @@ fn llen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn lindex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     // As Redis: the key is looked up (absent: nil; WRONGTYPE) before the index is parsed.
     let s = ctx.snap();
-    if find(&s, &args[1], KeyType::List)??.is_none() {
-        return reply(Reply::Nil);
-    }
+    let Some(found) = find(&s, &args[1], KeyType::List)?? else { return reply(Reply::Nil) };
     let i = int(&args[2])?;
-    reply(lt::index(&s, &args[1], i)??.map(Reply::Bulk).unwrap_or(Reply::Nil))
+    reply(lt::index(&s, &found, i)?.map(Reply::Bulk).unwrap_or(Reply::Nil))
 }
 
 fn lrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

@@ -136,11 +136,10 @@ fn rank_cmd(ctx: &mut Ctx<'_>, args: &[Bytes], rev: bool) -> CmdResult {
         _ => return Err(ArgError::Syntax.into()),
     };
     let s = ctx.snap();
-    let size = find(&s, &args[1], KeyType::ZSet)??.map(|f| f.coll.size).unwrap_or(0);
-    let Some((r, score)) = zt::rank(&s, &args[1], &args[2])?? else {
-        return reply(if with_score { Reply::NilArray } else { Reply::Nil });
-    };
-    let r = if rev { size - 1 - r } else { r } as i64;
+    let none = if with_score { Reply::NilArray } else { Reply::Nil };
+    let Some(found) = find(&s, &args[1], KeyType::ZSet)?? else { return reply(none) };
+    let Some((r, score)) = zt::rank(&s, &found, &args[2])? else { return reply(none) };
+    let r = if rev { found.coll.size - 1 - r } else { r } as i64;
     reply(if with_score { Reply::Array(vec![Reply::Int(r), Reply::Double(score)]) } else { Reply::Int(r) })
 }
 

@@ -29,6 +29,12 @@ impl Meta {
         Some(Meta { kind, expire_ms, payload: raw.slice(META_HEADER..) })
     }
 
+    /// A stored value as a key's live metadata at `now_ms`: `None` if absent,
+    /// malformed or expired.
+    pub fn live(raw: Option<Bytes>, now_ms: u64) -> Option<Meta> {
+        raw.and_then(Meta::decode).filter(|m| !m.is_expired(now_ms))
+    }
+
     /// Type and expiry only, without copying the payload (scans need no values).
     pub fn decode_header(raw: &[u8]) -> Option<(KeyType, u64)> {
         if raw.len() < META_HEADER || raw[0] & 0x80 == 0 {

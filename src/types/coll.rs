@@ -62,7 +62,7 @@ impl Source for Snap<'_> {
         self.now_ms
     }
     fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError> {
-        Ok(self.view.get(Cf::Metadata, &mkey(key))?.and_then(Meta::decode).filter(|m| !m.is_expired(self.now_ms)))
+        Ok(Meta::live(self.view.get(Cf::Metadata, &mkey(key))?, self.now_ms))
     }
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
         self.view.get(cf, key)

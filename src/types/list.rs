@@ -291,10 +291,10 @@ pub fn len(src: &impl Source, key: &[u8]) -> ReadResult<u64> {
     Ok(Ok(tri!(find(src, key, KeyType::List)?).map(|f| f.coll.size).unwrap_or(0)))
 }
 
-pub fn index(src: &impl Source, key: &[u8], i: i64) -> ReadResult<Option<Bytes>> {
-    let Some(found) = tri!(find(src, key, KeyType::List)?) else { return Ok(Ok(None)) };
-    let Some(p) = position(i, found.coll.size) else { return Ok(Ok(None)) };
-    Ok(Ok(src.get(Cf::Subkey, &at(&found, found.coll.head + p))?))
+/// LINDEX: the element at index `i` (negative counts from the end).
+pub fn index(src: &impl Source, found: &Found, i: i64) -> Result<Option<Bytes>, StorageError> {
+    let Some(p) = position(i, found.coll.size) else { return Ok(None) };
+    src.get(Cf::Subkey, &at(found, found.coll.head + p))
 }
 
 /// LRANGE: the elements at positions `start..=stop` (Redis's range rule).

@@ -243,7 +243,7 @@ impl<'a> ApplyCtx<'a> {
 
     /// The key's metadata if it exists and has not expired at the entry's time.
     pub fn live_meta(&self, mk: &[u8]) -> Result<Option<Meta>, StorageError> {
-        Ok(self.raw_meta(mk)?.and_then(Meta::decode).filter(|m| !m.is_expired(self.now_ms)))
+        Ok(Meta::live(self.raw_meta(mk)?, self.now_ms))
     }
 
     /// The key's metadata even if expired (for cleanup).
@@ -423,7 +423,7 @@ impl<'a> Reader<'a> {
 
     /// Live metadata of `key`, or `None` if absent or expired.
     pub fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError> {
-        Ok(self.raw_meta(key)?.and_then(Meta::decode).filter(|m| !m.is_expired(self.now_ms)))
+        Ok(Meta::live(self.raw_meta(key)?, self.now_ms))
     }
 
     /// Live metadata, checked to be of type `kind`.

@@ -404,11 +404,10 @@ pub fn score_of(src: &impl Source, found: &Found, member: &[u8]) -> Result<Optio
 }
 
 /// ZRANK: the member's position from the low end, with its score.
-pub fn rank(src: &impl Source, key: &[u8], member: &[u8]) -> ReadResult<Option<(u64, f64)>> {
-    let Some(found) = tri!(find(src, key, KeyType::ZSet)?) else { return Ok(Ok(None)) };
-    let Some(score) = score_of(src, &found, member)? else { return Ok(Ok(None)) };
+pub fn rank(src: &impl Source, found: &Found, member: &[u8]) -> Result<Option<(u64, f64)>, StorageError> {
+    let Some(score) = score_of(src, found, member)? else { return Ok(None) };
     let k = [&enc(score)[..], member].concat();
-    Ok(Ok(Some((count_below(src, &found, &k)?, score))))
+    Ok(Some((count_below(src, found, &k)?, score)))
 }
 
 // ---- apply ----
