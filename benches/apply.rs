@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use neokv::pb::{Op, WriteCmd};
+use neokv::pb::{self, write_cmd::Op, WriteCmd};
 use neokv::storage::{Storage, StorageOptions};
 use neokv::types::write::apply_cmd;
 use neokv::types::ApplyCtx;
@@ -21,10 +21,11 @@ fn apply_sets(c: &mut Criterion) {
                     round += 1;
                     (0..n)
                         .map(|i| WriteCmd {
-                            op: Op::Set as i32,
-                            keys: vec![Bytes::from(format!("key:{}:{}", round % 1000, i))],
-                            vals: vec![Bytes::from(vec![b'v'; 256])],
-                            ..Default::default()
+                            op: Some(Op::Set(pb::Set {
+                                key: Bytes::from(format!("key:{}:{}", round % 1000, i)),
+                                value: Bytes::from(vec![b'v'; 256]),
+                                ..Default::default()
+                            })),
                         })
                         .collect::<Vec<_>>()
                 },

@@ -4,23 +4,24 @@
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use neokv::pb::{Op, WriteCmd};
+use neokv::pb::{self, write_cmd::Op, WriteCmd};
 use neokv::storage::keys::KeyType;
 use neokv::storage::{Cf, Storage, StorageOptions};
-use neokv::types::coll::{find, Snap, Source};
+use neokv::types::coll::find;
 use neokv::types::write::apply_cmd;
 use neokv::types::zset::{self as zt, Query, ScoreBound, ZRange};
 use neokv::types::ApplyCtx;
+use neokv::types::{Snap, Source};
 
 const BIG: u64 = 1_000_000;
 
 fn zadd(key: &str, pairs: impl Iterator<Item = (f64, String)>) -> WriteCmd {
-    let mut vals = Vec::new();
+    let mut op = pb::Zadd { key: Bytes::from(key.to_string()), ..Default::default() };
     for (s, m) in pairs {
-        vals.push(Bytes::copy_from_slice(&s.to_bits().to_be_bytes()));
-        vals.push(Bytes::from(m));
+        op.scores.push(s);
+        op.members.push(Bytes::from(m));
     }
-    WriteCmd { op: Op::Zadd as i32, keys: vec![Bytes::from(key.to_string())], vals, ..Default::default() }
+    WriteCmd { op: Some(Op::Zadd(op)) }
 }
 
 /// Apply `cmds` as the log entry `index`.

@@ -1,58 +1,60 @@
-//! Hash commands. Writes become `WriteCmd`s; reads run over a snapshot, whole-key
-//! walks through `Ctx::walk`.
+//! Hash commands. Writes become typed operations; reads run over a snapshot,
+//! whole-key walks through `Ctx::walk`.
 
 use bytes::Bytes;
 
-use super::keyspace::{parse_cursor, ScanOpts};
-use super::string::cmd;
-use super::table::{flag::*, row, CommandSpec, Group};
-use super::{err, reply, CmdError, CmdResult, Ctx};
-use crate::pb::Op;
-use crate::protocol::cursor::{parse_i64, ArgError};
+use super::args::{int, rand_count};
+use super::elements::{elem_scan, random_one};
+use super::table::{flag::*, keys, row, CommandSpec, Group};
+use super::{err, reply, CmdError, CmdResult, Ctx, Shape};
+use crate::pb::{self, write_cmd::Op};
+use crate::protocol::cursor::ArgError;
 use crate::protocol::number::{incr_by_float, FloatIncrError};
 use crate::protocol::{ArgCursor, Reply};
 use crate::storage::keys::KeyType;
 use crate::storage::Cf;
-use crate::types::coll::{find, scan_page, Rng, Source};
-use crate::types::glob::glob_match;
-use crate::types::write::{flags, reply_kind};
-use crate::types::{hash as ht, set as st};
+use crate::types::coll::{find, Rng};
+use crate::types::{hash as ht, set as st, Source};
 
 fn arity_err(name: &str) -> CmdError {
     err(format!("ERR wrong number of arguments for '{name}' command"))
+}
+
+/// HSET / HMSET / HSETNX: `field value...` from `args[2..]`.
+fn hset_op(args: &[Bytes], nx: bool) -> Op {
+    let (mut fields, mut values) = (Vec::with_capacity(args.len() / 2), Vec::with_capacity(args.len() / 2));
+    for fv in args[2..].chunks_exact(2) {
+        fields.push(fv[0].clone());
+        values.push(fv[1].clone());
+    }
+    Op::Hset(pb::Hset { key: args[1].clone(), fields, values, nx })
 }
 
 fn hset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args.len() % 2 != 0 {
         return Err(arity_err("hset"));
     }
-    ctx.write(cmd(Op::Hset, vec![args[1].clone()], args[2..].to_vec()))
+    ctx.write(hset_op(args, false), Shape::Natural)
 }
 
 fn hmset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args.len() % 2 != 0 {
         return Err(arity_err("hmset"));
     }
-    let mut c = cmd(Op::Hset, vec![args[1].clone()], args[2..].to_vec());
-    c.reply = reply_kind::HMSET;
-    ctx.write(c)
+    ctx.write(hset_op(args, false), Shape::Ok)
 }
 
 fn hsetnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let mut c = cmd(Op::Hset, vec![args[1].clone()], args[2..4].to_vec());
-    c.flags = flags::HSET_NX;
-    ctx.write(c)
+    ctx.write(hset_op(args, true), Shape::Natural)
 }
 
 fn hdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    ctx.write(cmd(Op::Hdel, vec![args[1].clone()], args[2..].to_vec()))
+    ctx.write(Op::Hdel(pb::Hdel { key: args[1].clone(), fields: args[2..].to_vec() }), Shape::Natural)
 }
 
 fn hincrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let by = parse_i64(&args[3]).ok_or(ArgError::NotInteger)?;
-    let mut c = cmd(Op::Hincrby, vec![args[1].clone()], vec![args[2].clone()]);
-    c.num = by;
-    ctx.write(c)
+    let delta = int(&args[3])?;
+    ctx.write(Op::Hincrby(pb::Hincrby { key: args[1].clone(), field: args[2].clone(), delta }), Shape::Natural)
 }
 
 fn hincrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -62,7 +64,8 @@ fn hincrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Err(_) => return Err(err("ERR value is NaN or Infinity")),
         Ok(_) => {}
     }
-    ctx.write(cmd(Op::Hincrbyfloat, vec![args[1].clone()], vec![args[2].clone(), args[3].clone()]))
+    let op = pb::Hincrbyfloat { key: args[1].clone(), field: args[2].clone(), incr: args[3].clone() };
+    ctx.write(Op::Hincrbyfloat(op), Shape::Natural)
 }
 
 fn hget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -111,30 +114,6 @@ fn hvals(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     walk_all(ctx, args, false, true)
 }
 
-/// A random-count argument of HRANDFIELD / SRANDMEMBER / ZRANDMEMBER: `(count,
-/// distinct)`; with values the magnitude must leave room for doubling.
-pub fn rand_count(arg: &[u8], with_values: bool) -> Result<(u64, bool), CmdError> {
-    let n = parse_i64(arg).ok_or(ArgError::NotInteger)?;
-    if n >= 0 {
-        return Ok((n as u64, true));
-    }
-    if n == i64::MIN {
-        return Err(err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"));
-    }
-    if with_values && -n > i64::MAX / 2 {
-        return Err(err("ERR value is out of range"));
-    }
-    Ok((n.unsigned_abs(), false))
-}
-
-/// HRANDFIELD / SRANDMEMBER without count: one random field or member, or nil.
-pub fn random_one(ctx: &mut Ctx<'_>, key: &[u8], kind: KeyType) -> CmdResult {
-    let s = ctx.snap();
-    let Some(found) = find(&s, key, kind)?? else { return reply(Reply::Nil) };
-    let got = st::pick(&s, &found, 1, &mut Rng::new(rand::random()))?;
-    reply(got.into_iter().next().map(Reply::Bulk).unwrap_or(Reply::Nil))
-}
-
 fn hrandfield(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let key = args[1].clone();
     if args.len() == 2 {
@@ -145,9 +124,10 @@ fn hrandfield(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     cur.finish()?;
     let (count, distinct) = rand_count(&args[2], with_values)?;
     let resp3 = ctx.session.resp >= 3;
+    let seed = ctx.random();
     ctx.walk([&args[1]], move |s| {
         let Some(found) = find(s, &key, KeyType::Hash)?? else { return Ok(Reply::Array(Vec::new())) };
-        let fields = st::sample(s, &found, count, distinct, &mut Rng::new(rand::random()))?;
+        let fields = st::sample(s, &found, count, distinct, &mut Rng::new(seed))?;
         let mut out = Vec::with_capacity(fields.len() * if with_values { 2 } else { 1 });
         for f in fields {
             if !with_values {
@@ -166,52 +146,6 @@ fn hrandfield(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     })
 }
 
-/// How a `*SCAN` shows one element: `out` gains the member/field (and value).
-pub type Render = fn(&[u8], &[u8], &mut Vec<Reply>);
-
-/// HSCAN / SSCAN / ZSCAN key cursor [MATCH pattern] [COUNT count]. A key of at
-/// most [`SMALL_SCAN`] elements comes back whole with cursor 0 (as Redis does for
-/// its compact encodings); bigger ones page by COUNT, the cursor naming where the
-/// last page stopped (an unknown cursor starts over: elements may repeat, none is
-/// skipped).
-pub fn elem_scan(ctx: &mut Ctx<'_>, args: &[Bytes], kind: KeyType, render: Render) -> CmdResult {
-    let cursor = parse_cursor(&args[2])?;
-    let ScanOpts { count, pattern, .. } = ScanOpts::parse(&args[3..], false)?;
-    let key = &args[1];
-    let s = ctx.snap();
-    let Some(found) = find(&s, key, kind)?? else {
-        return reply(Reply::Array(vec![Reply::bulk_str("0"), Reply::Array(Vec::new())]));
-    };
-    let after = if cursor == 0 {
-        None
-    } else {
-        ctx.core.shared.scan_cursors.lock().ok().and_then(|c| c.get(cursor)).and_then(|saved| {
-            let klen = u32::from_be_bytes(saved.get(..4)?.try_into().ok()?) as usize;
-            (saved.get(4..4 + klen)? == &key[..]).then(|| saved[4 + klen..].to_vec())
-        })
-    };
-    let count = if found.coll.size <= SMALL_SCAN { usize::MAX } else { count };
-    let mut out = Vec::new();
-    let last = scan_page(&s, Cf::Subkey, &found, after.as_deref(), count, |sub, v| {
-        if pattern.as_ref().is_none_or(|p| glob_match(p, sub, false)) {
-            render(sub, v, &mut out);
-        }
-    })?;
-    let next = match last {
-        Some(sub) => {
-            let mut saved = (key.len() as u32).to_be_bytes().to_vec();
-            saved.extend_from_slice(key);
-            saved.extend_from_slice(&sub);
-            ctx.core.shared.scan_cursors.lock().map(|mut c| c.put(saved)).unwrap_or(0)
-        }
-        None => 0,
-    };
-    reply(Reply::Array(vec![Reply::bulk_str(&next.to_string()), Reply::Array(out)]))
-}
-
-/// Keys up to this size answer a `*SCAN` in one page.
-pub const SMALL_SCAN: u64 = 128;
-
 fn hscan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     elem_scan(ctx, args, KeyType::Hash, |f, v, out| {
         out.push(Reply::Bulk(Bytes::copy_from_slice(f)));
@@ -225,20 +159,20 @@ const RF: u32 = READONLY | FAST;
 const G: Group = Group::Hash;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("hset", -4, WF, (1, 1, 1), G, "2.0.0", "Creates or modifies the value of a field in a hash.", hset),
-    row("hmset", -4, WF, (1, 1, 1), G, "2.0.0", "Sets the values of multiple fields.", hmset),
-    row("hsetnx", 4, WF, (1, 1, 1), G, "2.0.0", "Sets the value of a field in a hash only when the field doesn't exist.", hsetnx),
-    row("hget", 3, RF, (1, 1, 1), G, "2.0.0", "Returns the value of a field in a hash.", hget),
-    row("hmget", -3, RF, (1, 1, 1), G, "2.0.0", "Returns the values of all fields in a hash.", hmget),
-    row("hdel", -3, WRITE | FAST, (1, 1, 1), G, "2.0.0", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", hdel),
-    row("hlen", 2, RF, (1, 1, 1), G, "2.0.0", "Returns the number of fields in a hash.", hlen),
-    row("hexists", 3, RF, (1, 1, 1), G, "2.0.0", "Determines whether a field exists in a hash.", hexists),
-    row("hstrlen", 3, RF, (1, 1, 1), G, "3.2.0", "Returns the length of the value of a field.", hstrlen),
-    row("hincrby", 4, WF, (1, 1, 1), G, "2.0.0", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", hincrby),
-    row("hincrbyfloat", 4, WF, (1, 1, 1), G, "2.6.0", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", hincrbyfloat),
-    row("hgetall", 2, R, (1, 1, 1), G, "2.0.0", "Returns all fields and values in a hash.", hgetall),
-    row("hkeys", 2, R, (1, 1, 1), G, "2.0.0", "Returns all fields in a hash.", hkeys),
-    row("hvals", 2, R, (1, 1, 1), G, "2.0.0", "Returns all values in a hash.", hvals),
-    row("hrandfield", -2, R, (1, 1, 1), G, "6.2.0", "Returns one or more random fields from a hash.", hrandfield),
-    row("hscan", -3, R, (1, 1, 1), G, "2.8.0", "Iterates over fields and values of a hash.", hscan),
+    row("hset", -4, WF, keys(1, 1, 1), G, "2.0.0", "Creates or modifies the value of a field in a hash.", hset),
+    row("hmset", -4, WF, keys(1, 1, 1), G, "2.0.0", "Sets the values of multiple fields.", hmset),
+    row("hsetnx", 4, WF, keys(1, 1, 1), G, "2.0.0", "Sets the value of a field in a hash only when the field doesn't exist.", hsetnx),
+    row("hget", 3, RF, keys(1, 1, 1), G, "2.0.0", "Returns the value of a field in a hash.", hget),
+    row("hmget", -3, RF, keys(1, 1, 1), G, "2.0.0", "Returns the values of all fields in a hash.", hmget),
+    row("hdel", -3, WRITE | FAST, keys(1, 1, 1), G, "2.0.0", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", hdel),
+    row("hlen", 2, RF, keys(1, 1, 1), G, "2.0.0", "Returns the number of fields in a hash.", hlen),
+    row("hexists", 3, RF, keys(1, 1, 1), G, "2.0.0", "Determines whether a field exists in a hash.", hexists),
+    row("hstrlen", 3, RF, keys(1, 1, 1), G, "3.2.0", "Returns the length of the value of a field.", hstrlen),
+    row("hincrby", 4, WF, keys(1, 1, 1), G, "2.0.0", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", hincrby),
+    row("hincrbyfloat", 4, WF, keys(1, 1, 1), G, "2.6.0", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", hincrbyfloat),
+    row("hgetall", 2, R, keys(1, 1, 1), G, "2.0.0", "Returns all fields and values in a hash.", hgetall),
+    row("hkeys", 2, R, keys(1, 1, 1), G, "2.0.0", "Returns all fields in a hash.", hkeys),
+    row("hvals", 2, R, keys(1, 1, 1), G, "2.0.0", "Returns all values in a hash.", hvals),
+    row("hrandfield", -2, R, keys(1, 1, 1), G, "6.2.0", "Returns one or more random fields from a hash.", hrandfield),
+    row("hscan", -3, R, keys(1, 1, 1), G, "2.8.0", "Iterates over fields and values of a hash.", hscan),
 ];

@@ -95,7 +95,7 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError>
         }
     }
     let wanted = ORDER.iter().filter(|s| asked.contains(**s) && **s != "keyspace");
-    let shared = &ctx.core.shared;
+    let shared = ctx.shared;
     let cfg = shared.config().clone();
     let mut out = String::new();
     for section in wanted {
@@ -128,8 +128,8 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError>
                     "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\n",
                     shared.connected_clients(),
                     cfg.maxclients,
-                    shared.watch.blocked(),
-                    shared.watch.blocked(),
+                    shared.blocked.blocked(),
+                    shared.blocked.blocked(),
                 );
             }
             "memory" => {
@@ -195,7 +195,7 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError>
 }
 
 /// The keyspace section (a scan of every key; run it off the reactor).
-pub fn keyspace_section(r: &crate::types::Reader<'_>) -> Result<String, crate::storage::StorageError> {
+pub fn keyspace_section(r: &impl crate::types::Source) -> Result<String, crate::storage::StorageError> {
     let mut s = String::from("# Keyspace\r\n");
     let (mut keys, mut expires) = (0u64, 0u64);
     scan_keys(r, 0, None, usize::MAX, |k| {

@@ -2,21 +2,20 @@
 
 use bytes::Bytes;
 
-use super::string::cmd;
-use super::table::{container, flag::*, row, CommandSpec, Group};
-use super::{blocking, err, reply, CmdError, CmdResult, Ctx, Plan};
+use super::args::{cursor, int, invalid_expire, ScanOpts};
+use super::table::{container, flag::*, keys, row, CommandSpec, Group, Keys};
+use super::{err, reply, CmdResult, Ctx, Shape};
 use crate::cluster::SLOT_COUNT;
-use crate::pb::Op;
+use crate::pb::{self, write_cmd::Op};
 use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::{ArgCursor, Reply};
 use crate::storage::keys::{decode_meta_key, KeyType};
 use crate::types::glob::glob_match;
 use crate::types::keyspace as ks;
-use crate::types::now_ms;
-use crate::types::write::flags;
+use crate::types::Source;
 
 fn del(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    ctx.write(cmd(Op::Del, args[1..].to_vec(), Vec::new()))
+    ctx.write(Op::Del(pb::Del { keys: args[1..].to_vec() }), Shape::Natural)
 }
 
 fn exists(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -34,11 +33,7 @@ fn type_(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     reply(Reply::Simple(ks::type_name(&ctx.reader(), &args[1])?.into()))
 }
 
-fn invalid_expire(name: &str) -> CmdError {
-    err(format!("ERR invalid expire time in '{name}' command"))
-}
-
-/// EXPIRE family: `unit_ms` 1000 or 1; `relative` adds now.
+/// EXPIRE family: `unit_ms` 1000 or 1; `relative` adds the command's time.
 fn expire_generic(ctx: &mut Ctx<'_>, args: &[Bytes], unit_ms: i64, relative: bool) -> CmdResult {
     let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
     for opt in &args[3..] {
@@ -56,7 +51,7 @@ fn expire_generic(ctx: &mut Ctx<'_>, args: &[Bytes], unit_ms: i64, relative: boo
     if gt && lt {
         return Err(err("ERR GT and LT options at the same time are not compatible"));
     }
-    let mut when = parse_i64(&args[2]).ok_or(ArgError::NotInteger)?;
+    let mut when = int(&args[2])?;
     let name = ctx.spec.name;
     if unit_ms == 1000 {
         if !(i64::MIN / 1000..=i64::MAX / 1000).contains(&when) {
@@ -64,19 +59,14 @@ fn expire_generic(ctx: &mut Ctx<'_>, args: &[Bytes], unit_ms: i64, relative: boo
         }
         when *= 1000;
     }
-    let base = if relative { now_ms() as i64 } else { 0 };
+    let base = if relative { ctx.now_ms() as i64 } else { 0 };
     if when > i64::MAX - base {
         return Err(invalid_expire(name));
     }
     when += base;
-    let mut c = cmd(Op::Expire, vec![args[1].clone()], Vec::new());
     // A time at or before the epoch expires the key just as any past time does.
-    c.at_ms = when.max(0) as u64;
-    c.flags = (nx as u32 * flags::EXPIRE_NX)
-        | (xx as u32 * flags::EXPIRE_XX)
-        | (gt as u32 * flags::EXPIRE_GT)
-        | (lt as u32 * flags::EXPIRE_LT);
-    ctx.write(c)
+    let op = pb::Expire { key: args[1].clone(), at_ms: when.max(0) as u64, nx, xx, gt, lt };
+    ctx.write(Op::Expire(op), Shape::Natural)
 }
 
 fn expire(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -109,17 +99,17 @@ fn pexpiretime(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn persist(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    ctx.write(cmd(Op::Persist, vec![args[1].clone()], Vec::new()))
+    ctx.write(Op::Persist(pb::Persist { key: args[1].clone() }), Shape::Natural)
 }
 
 fn rename(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    ctx.write(cmd(Op::Rename, vec![args[1].clone(), args[2].clone()], Vec::new()))
+    let op = pb::Rename { from: args[1].clone(), to: args[2].clone(), nx: false };
+    ctx.write(Op::Rename(op), Shape::Natural)
 }
 
 fn renamenx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let mut c = cmd(Op::Rename, vec![args[1].clone(), args[2].clone()], Vec::new());
-    c.flags = flags::RENAME_NX;
-    ctx.write(c)
+    let op = pb::Rename { from: args[1].clone(), to: args[2].clone(), nx: true };
+    ctx.write(Op::Rename(op), Shape::Flag)
 }
 
 fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -141,88 +131,46 @@ fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args[1] == args[2] {
         return Err(err("ERR source and destination objects are the same"));
     }
-    let mut c = cmd(Op::Copy, vec![args[1].clone(), args[2].clone()], Vec::new());
-    c.flags = replace as u32 * flags::COPY_REPLACE;
-    ctx.write(c)
+    let op = pb::Copy { from: args[1].clone(), to: args[2].clone(), replace };
+    ctx.write(Op::Copy(op), Shape::Natural)
 }
 
 fn dbsize(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    blocking(ctx, |r| Ok(Reply::Int(ks::dbsize(r)?)))
+    ctx.blocking(|r| Ok(Reply::Int(ks::dbsize(r)?)))
 }
 
-fn keys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+fn keys_cmd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let pattern = args[1].clone();
-    blocking(ctx, move |r| Ok(Reply::Array(ks::keys(r, &pattern)?.into_iter().map(Reply::Bulk).collect())))
+    ctx.blocking(move |r| Ok(Reply::Array(ks::keys(r, &pattern)?.into_iter().map(Reply::Bulk).collect())))
 }
 
 fn randomkey(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    let slot = rand::random_range(0..SLOT_COUNT) as u16;
+    let slot = (ctx.random() % SLOT_COUNT as u64) as u16;
     match ks::random_key(&ctx.reader(), slot)? {
         Some(k) => reply(Reply::Bulk(k)),
         None => reply(Reply::Nil),
     }
 }
 
-/// Parse a SCAN cursor as Redis does (an unsigned 64-bit decimal).
-pub fn parse_cursor(b: &[u8]) -> Result<u64, CmdError> {
-    std::str::from_utf8(b)
-        .ok()
-        .filter(|s| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()))
-        .and_then(|s| s.parse::<u64>().ok())
-        .ok_or_else(|| err("ERR invalid cursor"))
-}
-
-/// The options of SCAN and the element scans: `[MATCH pattern] [COUNT count]`,
-/// and `[TYPE type]` for SCAN only (elsewhere a syntax error, as in Redis).
-pub struct ScanOpts {
-    pub count: usize,
-    /// `None` for no pattern (or `*`).
-    pub pattern: Option<Bytes>,
-    /// `Some(None)`: a type name no key can have.
-    pub type_filter: Option<Option<KeyType>>,
-}
-
-impl ScanOpts {
-    pub fn parse(args: &[Bytes], allow_type: bool) -> Result<ScanOpts, CmdError> {
-        let mut o = ScanOpts { count: 10, pattern: None, type_filter: None };
-        let mut cur = ArgCursor::new(args);
-        while !cur.is_empty() {
-            if cur.remaining() >= 2 && cur.eat("COUNT") {
-                let n = cur.next_i64()?;
-                if n < 1 {
-                    return Err(ArgError::Syntax.into());
-                }
-                o.count = n.min(1 << 20) as usize;
-            } else if cur.remaining() >= 2 && cur.eat("MATCH") {
-                let p = cur.next()?.clone();
-                o.pattern = if &p[..] == b"*" { None } else { Some(p) };
-            } else if allow_type && cur.remaining() >= 2 && cur.eat("TYPE") {
-                o.type_filter = Some(ks::parse_type_name(cur.next()?));
-            } else {
-                return Err(ArgError::Syntax.into());
-            }
-        }
-        Ok(o)
-    }
-}
-
 fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let cursor = parse_cursor(&args[1])?;
+    let cursor = cursor(&args[1])?;
     let ScanOpts { count, pattern, type_filter } = ScanOpts::parse(&args[2..], true)?;
     // A cursor is `(id << 14) | slot`: `id` names the key the previous call stopped
     // at (kept in a bounded table), `slot` is that key's slot. If the id is unknown
     // (evicted, or issued before a restart) the scan resumes at the start of the
     // slot: some keys may come again, which SCAN allows, but none is skipped.
-    let (from_slot, after) = if cursor == 0 {
+    // Inside a transaction or a script the whole keyspace comes in one page.
+    let (from_slot, after) = if cursor == 0 || ctx.detached() {
         (0u16, None)
     } else {
         let slot = (cursor & 0x3fff) as u16;
-        let known = ctx.core.shared.scan_cursors.lock().ok().and_then(|c| c.get(cursor >> 14));
+        let known = ctx.shared.scan_cursors.lock().ok().and_then(|c| c.get(cursor >> 14));
         match known {
             Some(k) if decode_meta_key(&k).map(|(s, _)| s) == Some(slot) => (slot, Some(k)),
             _ => (slot, None),
         }
     };
+    let count = if ctx.detached() { usize::MAX } else { count };
     let r = ctx.reader();
     let mut out = Vec::new();
     let last = ks::scan_keys(&r, from_slot, after.as_deref(), count, |sk| {
@@ -241,7 +189,7 @@ fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let next = match last {
         Some(k) => {
             let slot = decode_meta_key(&k).map(|(s, _)| s as u64).unwrap_or(0);
-            let id = ctx.core.shared.scan_cursors.lock().map(|mut c| c.put(k)).unwrap_or(0);
+            let id = ctx.shared.scan_cursors.lock().map(|mut c| c.put(k)).unwrap_or(0);
             (id << 14) | slot
         }
         None => 0,
@@ -256,8 +204,7 @@ fn flush(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args.len() == 2 && !args[1].eq_ignore_ascii_case(b"sync") && !args[1].eq_ignore_ascii_case(b"async") {
         return Err(ArgError::Syntax.into());
     }
-    let _ = ctx;
-    Ok(Plan::Broadcast(cmd(Op::Flush, Vec::new(), Vec::new())))
+    ctx.broadcast(Op::Flush(pb::Flush {}))
 }
 
 fn touch(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -290,7 +237,7 @@ fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn lfu_policy(ctx: &Ctx<'_>) -> bool {
-    ctx.core.shared.config().params().any(|(k, v)| k == "maxmemory-policy" && v.contains("lfu"))
+    ctx.shared.config().params().any(|(k, v)| k == "maxmemory-policy" && v.contains("lfu"))
 }
 
 fn object_freq(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -349,30 +296,39 @@ const RF: u32 = READONLY | FAST;
 const G: Group = Group::Generic;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("del", -2, W, (1, -1, 1), G, "1.0.0", "Deletes one or more keys.", del),
-    row("unlink", -2, WF, (1, -1, 1), G, "4.0.0", "Asynchronously deletes one or more keys.", del),
-    row("exists", -2, RF, (1, -1, 1), G, "1.0.0", "Determines whether one or more keys exist.", exists),
-    row("type", 2, RF, (1, 1, 1), G, "1.0.0", "Determines the type of value stored at a key.", type_),
-    row("expire", -3, WF, (1, 1, 1), G, "1.0.0", "Sets the expiration time of a key in seconds.", expire),
-    row("pexpire", -3, WF, (1, 1, 1), G, "2.6.0", "Sets the expiration time of a key in milliseconds.", pexpire),
-    row("expireat", -3, WF, (1, 1, 1), G, "1.2.0", "Sets the expiration time of a key to a Unix timestamp.", expireat),
+    row("del", -2, W, keys(1, -1, 1), G, "1.0.0", "Deletes one or more keys.", del),
+    row("unlink", -2, WF, keys(1, -1, 1), G, "4.0.0", "Asynchronously deletes one or more keys.", del),
+    row("exists", -2, RF, keys(1, -1, 1), G, "1.0.0", "Determines whether one or more keys exist.", exists),
+    row("type", 2, RF, keys(1, 1, 1), G, "1.0.0", "Determines the type of value stored at a key.", type_),
+    row("expire", -3, WF, keys(1, 1, 1), G, "1.0.0", "Sets the expiration time of a key in seconds.", expire),
+    row("pexpire", -3, WF, keys(1, 1, 1), G, "2.6.0", "Sets the expiration time of a key in milliseconds.", pexpire),
+    row(
+        "expireat",
+        -3,
+        WF,
+        keys(1, 1, 1),
+        G,
+        "1.2.0",
+        "Sets the expiration time of a key to a Unix timestamp.",
+        expireat,
+    ),
     row(
         "pexpireat",
         -3,
         WF,
-        (1, 1, 1),
+        keys(1, 1, 1),
         G,
         "2.6.0",
         "Sets the expiration time of a key to a Unix milliseconds timestamp.",
         pexpireat,
     ),
-    row("ttl", 2, RF, (1, 1, 1), G, "1.0.0", "Returns the expiration time in seconds of a key.", ttl),
-    row("pttl", 2, RF, (1, 1, 1), G, "2.6.0", "Returns the expiration time in milliseconds of a key.", pttl),
+    row("ttl", 2, RF, keys(1, 1, 1), G, "1.0.0", "Returns the expiration time in seconds of a key.", ttl),
+    row("pttl", 2, RF, keys(1, 1, 1), G, "2.6.0", "Returns the expiration time in milliseconds of a key.", pttl),
     row(
         "expiretime",
         2,
         RF,
-        (1, 1, 1),
+        keys(1, 1, 1),
         G,
         "7.0.0",
         "Returns the expiration time of a key as a Unix timestamp.",
@@ -382,36 +338,36 @@ pub static COMMANDS: &[CommandSpec] = &[
         "pexpiretime",
         2,
         RF,
-        (1, 1, 1),
+        keys(1, 1, 1),
         G,
         "7.0.0",
         "Returns the expiration time of a key as a Unix milliseconds timestamp.",
         pexpiretime,
     ),
-    row("persist", 2, WF, (1, 1, 1), G, "2.2.0", "Removes the expiration time of a key.", persist),
-    row("rename", 3, W, (1, 2, 1), G, "1.0.0", "Renames a key and overwrites the destination.", rename),
+    row("persist", 2, WF, keys(1, 1, 1), G, "2.2.0", "Removes the expiration time of a key.", persist),
+    row("rename", 3, W, keys(1, 2, 1), G, "1.0.0", "Renames a key and overwrites the destination.", rename),
     row(
         "renamenx",
         3,
         WF,
-        (1, 2, 1),
+        keys(1, 2, 1),
         G,
         "1.0.0",
         "Renames a key only when the target key name doesn't exist.",
         renamenx,
     ),
-    row("copy", -3, W | DENYOOM, (1, 2, 1), G, "6.2.0", "Copies the value of a key to a new key.", copy),
-    row("dbsize", 1, RF, (0, 0, 0), Group::Server, "1.0.0", "Returns the number of keys in the database.", dbsize),
-    row("keys", 2, R, (0, 0, 0), G, "1.0.0", "Returns all key names that match a pattern.", keys),
-    row("randomkey", 1, R, (0, 0, 0), G, "1.0.0", "Returns a random key name from the database.", randomkey),
-    row("scan", -2, R, (0, 0, 0), G, "2.8.0", "Iterates over the key names in the database.", scan),
-    row("flushdb", -1, W, (0, 0, 0), Group::Server, "1.0.0", "Remove all keys from the current database.", flush),
-    row("flushall", -1, W, (0, 0, 0), Group::Server, "1.0.0", "Removes all keys from all databases.", flush),
+    row("copy", -3, W | DENYOOM, keys(1, 2, 1), G, "6.2.0", "Copies the value of a key to a new key.", copy),
+    row("dbsize", 1, RF, Keys::None, Group::Server, "1.0.0", "Returns the number of keys in the database.", dbsize),
+    row("keys", 2, R, Keys::None, G, "1.0.0", "Returns all key names that match a pattern.", keys_cmd),
+    row("randomkey", 1, R, Keys::None, G, "1.0.0", "Returns a random key name from the database.", randomkey),
+    row("scan", -2, R, Keys::None, G, "2.8.0", "Iterates over the key names in the database.", scan),
+    row("flushdb", -1, W, Keys::None, Group::Server, "1.0.0", "Remove all keys from the current database.", flush),
+    row("flushall", -1, W, Keys::None, Group::Server, "1.0.0", "Removes all keys from all databases.", flush),
     row(
         "touch",
         -2,
         RF,
-        (1, -1, 1),
+        keys(1, -1, 1),
         G,
         "3.2.1",
         "Returns the number of existing keys out of those specified after updating the time they were last accessed.",
@@ -422,7 +378,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "object|encoding",
         3,
         R,
-        (2, 2, 1),
+        keys(2, 2, 1),
         G,
         "2.2.3",
         "Returns the internal encoding of a Redis object.",
@@ -432,7 +388,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "object|freq",
         3,
         R,
-        (2, 2, 1),
+        keys(2, 2, 1),
         G,
         "4.0.0",
         "Returns the logarithmic access frequency counter of a Redis object.",
@@ -442,7 +398,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "object|idletime",
         3,
         R,
-        (2, 2, 1),
+        keys(2, 2, 1),
         G,
         "2.2.3",
         "Returns the time since the last access to a Redis object.",
@@ -452,7 +408,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "object|refcount",
         3,
         R,
-        (2, 2, 1),
+        keys(2, 2, 1),
         G,
         "2.2.3",
         "Returns the reference count of a value of a key.",
@@ -462,7 +418,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "object|help",
         2,
         R,
-        (0, 0, 0),
+        Keys::None,
         G,
         "6.2.0",
         "Returns helpful text about the different subcommands.",

@@ -7,8 +7,8 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::info;
-use super::table::{container, flag::*, row, table, CommandSpec, Group};
-use super::{blocking, err, reply, resolve, CmdResult, Ctx, Plan};
+use super::table::{container, flag::*, row, table, CommandSpec, Group, Keys};
+use super::{err, reply, resolve, CmdResult, Ctx, Plan};
 use crate::config::SetError;
 use crate::protocol::cursor::{parse_f64, parse_i64, ArgError};
 use crate::protocol::Reply;
@@ -45,7 +45,7 @@ fn select(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 /// Check a username/password pair against the single `default` user.
 fn check_auth(ctx: &Ctx<'_>, user: &[u8], pass: &[u8]) -> bool {
-    let cfg = ctx.core.shared.config();
+    let cfg = ctx.shared.config();
     user == b"default" && (cfg.requirepass.is_empty() || cfg.requirepass.as_bytes() == pass)
 }
 
@@ -56,7 +56,7 @@ fn auth(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Err(ArgError::Syntax.into());
     }
     let (user, pass) = if args.len() == 2 {
-        if ctx.core.shared.config().requirepass.is_empty() {
+        if ctx.shared.config().requirepass.is_empty() {
             return Err(err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"));
         }
         (&b"default"[..], &args[1][..])
@@ -229,7 +229,7 @@ fn client_list(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             return Err(ArgError::Syntax.into());
         }
     }
-    let clients: Vec<_> = ctx.core.shared.clients.lock().map(|c| c.values().cloned().collect()).unwrap_or_default();
+    let clients: Vec<_> = ctx.shared.clients.lock().map(|c| c.values().cloned().collect()).unwrap_or_default();
     let mut out = String::new();
     for c in clients {
         if ids.as_ref().is_some_and(|ids| !ids.contains(&c.id)) {
@@ -270,7 +270,7 @@ fn help_reply(lines: &[&str]) -> CmdResult {
 }
 
 fn config_get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let cfg = ctx.core.shared.config();
+    let cfg = ctx.shared.config();
     let mut out = Vec::new();
     for (k, v) in cfg.params() {
         if args[2..].iter().any(|p| glob_match(p, k.as_bytes(), true)) {
@@ -284,7 +284,7 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args.len() % 2 != 0 {
         return Err(err("ERR wrong number of arguments for 'config|set' command"));
     }
-    let mut cfg = ctx.core.shared.config.write().unwrap_or_else(|e| e.into_inner());
+    let mut cfg = ctx.shared.config.write().unwrap_or_else(|e| e.into_inner());
     let mut staged = cfg.clone();
     for kv in args[2..].chunks(2) {
         let name = String::from_utf8_lossy(&kv[0]).to_ascii_lowercase();
@@ -305,13 +305,13 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn config_resetstat(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    for s in &ctx.core.shared.stats {
+    for s in &ctx.shared.stats {
         s.commands.store(0, Ordering::Relaxed);
         s.net_input.store(0, Ordering::Relaxed);
         s.net_output.store(0, Ordering::Relaxed);
         s.connections.store(0, Ordering::Relaxed);
     }
-    ctx.core.shared.expired_keys.store(0, Ordering::Relaxed);
+    ctx.shared.expired_keys.store(0, Ordering::Relaxed);
     reply(Reply::Ok)
 }
 
@@ -340,7 +340,7 @@ fn info_cmd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if !keyspace {
         return reply(Reply::Verbatim(Bytes::from(text)));
     }
-    blocking(ctx, move |r| {
+    ctx.blocking(move |r| {
         let mut text = text;
         if !text.is_empty() {
             text.push_str("\r\n");
@@ -359,13 +359,13 @@ fn time(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 }
 
 fn lastsave(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    reply(Reply::Int(ctx.core.shared.last_save.load(Ordering::Relaxed) as i64))
+    reply(Reply::Int(ctx.shared.last_save.load(Ordering::Relaxed) as i64))
 }
 
 /// SAVE: everything acknowledged is already in RocksDB; make its WAL durable now.
 fn save(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    ctx.core.shared.storage.sync_wal_blocking()?;
-    ctx.core.shared.last_save.store(crate::types::now_ms() / 1000, Ordering::Relaxed);
+    ctx.shared.storage.sync_wal_blocking()?;
+    ctx.shared.last_save.store(crate::types::now_ms() / 1000, Ordering::Relaxed);
     reply(Reply::Ok)
 }
 
@@ -406,7 +406,7 @@ fn debug(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn flag_names(spec: &CommandSpec) -> Reply {
     let mut names: Vec<Reply> =
         NAMES.iter().filter(|(f, _)| spec.flags & f != 0).map(|(_, n)| Reply::Simple((*n).into())).collect();
-    if spec.numkeys_at().is_some() {
+    if spec.movable_keys() {
         names.push(Reply::Simple("movablekeys".into()));
     }
     Reply::Set(names)
@@ -417,19 +417,19 @@ fn display_name(spec: &CommandSpec) -> &'static str {
 }
 
 fn key_specs(spec: &CommandSpec) -> Reply {
-    if spec.first_key <= 0 {
+    let Keys::Range { first, last, step } = spec.keys else {
         return Reply::Array(Vec::new());
-    }
+    };
     let s = |t: &str| Reply::bulk_str(t);
     let access = if spec.is_write() { "RW" } else { "RO" };
-    let last_rel = if spec.last_key < 0 { spec.last_key } else { spec.last_key - spec.first_key };
+    let last_rel = if last < 0 { last } else { last - first };
     Reply::Array(vec![Reply::Map(vec![
         (s("flags"), Reply::Set(vec![Reply::Simple(access.into())])),
         (
             s("begin_search"),
             Reply::Map(vec![
                 (s("type"), s("index")),
-                (s("spec"), Reply::Map(vec![(s("index"), Reply::Int(spec.first_key as i64))])),
+                (s("spec"), Reply::Map(vec![(s("index"), Reply::Int(first as i64))])),
             ]),
         ),
         (
@@ -440,7 +440,7 @@ fn key_specs(spec: &CommandSpec) -> Reply {
                     s("spec"),
                     Reply::Map(vec![
                         (s("lastkey"), Reply::Int(last_rel as i64)),
-                        (s("keystep"), Reply::Int(spec.step as i64)),
+                        (s("keystep"), Reply::Int(step as i64)),
                         (s("limit"), Reply::Int(0)),
                     ]),
                 ),
@@ -461,13 +461,14 @@ fn command_entry(spec: &'static CommandSpec) -> Reply {
         cats.push(Reply::Simple("@blocking".into()));
     }
     let subs = table().subcommands(spec.name).map(command_entry).collect();
+    let (first, last, step) = spec.legacy_keys();
     Reply::Array(vec![
         Reply::bulk_str(display_name(spec)),
         Reply::Int(spec.arity as i64),
         flag_names(spec),
-        Reply::Int(spec.first_key as i64),
-        Reply::Int(spec.last_key as i64),
-        Reply::Int(spec.step as i64),
+        Reply::Int(first as i64),
+        Reply::Int(last as i64),
+        Reply::Int(step as i64),
         Reply::Set(cats),
         Reply::Array(Vec::new()),
         key_specs(spec),
@@ -528,7 +529,7 @@ fn command_getkeys(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
         Err(_) => return Err(err("ERR Invalid command specified")),
     };
-    if spec.first_key <= 0 && spec.numkeys_at().is_none() {
+    if spec.keys == Keys::None {
         return Err(err("ERR The command has no key arguments"));
     }
     let keys = spec.keys_of(inner).unwrap_or_default();
@@ -567,31 +568,31 @@ const S: Group = Group::Server;
 const CONN: u32 = NOSCRIPT | LOADING | STALE | FAST;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("ping", -1, FAST, (0, 0, 0), C, "1.0.0", "Returns the server's liveliness response.", ping),
-    row("echo", 2, FAST, (0, 0, 0), C, "1.0.0", "Returns the given string.", echo),
+    row("ping", -1, FAST, Keys::None, C, "1.0.0", "Returns the server's liveliness response.", ping),
+    row("echo", 2, FAST, Keys::None, C, "1.0.0", "Returns the given string.", echo),
     row(
         "quit",
         -1,
         ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH,
-        (0, 0, 0),
+        Keys::None,
         C,
         "1.0.0",
         "Closes the connection.",
         quit,
     ),
-    row("select", 2, CONN, (0, 0, 0), C, "1.0.0", "Changes the selected database.", select),
-    row("auth", -2, CONN | NO_AUTH | ALLOW_BUSY, (0, 0, 0), C, "1.0.0", "Authenticates the connection.", auth),
-    row("hello", -1, CONN | NO_AUTH | ALLOW_BUSY, (0, 0, 0), C, "6.0.0", "Handshakes with the Redis server.", hello),
+    row("select", 2, CONN, Keys::None, C, "1.0.0", "Changes the selected database.", select),
+    row("auth", -2, CONN | NO_AUTH | ALLOW_BUSY, Keys::None, C, "1.0.0", "Authenticates the connection.", auth),
+    row("hello", -1, CONN | NO_AUTH | ALLOW_BUSY, Keys::None, C, "6.0.0", "Handshakes with the Redis server.", hello),
     container("client", 0, C, "2.4.0", "A container for client connection commands.", None),
-    row("client|setname", 3, CONN, (0, 0, 0), C, "2.6.9", "Sets the connection name.", client_setname),
-    row("client|getname", 2, CONN, (0, 0, 0), C, "2.6.9", "Returns the name of the connection.", client_getname),
-    row("client|id", 2, CONN, (0, 0, 0), C, "5.0.0", "Returns the unique client ID of the connection.", client_id),
-    row("client|info", 2, CONN, (0, 0, 0), C, "6.2.0", "Returns information about the connection.", client_info),
+    row("client|setname", 3, CONN, Keys::None, C, "2.6.9", "Sets the connection name.", client_setname),
+    row("client|getname", 2, CONN, Keys::None, C, "2.6.9", "Returns the name of the connection.", client_getname),
+    row("client|id", 2, CONN, Keys::None, C, "5.0.0", "Returns the unique client ID of the connection.", client_id),
+    row("client|info", 2, CONN, Keys::None, C, "6.2.0", "Returns information about the connection.", client_info),
     row(
         "client|list",
         -2,
         ADMIN | NOSCRIPT | LOADING | STALE,
-        (0, 0, 0),
+        Keys::None,
         C,
         "2.4.0",
         "Lists open connections.",
@@ -601,7 +602,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "client|setinfo",
         4,
         CONN,
-        (0, 0, 0),
+        Keys::None,
         C,
         "7.2.0",
         "Sets information specific to the client or connection.",
@@ -611,7 +612,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "client|help",
         2,
         LOADING | STALE,
-        (0, 0, 0),
+        Keys::None,
         C,
         "5.0.0",
         "Returns helpful text about the different subcommands.",
@@ -622,7 +623,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "config|get",
         -3,
         ADMIN | NOSCRIPT | LOADING | STALE,
-        (0, 0, 0),
+        Keys::None,
         S,
         "2.0.0",
         "Returns the effective values of configuration parameters.",
@@ -632,7 +633,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "config|set",
         -4,
         ADMIN | NOSCRIPT | LOADING | STALE,
-        (0, 0, 0),
+        Keys::None,
         S,
         "2.0.0",
         "Sets configuration parameters in-flight.",
@@ -642,7 +643,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "config|resetstat",
         2,
         ADMIN | NOSCRIPT | LOADING | STALE,
-        (0, 0, 0),
+        Keys::None,
         S,
         "2.0.0",
         "Resets the server's statistics.",
@@ -652,7 +653,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "config|rewrite",
         2,
         ADMIN | NOSCRIPT | LOADING | STALE,
-        (0, 0, 0),
+        Keys::None,
         S,
         "2.8.0",
         "Persists the effective configuration to file.",
@@ -662,7 +663,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "config|help",
         2,
         LOADING | STALE,
-        (0, 0, 0),
+        Keys::None,
         S,
         "5.0.0",
         "Returns helpful text about the different subcommands.",
@@ -676,12 +677,12 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Returns detailed information about all commands.",
         Some(command_all),
     ),
-    row("command|count", 2, LOADING | STALE, (0, 0, 0), S, "2.8.13", "Returns a count of commands.", command_count),
+    row("command|count", 2, LOADING | STALE, Keys::None, S, "2.8.13", "Returns a count of commands.", command_count),
     row(
         "command|info",
         -2,
         LOADING | STALE,
-        (0, 0, 0),
+        Keys::None,
         S,
         "2.8.13",
         "Returns information about one, multiple or all commands.",
@@ -691,7 +692,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "command|docs",
         -2,
         LOADING | STALE,
-        (0, 0, 0),
+        Keys::None,
         S,
         "7.0.0",
         "Returns documentary information about one, multiple or all commands.",
@@ -701,18 +702,18 @@ pub static COMMANDS: &[CommandSpec] = &[
         "command|getkeys",
         -3,
         LOADING | STALE,
-        (0, 0, 0),
+        Keys::None,
         S,
         "2.8.13",
         "Extracts the key names from an arbitrary command.",
         command_getkeys,
     ),
-    row("command|list", -2, LOADING | STALE, (0, 0, 0), S, "7.0.0", "Returns a list of command names.", command_list),
+    row("command|list", -2, LOADING | STALE, Keys::None, S, "7.0.0", "Returns a list of command names.", command_list),
     row(
         "command|help",
         2,
         LOADING | STALE,
-        (0, 0, 0),
+        Keys::None,
         S,
         "5.0.0",
         "Returns helpful text about the different subcommands.",
@@ -722,18 +723,18 @@ pub static COMMANDS: &[CommandSpec] = &[
         "info",
         -1,
         LOADING | STALE,
-        (0, 0, 0),
+        Keys::None,
         S,
         "1.0.0",
         "Returns information and statistics about the server.",
         info_cmd,
     ),
-    row("time", 1, LOADING | STALE | FAST, (0, 0, 0), S, "2.6.0", "Returns the server time.", time),
+    row("time", 1, LOADING | STALE | FAST, Keys::None, S, "2.6.0", "Returns the server time.", time),
     row(
         "lastsave",
         1,
         LOADING | STALE | FAST,
-        (0, 0, 0),
+        Keys::None,
         S,
         "1.0.0",
         "Returns the Unix timestamp of the last successful save to disk.",
@@ -743,18 +744,27 @@ pub static COMMANDS: &[CommandSpec] = &[
         "save",
         1,
         ADMIN | NOSCRIPT | NO_MULTI,
-        (0, 0, 0),
+        Keys::None,
         S,
         "1.0.0",
         "Synchronously saves the database(s) to disk.",
         save,
     ),
-    row("bgsave", -1, ADMIN | NOSCRIPT, (0, 0, 0), S, "1.0.0", "Asynchronously saves the database(s) to disk.", bgsave),
+    row(
+        "bgsave",
+        -1,
+        ADMIN | NOSCRIPT,
+        Keys::None,
+        S,
+        "1.0.0",
+        "Asynchronously saves the database(s) to disk.",
+        bgsave,
+    ),
     row(
         "debug",
         -2,
         ADMIN | NOSCRIPT | LOADING | STALE,
-        (0, 0, 0),
+        Keys::None,
         S,
         "1.0.0",
         "A container for debugging commands.",

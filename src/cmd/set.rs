@@ -1,46 +1,42 @@
-//! Set commands.
+//! Set commands. Writes become typed operations; reads run over a snapshot,
+//! whole-key walks through `Ctx::walk`.
 
 use bytes::Bytes;
 
-use super::hash::{elem_scan, rand_count, random_one};
-use super::string::cmd;
-use super::table::{flag::*, row, CommandSpec, Group};
-use super::{err, reply, CmdError, CmdResult, Ctx};
-use crate::pb::Op;
-use crate::protocol::cursor::{parse_i64, ArgError};
-use crate::protocol::{ArgCursor, Reply};
+use super::args::{card_limit, numkeys as numkeys_arg, pop_count, rand_count};
+use super::elements::{elem_scan, random_one};
+use super::table::{flag::*, keys, numkeys, row, CommandSpec, Group};
+use super::{reply, CmdResult, Ctx, Shape};
+use crate::pb::{self, write_cmd::Op, Algebra};
+use crate::protocol::cursor::ArgError;
+use crate::protocol::Reply;
 use crate::storage::keys::KeyType;
+use crate::storage::Cf;
 use crate::types::coll::{find, Rng};
-use crate::types::set::{self as st, Algebra};
-use crate::types::write::flags;
+use crate::types::set as st;
+use crate::types::Source;
 
 fn sadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    ctx.write(cmd(Op::Sadd, vec![args[1].clone()], args[2..].to_vec()))
+    ctx.write(Op::Sadd(pb::Sadd { key: args[1].clone(), members: args[2..].to_vec() }), Shape::Natural)
 }
 
 fn srem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    ctx.write(cmd(Op::Srem, vec![args[1].clone()], args[2..].to_vec()))
+    ctx.write(Op::Srem(pb::Srem { key: args[1].clone(), members: args[2..].to_vec() }), Shape::Natural)
 }
 
 fn spop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let mut c = cmd(Op::Spop, vec![args[1].clone()], Vec::new());
-    c.num = -1;
-    match args.len() {
-        2 => {}
-        3 => {
-            c.num = parse_i64(&args[2])
-                .filter(|n| *n >= 0)
-                .ok_or_else(|| err("ERR value is out of range, must be positive"))?;
-        }
-        _ => return Err(ArgError::Syntax.into()),
+    if args.len() > 3 {
+        return Err(ArgError::Syntax.into());
     }
+    let count = pop_count(args)?;
     // The leader draws the randomness; apply replays it identically everywhere.
-    c.seed = rand::random();
-    ctx.write(c)
+    let seed = ctx.random();
+    ctx.write(Op::Spop(pb::Spop { key: args[1].clone(), count, seed }), Shape::Natural)
 }
 
 fn smove(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    ctx.write(cmd(Op::Smove, vec![args[1].clone(), args[2].clone()], vec![args[3].clone()]))
+    let op = pb::Smove { from: args[1].clone(), to: args[2].clone(), member: args[3].clone() };
+    ctx.write(Op::Smove(op), Shape::Natural)
 }
 
 fn sismember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -54,8 +50,7 @@ fn smismember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     };
     let mut out = Vec::with_capacity(args.len() - 2);
     for m in &args[2..] {
-        use crate::types::coll::Source;
-        out.push(Reply::Int(s.get(crate::storage::Cf::Subkey, &found.element(m))?.is_some() as i64));
+        out.push(Reply::Int(s.get(Cf::Subkey, &found.element(m))?.is_some() as i64));
     }
     reply(Reply::Array(out))
 }
@@ -77,9 +72,10 @@ fn srandmember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         _ => return Err(ArgError::Syntax.into()),
     }
     let (count, distinct) = rand_count(&args[2], false)?;
+    let seed = ctx.random();
     ctx.walk([&args[1]], move |s| {
         let Some(found) = find(s, &key, KeyType::Set)?? else { return Ok(Reply::Array(Vec::new())) };
-        let got = st::sample(s, &found, count, distinct, &mut Rng::new(rand::random()))?;
+        let got = st::sample(s, &found, count, distinct, &mut Rng::new(seed))?;
         Ok(Reply::Array(got.into_iter().map(Reply::Bulk).collect()))
     })
 }
@@ -89,7 +85,6 @@ fn sscan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn algebra_read(ctx: &mut Ctx<'_>, keys: &[Bytes], op: Algebra) -> CmdResult {
-    ctx.region_of(keys.iter())?;
     let owned = keys.to_vec();
     ctx.walk(keys.iter(), move |s| {
         Ok(Reply::Set(st::algebra(s, op, &owned, 0)??.into_iter().map(Reply::Bulk).collect()))
@@ -108,61 +103,28 @@ fn sdiff(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     algebra_read(ctx, &args[1..], Algebra::Diff)
 }
 
-/// `numkeys key [key ...]` at `args[at..]`: the keys, and the arguments after them.
-pub fn numkeys(args: &[Bytes], at: usize) -> Result<(&[Bytes], &[Bytes]), CmdError> {
-    let n = parse_i64(&args[at]).ok_or(ArgError::NotInteger)?;
-    if n <= 0 {
-        return Err(err("ERR numkeys should be greater than 0"));
-    }
-    let rest = &args[at + 1..];
-    if n as u64 > rest.len() as u64 {
-        return Err(err("ERR Number of keys can't be greater than number of args"));
-    }
-    Ok(rest.split_at(n as usize))
-}
-
-/// SINTERCARD / ZINTERCARD's options: `[LIMIT n]` (0 = none).
-pub fn card_limit(opts: &[Bytes]) -> Result<usize, CmdError> {
-    let mut limit = 0usize;
-    let mut cur = ArgCursor::new(opts);
-    while !cur.is_empty() {
-        if cur.remaining() >= 2 && cur.eat("LIMIT") {
-            let l = cur.next_i64()?;
-            if l < 0 {
-                return Err(err("ERR LIMIT can't be negative"));
-            }
-            limit = l as usize;
-        } else {
-            return Err(ArgError::Syntax.into());
-        }
-    }
-    Ok(limit)
-}
-
 fn sintercard(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let (keys, opts) = numkeys(args, 1)?;
+    let (keys, opts) = numkeys_arg(args, 1)?;
     let limit = card_limit(opts)?;
-    ctx.region_of(keys.iter())?;
     let owned = keys.to_vec();
     ctx.walk(keys.iter(), move |s| Ok(Reply::Int(st::algebra(s, Algebra::Inter, &owned, limit)??.len() as i64)))
 }
 
-fn store(ctx: &mut Ctx<'_>, args: &[Bytes], op: u32) -> CmdResult {
-    let mut c = cmd(Op::Sstore, args[1..].to_vec(), Vec::new());
-    c.flags = op;
-    ctx.write(c)
+fn store(ctx: &mut Ctx<'_>, args: &[Bytes], algebra: Algebra) -> CmdResult {
+    let op = pb::Sstore { dst: args[1].clone(), keys: args[2..].to_vec(), algebra: algebra as i32 };
+    ctx.write(Op::Sstore(op), Shape::Natural)
 }
 
 fn sinterstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    store(ctx, args, flags::SET_INTER)
+    store(ctx, args, Algebra::Inter)
 }
 
 fn sunionstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    store(ctx, args, flags::SET_UNION)
+    store(ctx, args, Algebra::Union)
 }
 
 fn sdiffstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    store(ctx, args, flags::SET_DIFF)
+    store(ctx, args, Algebra::Diff)
 }
 
 const W: u32 = WRITE | DENYOOM;
@@ -172,21 +134,21 @@ const RF: u32 = READONLY | FAST;
 const G: Group = Group::Set;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("sadd", -3, WF, (1, 1, 1), G, "1.0.0", "Adds one or more members to a set. Creates the key if it doesn't exist.", sadd),
-    row("srem", -3, WRITE | FAST, (1, 1, 1), G, "1.0.0", "Removes one or more members from a set. Deletes the set if the last member was removed.", srem),
-    row("sismember", 3, RF, (1, 1, 1), G, "1.0.0", "Determines whether a member belongs to a set.", sismember),
-    row("smismember", -3, RF, (1, 1, 1), G, "6.2.0", "Determines whether multiple members belong to a set.", smismember),
-    row("smembers", 2, R, (1, 1, 1), G, "1.0.0", "Returns all members of a set.", smembers),
-    row("scard", 2, RF, (1, 1, 1), G, "1.0.0", "Returns the number of members in a set.", scard),
-    row("spop", -2, WRITE | FAST, (1, 1, 1), G, "1.0.0", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", spop),
-    row("srandmember", -2, R, (1, 1, 1), G, "1.0.0", "Get one or multiple random members from a set", srandmember),
-    row("sscan", -3, R, (1, 1, 1), G, "2.8.0", "Iterates over members of a set.", sscan),
-    row("smove", 4, WF, (1, 2, 1), G, "1.0.0", "Moves a member from one set to another.", smove),
-    row("sinter", -2, R, (1, -1, 1), G, "1.0.0", "Returns the intersect of multiple sets.", sinter),
-    row("sintercard", -3, R, (0, 0, 0), G, "7.0.0", "Returns the number of members of the intersect of multiple sets.", sintercard),
-    row("sunion", -2, R, (1, -1, 1), G, "1.0.0", "Returns the union of multiple sets.", sunion),
-    row("sdiff", -2, R, (1, -1, 1), G, "1.0.0", "Returns the difference of multiple sets.", sdiff),
-    row("sinterstore", -3, W, (1, -1, 1), G, "1.0.0", "Stores the intersect of multiple sets in a key.", sinterstore),
-    row("sunionstore", -3, W, (1, -1, 1), G, "1.0.0", "Stores the union of multiple sets in a key.", sunionstore),
-    row("sdiffstore", -3, W, (1, -1, 1), G, "1.0.0", "Stores the difference of multiple sets in a key.", sdiffstore),
+    row("sadd", -3, WF, keys(1, 1, 1), G, "1.0.0", "Adds one or more members to a set. Creates the key if it doesn't exist.", sadd),
+    row("srem", -3, WRITE | FAST, keys(1, 1, 1), G, "1.0.0", "Removes one or more members from a set. Deletes the set if the last member was removed.", srem),
+    row("sismember", 3, RF, keys(1, 1, 1), G, "1.0.0", "Determines whether a member belongs to a set.", sismember),
+    row("smismember", -3, RF, keys(1, 1, 1), G, "6.2.0", "Determines whether multiple members belong to a set.", smismember),
+    row("smembers", 2, R, keys(1, 1, 1), G, "1.0.0", "Returns all members of a set.", smembers),
+    row("scard", 2, RF, keys(1, 1, 1), G, "1.0.0", "Returns the number of members in a set.", scard),
+    row("spop", -2, WRITE | FAST, keys(1, 1, 1), G, "1.0.0", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", spop),
+    row("srandmember", -2, R, keys(1, 1, 1), G, "1.0.0", "Get one or multiple random members from a set", srandmember),
+    row("sscan", -3, R, keys(1, 1, 1), G, "2.8.0", "Iterates over members of a set.", sscan),
+    row("smove", 4, WF, keys(1, 2, 1), G, "1.0.0", "Moves a member from one set to another.", smove),
+    row("sinter", -2, R, keys(1, -1, 1), G, "1.0.0", "Returns the intersect of multiple sets.", sinter),
+    row("sintercard", -3, R, numkeys(1), G, "7.0.0", "Returns the number of members of the intersect of multiple sets.", sintercard),
+    row("sunion", -2, R, keys(1, -1, 1), G, "1.0.0", "Returns the union of multiple sets.", sunion),
+    row("sdiff", -2, R, keys(1, -1, 1), G, "1.0.0", "Returns the difference of multiple sets.", sdiff),
+    row("sinterstore", -3, W, keys(1, -1, 1), G, "1.0.0", "Stores the intersect of multiple sets in a key.", sinterstore),
+    row("sunionstore", -3, W, keys(1, -1, 1), G, "1.0.0", "Stores the union of multiple sets in a key.", sunionstore),
+    row("sdiffstore", -3, W, keys(1, -1, 1), G, "1.0.0", "Stores the difference of multiple sets in a key.", sdiffstore),
 ];

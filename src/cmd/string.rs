@@ -2,22 +2,13 @@
 
 use bytes::Bytes;
 
-use super::table::{flag::*, row, CommandSpec, Group};
-use super::{err, reply, CmdError, CmdResult, Ctx};
-use crate::pb::{Op, WriteCmd};
-use crate::protocol::cursor::{parse_i64, ArgError};
+use super::args::{int, invalid_expire};
+use super::table::{flag::*, keys, row, CommandSpec, Group};
+use super::{err, reply, CmdError, CmdResult, Ctx, Shape};
+use crate::pb::{self, write_cmd::Op};
+use crate::protocol::cursor::ArgError;
 use crate::protocol::{ArgCursor, Reply};
-use crate::types::now_ms;
 use crate::types::string as st;
-use crate::types::write::{flags, reply_kind};
-
-pub fn cmd(op: Op, keys: Vec<Bytes>, vals: Vec<Bytes>) -> WriteCmd {
-    WriteCmd { op: op as i32, keys, vals, ..Default::default() }
-}
-
-fn invalid_expire(name: &str) -> CmdError {
-    err(format!("ERR invalid expire time in '{name}' command"))
-}
 
 /// Which command's option grammar applies (Redis `parseExtendedStringArgumentsOrReply`).
 #[derive(PartialEq, Clone, Copy)]
@@ -70,15 +61,16 @@ fn parse_ext(args: &[Bytes], grammar: Grammar) -> Result<ExtOpts, CmdError> {
     Ok(o)
 }
 
-/// Absolute expiry in ms from (unit, relative, value), validated as Redis does.
-fn expire_at(name: &str, unit: i64, relative: bool, v: &[u8]) -> Result<u64, CmdError> {
-    let n = parse_i64(v).ok_or(ArgError::NotInteger)?;
+/// Absolute expiry in ms from (unit, relative, value), validated as Redis does;
+/// relative to the command's time.
+fn expire_at(ctx: &Ctx<'_>, name: &str, unit: i64, relative: bool, v: &[u8]) -> Result<u64, CmdError> {
+    let n = int(v)?;
     if n <= 0 || (unit == 1000 && n > i64::MAX / 1000) {
         return Err(invalid_expire(name));
     }
     let mut ms = n * unit;
     if relative {
-        ms = ms.checked_add(now_ms() as i64).ok_or_else(|| invalid_expire(name))?;
+        ms = ms.checked_add(ctx.now_ms() as i64).ok_or_else(|| invalid_expire(name))?;
     }
     Ok(ms as u64)
 }
@@ -92,28 +84,31 @@ fn get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let o = parse_ext(&args[3..], Grammar::Set)?;
-    let mut c = cmd(Op::Set, vec![args[1].clone()], vec![args[2].clone()]);
-    if let Some((unit, rel, v)) = &o.expire {
-        c.at_ms = expire_at("set", *unit, *rel, v)?;
-    }
-    c.flags = (o.nx as u32 * flags::SET_NX)
-        | (o.xx as u32 * flags::SET_XX)
-        | (o.get as u32 * flags::SET_GET)
-        | (o.keepttl as u32 * flags::SET_KEEPTTL);
-    ctx.write(c)
+    let at_ms = match &o.expire {
+        Some((unit, rel, v)) => expire_at(ctx, "set", *unit, *rel, v)?,
+        None => 0,
+    };
+    let op = pb::Set {
+        key: args[1].clone(),
+        value: args[2].clone(),
+        nx: o.nx,
+        xx: o.xx,
+        get: o.get,
+        keepttl: o.keepttl,
+        at_ms,
+    };
+    ctx.write(Op::Set(op), Shape::Natural)
 }
 
 fn setnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let mut c = cmd(Op::Set, vec![args[1].clone()], vec![args[2].clone()]);
-    c.flags = flags::SET_NX;
-    c.reply = reply_kind::SETNX;
-    ctx.write(c)
+    let op = pb::Set { key: args[1].clone(), value: args[2].clone(), nx: true, ..Default::default() };
+    ctx.write(Op::Set(op), Shape::Flag)
 }
 
 fn setex_generic(ctx: &mut Ctx<'_>, args: &[Bytes], unit: i64) -> CmdResult {
-    let mut c = cmd(Op::Set, vec![args[1].clone()], vec![args[3].clone()]);
-    c.at_ms = expire_at(ctx.spec.name, unit, true, &args[2])?;
-    ctx.write(c)
+    let at_ms = expire_at(ctx, ctx.spec.name, unit, true, &args[2])?;
+    let op = pb::Set { key: args[1].clone(), value: args[3].clone(), at_ms, ..Default::default() };
+    ctx.write(Op::Set(op), Shape::Natural)
 }
 
 fn setex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -125,9 +120,8 @@ fn psetex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn getset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let mut c = cmd(Op::Set, vec![args[1].clone()], vec![args[2].clone()]);
-    c.flags = flags::SET_GET;
-    ctx.write(c)
+    let op = pb::Set { key: args[1].clone(), value: args[2].clone(), get: true, ..Default::default() };
+    ctx.write(Op::Set(op), Shape::Natural)
 }
 
 fn mget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -146,15 +140,12 @@ fn mset_generic(ctx: &mut Ctx<'_>, args: &[Bytes], nx: bool) -> CmdResult {
     if args.len() % 2 == 0 {
         return Err(err(format!("ERR wrong number of arguments for '{}' command", ctx.spec.name)));
     }
-    let mut c = cmd(Op::Mset, Vec::new(), Vec::new());
+    let mut op = pb::Mset { nx, ..Default::default() };
     for kv in args[1..].chunks(2) {
-        c.keys.push(kv[0].clone());
-        c.vals.push(kv[1].clone());
+        op.keys.push(kv[0].clone());
+        op.values.push(kv[1].clone());
     }
-    if nx {
-        c.flags = flags::SET_NX;
-    }
-    ctx.write(c)
+    ctx.write(Op::Mset(op), if nx { Shape::Flag } else { Shape::Natural })
 }
 
 fn mset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -165,10 +156,8 @@ fn msetnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     mset_generic(ctx, args, true)
 }
 
-fn incr_generic(ctx: &Ctx<'_>, key: &Bytes, delta: i64) -> CmdResult {
-    let mut c = cmd(Op::Incrby, vec![key.clone()], Vec::new());
-    c.num = delta;
-    ctx.write(c)
+fn incr_generic(ctx: &mut Ctx<'_>, key: &Bytes, delta: i64) -> CmdResult {
+    ctx.write(Op::Incrby(pb::Incrby { key: key.clone(), delta }), Shape::Natural)
 }
 
 fn incr(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -180,12 +169,12 @@ fn decr(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn incrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let n = parse_i64(&args[2]).ok_or(ArgError::NotInteger)?;
+    let n = int(&args[2])?;
     incr_generic(ctx, &args[1], n)
 }
 
 fn decrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let n = parse_i64(&args[2]).ok_or(ArgError::NotInteger)?;
+    let n = int(&args[2])?;
     if n == i64::MIN {
         return Err(err("ERR decrement would overflow"));
     }
@@ -194,11 +183,11 @@ fn decrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     // Redis checks the key's type before the increment: apply validates both.
-    ctx.write(cmd(Op::Incrbyfloat, vec![args[1].clone()], vec![args[2].clone()]))
+    ctx.write(Op::Incrbyfloat(pb::Incrbyfloat { key: args[1].clone(), incr: args[2].clone() }), Shape::Natural)
 }
 
 fn append(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    ctx.write(cmd(Op::Append, vec![args[1].clone()], vec![args[2].clone()]))
+    ctx.write(Op::Append(pb::Append { key: args[1].clone(), value: args[2].clone() }), Shape::Natural)
 }
 
 fn strlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -207,25 +196,24 @@ fn strlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn getrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let start = parse_i64(&args[2]).ok_or(ArgError::NotInteger)?;
-    let end = parse_i64(&args[3]).ok_or(ArgError::NotInteger)?;
+    let start = int(&args[2])?;
+    let end = int(&args[3])?;
     let v = st::get(&ctx.reader(), &args[1])??.unwrap_or_default();
     let part = st::getrange(&v, start, end);
     reply(Reply::Bulk(v.slice_ref(part)))
 }
 
 fn setrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let offset = parse_i64(&args[2]).ok_or(ArgError::NotInteger)?;
+    let offset = int(&args[2])?;
     if offset < 0 {
         return Err(err("ERR offset is out of range"));
     }
-    let mut c = cmd(Op::Setrange, vec![args[1].clone()], vec![args[3].clone()]);
-    c.num = offset;
-    ctx.write(c)
+    let op = pb::Setrange { key: args[1].clone(), offset: offset as u64, value: args[3].clone() };
+    ctx.write(Op::Setrange(op), Shape::Natural)
 }
 
 fn getdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    ctx.write(cmd(Op::Getdel, vec![args[1].clone()], Vec::new()))
+    ctx.write(Op::Getdel(pb::Getdel { key: args[1].clone() }), Shape::Natural)
 }
 
 fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -235,18 +223,17 @@ fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(_) = st::get(&ctx.reader(), &args[1])?? else {
         return reply(Reply::Nil);
     };
-    let mut c = cmd(Op::Getex, vec![args[1].clone()], Vec::new());
+    let mut op = pb::Getex { key: args[1].clone(), ..Default::default() };
     if let Some((unit, rel, v)) = &o.expire {
-        c.at_ms = expire_at("getex", *unit, *rel, v)?;
-        c.flags = flags::GETEX_SET;
+        op.at_ms = Some(expire_at(ctx, "getex", *unit, *rel, v)?);
     } else if o.persist {
-        c.flags = flags::GETEX_PERSIST;
+        op.persist = true;
     } else {
         // No option: a plain read.
         return get(ctx, args);
     }
     // Apply checks the key again: it may have changed since this read.
-    ctx.write(c)
+    ctx.write(Op::Getex(op), Shape::Natural)
 }
 
 fn lcs(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -310,15 +297,24 @@ const RF: u32 = READONLY | FAST;
 const G: Group = Group::String;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("get", 2, RF, (1, 1, 1), G, "1.0.0", "Returns the string value of a key.", get),
-    row("set", -3, W, (1, 1, 1), G, "1.0.0", "Sets the string value of a key, ignoring its type.", set),
-    row("setnx", 3, WF, (1, 1, 1), G, "1.0.0", "Set the string value of a key only when the key doesn't exist.", setnx),
-    row("setex", 4, W, (1, 1, 1), G, "2.0.0", "Sets the string value and expiration time of a key.", setex),
+    row("get", 2, RF, keys(1, 1, 1), G, "1.0.0", "Returns the string value of a key.", get),
+    row("set", -3, W, keys(1, 1, 1), G, "1.0.0", "Sets the string value of a key, ignoring its type.", set),
+    row(
+        "setnx",
+        3,
+        WF,
+        keys(1, 1, 1),
+        G,
+        "1.0.0",
+        "Set the string value of a key only when the key doesn't exist.",
+        setnx,
+    ),
+    row("setex", 4, W, keys(1, 1, 1), G, "2.0.0", "Sets the string value and expiration time of a key.", setex),
     row(
         "psetex",
         4,
         W,
-        (1, 1, 1),
+        keys(1, 1, 1),
         G,
         "2.6.0",
         "Sets both string value and expiration time in milliseconds of a key.",
@@ -328,18 +324,18 @@ pub static COMMANDS: &[CommandSpec] = &[
         "getset",
         3,
         WF,
-        (1, 1, 1),
+        keys(1, 1, 1),
         G,
         "1.0.0",
         "Returns the previous string value of a key after setting it to a new value.",
         getset,
     ),
-    row("mget", -2, RF, (1, -1, 1), G, "1.0.0", "Atomically returns the string values of one or more keys.", mget),
+    row("mget", -2, RF, keys(1, -1, 1), G, "1.0.0", "Atomically returns the string values of one or more keys.", mget),
     row(
         "mset",
         -3,
         W,
-        (1, -1, 2),
+        keys(1, -1, 2),
         G,
         "1.0.1",
         "Atomically creates or modifies the string values of one or more keys.",
@@ -349,50 +345,59 @@ pub static COMMANDS: &[CommandSpec] = &[
         "msetnx",
         -3,
         W,
-        (1, -1, 2),
+        keys(1, -1, 2),
         G,
         "1.0.1",
         "Atomically modifies the string values of one or more keys only when all keys don't exist.",
         msetnx,
     ),
-    row("incr", 2, WF, (1, 1, 1), G, "1.0.0", "Increments the integer value of a key by one.", incr),
-    row("decr", 2, WF, (1, 1, 1), G, "1.0.0", "Decrements the integer value of a key by one.", decr),
-    row("incrby", 3, WF, (1, 1, 1), G, "1.0.0", "Increments the integer value of a key by a number.", incrby),
-    row("decrby", 3, WF, (1, 1, 1), G, "1.0.0", "Decrements a number from the integer value of a key.", decrby),
+    row("incr", 2, WF, keys(1, 1, 1), G, "1.0.0", "Increments the integer value of a key by one.", incr),
+    row("decr", 2, WF, keys(1, 1, 1), G, "1.0.0", "Decrements the integer value of a key by one.", decr),
+    row("incrby", 3, WF, keys(1, 1, 1), G, "1.0.0", "Increments the integer value of a key by a number.", incrby),
+    row("decrby", 3, WF, keys(1, 1, 1), G, "1.0.0", "Decrements a number from the integer value of a key.", decrby),
     row(
         "incrbyfloat",
         3,
         WF,
-        (1, 1, 1),
+        keys(1, 1, 1),
         G,
         "2.6.0",
         "Increment the floating point value of a key by a number.",
         incrbyfloat,
     ),
-    row("append", 3, WF, (1, 1, 1), G, "2.0.0", "Appends a string to the value of a key.", append),
-    row("strlen", 2, RF, (1, 1, 1), G, "2.2.0", "Returns the length of a string value.", strlen),
-    row("getrange", 4, R, (1, 1, 1), G, "2.4.0", "Returns a substring of the string stored at a key.", getrange),
-    row("substr", 4, R, (1, 1, 1), G, "1.0.0", "Returns a substring from a string value.", getrange),
+    row("append", 3, WF, keys(1, 1, 1), G, "2.0.0", "Appends a string to the value of a key.", append),
+    row("strlen", 2, RF, keys(1, 1, 1), G, "2.2.0", "Returns the length of a string value.", strlen),
+    row("getrange", 4, R, keys(1, 1, 1), G, "2.4.0", "Returns a substring of the string stored at a key.", getrange),
+    row("substr", 4, R, keys(1, 1, 1), G, "1.0.0", "Returns a substring from a string value.", getrange),
     row(
         "setrange",
         4,
         W,
-        (1, 1, 1),
+        keys(1, 1, 1),
         G,
         "2.2.0",
         "Overwrites a part of a string value with another by an offset.",
         setrange,
     ),
-    row("getdel", 2, WF, (1, 1, 1), G, "6.2.0", "Returns the string value of a key after deleting the key.", getdel),
+    row(
+        "getdel",
+        2,
+        WF,
+        keys(1, 1, 1),
+        G,
+        "6.2.0",
+        "Returns the string value of a key after deleting the key.",
+        getdel,
+    ),
     row(
         "getex",
         -2,
         WF | READS_INLINE,
-        (1, 1, 1),
+        keys(1, 1, 1),
         G,
         "6.2.0",
         "Returns the string value of a key after setting its expiration time.",
         getex,
     ),
-    row("lcs", -3, R, (1, 2, 1), G, "7.0.0", "Finds the longest common substring.", lcs),
+    row("lcs", -3, R, keys(1, 2, 1), G, "7.0.0", "Finds the longest common substring.", lcs),
 ];

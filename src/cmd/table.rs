@@ -4,7 +4,9 @@
 
 use std::sync::OnceLock;
 
-use super::{Handler, HandlerFn};
+use smallvec::SmallVec;
+
+use super::ctx::HandlerFn;
 
 /// Command flags, as COMMAND INFO names them.
 pub mod flag {
@@ -85,6 +87,51 @@ impl Group {
     }
 }
 
+/// Where a command's keys are among its arguments (the command name is 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keys {
+    None,
+    /// From `first` to `last` (negative: from the end, -1 = the last argument)
+    /// every `step`.
+    Range {
+        first: i32,
+        last: i32,
+        step: i32,
+    },
+    /// A `numkeys` count at argument `at`, the keys right after it (LMPOP,
+    /// ZUNION, EVAL, ...); with `dst`, also the key at 1 (ZUNIONSTORE's
+    /// destination).
+    Numkeys {
+        at: usize,
+        dst: bool,
+    },
+}
+
+/// `Keys::Range` for the rows.
+pub const fn keys(first: i32, last: i32, step: i32) -> Keys {
+    Keys::Range { first, last, step }
+}
+
+/// `Keys::Numkeys` without a destination.
+pub const fn numkeys(at: usize) -> Keys {
+    Keys::Numkeys { at, dst: false }
+}
+
+/// `Keys::Numkeys` after a destination key at 1.
+pub const fn dst_numkeys(at: usize) -> Keys {
+    Keys::Numkeys { at, dst: true }
+}
+
+/// Key positions of one request; few enough to live on the stack.
+pub type KeyPositions = SmallVec<[usize; 8]>;
+
+/// How a handler is reached.
+pub enum Handler {
+    Fn(HandlerFn),
+    /// Dispatches to the `name|sub` row; the handler (if any) serves the bare command.
+    Container(Option<HandlerFn>),
+}
+
 /// One row of the table.
 pub struct CommandSpec {
     /// Lowercase; subcommands are `parent|sub`.
@@ -92,11 +139,7 @@ pub struct CommandSpec {
     /// Redis convention: N = exactly N arguments (name included), -N = at least N.
     pub arity: i32,
     pub flags: u32,
-    /// 1-based argument index of the first key, 0 = no keys.
-    pub first_key: i32,
-    /// Last key index; -1 = the last argument, -2 = the one before, ...
-    pub last_key: i32,
-    pub step: i32,
+    pub keys: Keys,
     pub group: Group,
     pub since: &'static str,
     pub summary: &'static str,
@@ -126,51 +169,49 @@ impl CommandSpec {
         self.name.split_once('|')
     }
 
-    /// Indices of the key arguments in `argc` arguments, from the key positions.
-    pub fn key_indices(&self, argc: usize) -> Vec<usize> {
-        if self.first_key <= 0 {
-            return Vec::new();
-        }
-        self.fixed_key_indices(argc)
+    /// True if the keys follow a `numkeys` count (COMMAND INFO's `movablekeys`).
+    pub fn movable_keys(&self) -> bool {
+        matches!(self.keys, Keys::Numkeys { .. })
     }
 
-    /// For commands whose keys follow a `numkeys` argument (LMPOP, ZUNION,
-    /// ZUNIONSTORE, ...): where `numkeys` is and whether a destination key comes
-    /// first. `None` for the others.
-    pub fn numkeys_at(&self) -> Option<(usize, bool)> {
-        Some(match self.name {
-            "lmpop" | "zmpop" | "sintercard" | "zintercard" | "zunion" | "zinter" | "zdiff" => (1, false),
-            "blmpop" | "bzmpop" => (2, false),
-            "zunionstore" | "zinterstore" | "zdiffstore" => (2, true),
-            _ => return None,
-        })
+    /// COMMAND INFO's first key, last key and step (Redis's legacy triple: a
+    /// movable-keys command shows only its fixed destination, if any).
+    pub fn legacy_keys(&self) -> (i32, i32, i32) {
+        match self.keys {
+            Keys::None | Keys::Numkeys { dst: false, .. } => (0, 0, 0),
+            Keys::Numkeys { dst: true, .. } => (1, 1, 1),
+            Keys::Range { first, last, step } => (first, last, step),
+        }
     }
 
     /// The key positions of a request `args` (with the command name), movable
-    /// `numkeys` keys included; `None` if `numkeys` is not a valid count.
-    pub fn keys_of(&self, args: &[bytes::Bytes]) -> Option<Vec<usize>> {
-        let Some((at, dst)) = self.numkeys_at() else { return Some(self.key_indices(args.len())) };
-        let n = crate::protocol::cursor::parse_i64(args.get(at)?)?;
-        if n < 1 || n as usize > args.len() - at - 1 {
-            return None;
+    /// `numkeys` keys included; `None` if `numkeys` is not a valid count (the
+    /// handler then answers the error).
+    pub fn keys_of(&self, args: &[bytes::Bytes]) -> Option<KeyPositions> {
+        let mut out = KeyPositions::new();
+        match self.keys {
+            Keys::None => {}
+            Keys::Range { first, last, step } => {
+                let argc = args.len();
+                let last = if last < 0 { argc as i32 + last } else { last };
+                let mut i = first;
+                while i <= last && (i as usize) < argc {
+                    out.push(i as usize);
+                    i += step.max(1);
+                }
+            }
+            Keys::Numkeys { at, dst } => {
+                let n = crate::protocol::cursor::parse_i64(args.get(at)?)?;
+                if n < 0 || n as usize > args.len() - at - 1 {
+                    return None;
+                }
+                if dst {
+                    out.push(1);
+                }
+                out.extend(at + 1..=at + n as usize);
+            }
         }
-        let mut out: Vec<usize> = if dst { vec![1] } else { Vec::new() };
-        out.extend(at + 1..=at + n as usize);
         Some(out)
-    }
-
-    fn fixed_key_indices(&self, argc: usize) -> Vec<usize> {
-        if self.first_key <= 0 {
-            return Vec::new();
-        }
-        let last = if self.last_key < 0 { argc as i32 + self.last_key } else { self.last_key };
-        let mut out = Vec::new();
-        let mut i = self.first_key;
-        while i <= last && (i as usize) < argc {
-            out.push(i as usize);
-            i += self.step.max(1);
-        }
-        out
     }
 }
 
@@ -180,24 +221,13 @@ pub const fn row(
     name: &'static str,
     arity: i32,
     flags: u32,
-    keys: (i32, i32, i32),
+    keys: Keys,
     group: Group,
     since: &'static str,
     summary: &'static str,
     f: HandlerFn,
 ) -> CommandSpec {
-    CommandSpec {
-        name,
-        arity,
-        flags,
-        first_key: keys.0,
-        last_key: keys.1,
-        step: keys.2,
-        group,
-        since,
-        summary,
-        handler: Handler::Fn(f),
-    }
+    CommandSpec { name, arity, flags, keys, group, since, summary, handler: Handler::Fn(f) }
 }
 
 /// A container row: dispatch goes to `name|<sub>`; `bare` (if any) serves the
@@ -214,9 +244,7 @@ pub const fn container(
         name,
         arity: if bare.is_some() { -1 } else { -2 },
         flags,
-        first_key: 0,
-        last_key: 0,
-        step: 0,
+        keys: Keys::None,
         group,
         since,
         summary,
@@ -304,13 +332,18 @@ mod tests {
                 "{} is both write and readonly",
                 r.name
             );
-            if r.first_key > 0 {
-                assert!(r.step >= 1, "{}: keys need a step", r.name);
-                assert!(r.last_key < 0 || r.last_key >= r.first_key, "{}: last key before first", r.name);
-                let min_argc = r.arity.unsigned_abs() as i32;
-                assert!(r.first_key < min_argc || r.arity < 0, "{}: first key beyond arity", r.name);
-            } else {
-                assert_eq!((r.last_key, r.step), (0, 0), "{}: keyless rows have no key range", r.name);
+            match r.keys {
+                Keys::Range { first, last, step } => {
+                    assert!(first >= 1, "{}: a key range starts after the name", r.name);
+                    assert!(step >= 1, "{}: keys need a step", r.name);
+                    assert!(last < 0 || last >= first, "{}: last key before first", r.name);
+                    let min_argc = r.arity.unsigned_abs() as i32;
+                    assert!(first < min_argc || r.arity < 0, "{}: first key beyond arity", r.name);
+                }
+                Keys::Numkeys { at, .. } => {
+                    assert!(at >= 1 && r.arity < 0, "{}: numkeys after the name, variable arity", r.name)
+                }
+                Keys::None => {}
             }
             if let Some((parent, _)) = r.parent_and_sub() {
                 let p = t.get(parent).unwrap_or_else(|| panic!("{}: no parent row", r.name));
@@ -324,26 +357,35 @@ mod tests {
         }
     }
 
+    fn positions(t: &Table, line: &str) -> Option<Vec<usize>> {
+        let args: Vec<_> = line.split(' ').map(|a| bytes::Bytes::copy_from_slice(a.as_bytes())).collect();
+        t.lookup(&args[0]).unwrap().keys_of(&args).map(|k| k.to_vec())
+    }
+
     #[test]
     fn key_positions() {
         let t = table();
-        let mset = t.get("mset").unwrap();
-        assert_eq!(mset.key_indices(5), vec![1, 3]);
-        let del = t.get("del").unwrap();
-        assert_eq!(del.key_indices(4), vec![1, 2, 3]);
-        assert!(t.get("ping").unwrap().key_indices(1).is_empty());
-        assert!(t.lookup(b"GeT").is_some());
+        assert_eq!(positions(t, "MSET a 1 b 2"), Some(vec![1, 3]));
+        assert_eq!(positions(t, "DEL a b c"), Some(vec![1, 2, 3]));
+        assert_eq!(positions(t, "PING"), Some(vec![]));
+        assert_eq!(positions(t, "GeT k"), Some(vec![1]));
     }
 
     #[test]
     fn numkeys_key_positions() {
         let t = table();
-        let args = |s: &str| s.split(' ').map(|a| bytes::Bytes::copy_from_slice(a.as_bytes())).collect::<Vec<_>>();
-        assert_eq!(t.get("lmpop").unwrap().keys_of(&args("LMPOP 2 a b LEFT")), Some(vec![2, 3]));
-        assert_eq!(t.get("blmpop").unwrap().keys_of(&args("BLMPOP 0 1 a LEFT")), Some(vec![3]));
-        assert_eq!(t.get("zunionstore").unwrap().keys_of(&args("ZUNIONSTORE d 2 a b")), Some(vec![1, 3, 4]));
-        assert_eq!(t.get("zinter").unwrap().keys_of(&args("ZINTER 3 a b")), None, "more keys than arguments");
-        assert_eq!(t.get("sintercard").unwrap().keys_of(&args("SINTERCARD 0 a")), None);
-        assert_eq!(t.get("blpop").unwrap().keys_of(&args("BLPOP a b 0")), Some(vec![1, 2]));
+        assert_eq!(positions(t, "LMPOP 2 a b LEFT"), Some(vec![2, 3]));
+        assert_eq!(positions(t, "BLMPOP 0 1 a LEFT"), Some(vec![3]));
+        assert_eq!(positions(t, "ZUNIONSTORE d 2 a b"), Some(vec![1, 3, 4]));
+        assert_eq!(positions(t, "ZINTER 3 a b"), None, "more keys than arguments");
+        assert_eq!(positions(t, "SINTERCARD x a"), None, "numkeys is not a number");
+        assert_eq!(positions(t, "BLPOP a b 0"), Some(vec![1, 2]));
+        // Every row whose handler reads `numkeys` says so in the table.
+        for name in ["lmpop", "blmpop", "zmpop", "bzmpop", "sintercard", "zintercard", "zunion", "zinter", "zdiff"] {
+            assert!(t.get(name).unwrap().movable_keys(), "{name}");
+        }
+        for name in ["zunionstore", "zinterstore", "zdiffstore"] {
+            assert_eq!(t.get(name).unwrap().legacy_keys(), (1, 1, 1), "{name}");
+        }
     }
 }

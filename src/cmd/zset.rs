@@ -1,84 +1,77 @@
-//! Sorted-set commands. Writes become `WriteCmd`s (scores travel as f64 bits so
-//! every replica adds the same numbers); reads run over a snapshot, long walks
-//! on the blocking pool.
+//! Sorted-set commands. Writes become typed operations (scores travel as
+//! doubles, so every replica adds the same numbers); reads run over a snapshot,
+//! long walks on the blocking pool.
 
 use bytes::Bytes;
 
-use super::hash::{elem_scan, rand_count};
-use super::list::{block, mpop_args, timeout};
-use super::set::card_limit;
-use super::string::cmd;
-use super::table::{flag::*, row, CommandSpec, Group};
-use super::{err, reply, CmdError, CmdResult, Ctx};
-use crate::pb::{Op, WriteCmd};
-use crate::protocol::cursor::{parse_f64, parse_i64, ArgError};
+use super::args::{card_limit, int, mpop, pop_count, rand_count, timeout};
+use super::elements::{elem_scan, random_one};
+use super::table::{dst_numkeys, flag::*, keys, numkeys, row, CommandSpec, Group};
+use super::{err, reply, CmdError, CmdResult, Ctx, Shape, INLINE_WALK};
+use crate::pb::{self, write_cmd::Op, Aggregate, Algebra, ZBy};
+use crate::protocol::cursor::{parse_f64, ArgError};
 use crate::protocol::{ArgCursor, Reply};
 use crate::storage::keys::KeyType;
-use crate::types::coll::{find, Rng, Source};
-use crate::types::set::{self as st, Algebra};
-use crate::types::write::{flags, reply_kind};
-use crate::types::zset::{self as zt, Aggregate, Query, ZRange};
-
-fn bits(v: f64) -> Bytes {
-    Bytes::copy_from_slice(&v.to_bits().to_be_bytes())
-}
+use crate::storage::Cf;
+use crate::types::coll::{find, Rng};
+use crate::types::set as st;
+use crate::types::zset::{self as zt, Query, ZRange};
+use crate::types::Source;
 
 fn not_float() -> CmdError {
     ArgError::NotFloat.into()
 }
 
 fn zadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let mut f = 0u32;
+    let mut op = pb::Zadd { key: args[1].clone(), ..Default::default() };
     let mut i = 2;
     while i < args.len() {
-        let bit = match args[i].to_ascii_uppercase().as_slice() {
-            b"NX" => flags::Z_NX,
-            b"XX" => flags::Z_XX,
-            b"GT" => flags::Z_GT,
-            b"LT" => flags::Z_LT,
-            b"CH" => flags::Z_CH,
-            b"INCR" => flags::Z_INCR,
+        let flag = match args[i].to_ascii_uppercase().as_slice() {
+            b"NX" => &mut op.nx,
+            b"XX" => &mut op.xx,
+            b"GT" => &mut op.gt,
+            b"LT" => &mut op.lt,
+            b"CH" => &mut op.ch,
+            b"INCR" => &mut op.incr,
             _ => break,
         };
-        f |= bit;
+        *flag = true;
         i += 1;
     }
     let pairs = &args[i..];
     if pairs.is_empty() || pairs.len() % 2 != 0 {
         return Err(ArgError::Syntax.into());
     }
-    let has = |b: u32| f & b != 0;
-    if has(flags::Z_NX) && has(flags::Z_XX) {
+    if op.nx && op.xx {
         return Err(err("ERR XX and NX options at the same time are not compatible"));
     }
-    if (has(flags::Z_GT) && has(flags::Z_NX))
-        || (has(flags::Z_LT) && has(flags::Z_NX))
-        || (has(flags::Z_GT) && has(flags::Z_LT))
-    {
+    if (op.nx && (op.gt || op.lt)) || (op.gt && op.lt) {
         return Err(err("ERR GT, LT, and/or NX options at the same time are not compatible"));
     }
-    if has(flags::Z_INCR) && pairs.len() > 2 {
+    if op.incr && pairs.len() > 2 {
         return Err(err("ERR INCR option supports a single increment-element pair"));
     }
-    let mut vals = Vec::with_capacity(pairs.len());
     for p in pairs.chunks_exact(2) {
-        vals.push(bits(parse_f64(&p[0]).ok_or_else(not_float)?));
-        vals.push(p[1].clone());
+        op.scores.push(parse_f64(&p[0]).ok_or_else(not_float)?);
+        op.members.push(p[1].clone());
     }
-    let mut c = cmd(Op::Zadd, vec![args[1].clone()], vals);
-    c.flags = f;
-    ctx.write(c)
+    ctx.write(Op::Zadd(op), Shape::Natural)
 }
 
 fn zincrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let by = parse_f64(&args[2]).ok_or_else(not_float)?;
-    let mut c = cmd(Op::Zadd, vec![args[1].clone()], vec![bits(by), args[3].clone()]);
-    c.flags = flags::Z_INCR;
-    ctx.write(c)
+    let op = pb::Zadd {
+        key: args[1].clone(),
+        scores: vec![by],
+        members: vec![args[3].clone()],
+        incr: true,
+        ..Default::default()
+    };
+    ctx.write(Op::Zadd(op), Shape::Natural)
 }
 
 fn zrem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    ctx.write(cmd(Op::Zrem, vec![args[1].clone()], args[2..].to_vec()))
+    ctx.write(Op::Zrem(pb::Zrem { key: args[1].clone(), members: args[2..].to_vec() }), Shape::Natural)
 }
 
 fn zcard(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -107,18 +100,18 @@ fn zmscore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn zcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    count_range(ctx, args, flags::Z_BY_SCORE)
+    count_range(ctx, args, ZBy::Score)
 }
 
 fn zlexcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    count_range(ctx, args, flags::Z_BY_LEX)
+    count_range(ctx, args, ZBy::Lex)
 }
 
-fn count_range(ctx: &mut Ctx<'_>, args: &[Bytes], by: u32) -> CmdResult {
+fn count_range(ctx: &mut Ctx<'_>, args: &[Bytes], by: ZBy) -> CmdResult {
     let range = ZRange::parse(by, &args[2], &args[3])?;
     let s = ctx.snap();
     let Some(found) = find(&s, &args[1], KeyType::ZSet)?? else { return reply(Reply::Int(0)) };
-    if by == flags::Z_BY_SCORE || found.coll.size <= super::INLINE_WALK {
+    if by == ZBy::Score || found.coll.size <= INLINE_WALK {
         return reply(Reply::Int(zt::count(&s, &found, &range)? as i64));
     }
     drop(s);
@@ -153,7 +146,7 @@ fn zrevrank(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 /// A parsed ZRANGE-family request.
 struct RangeReq {
-    by: u32,
+    by: ZBy,
     /// The bounds as sent, low first.
     min: Bytes,
     max: Bytes,
@@ -170,7 +163,7 @@ fn parse_range(
     args: &[Bytes],
     at: usize,
     store: bool,
-    by: Option<u32>,
+    by: Option<ZBy>,
     rev: Option<bool>,
 ) -> Result<RangeReq, CmdError> {
     let (mut by_opt, mut rev_opt) = (by, rev);
@@ -183,31 +176,31 @@ fn parse_range(
         if !store && a.eq_ignore_ascii_case(b"WITHSCORES") {
             with_scores = true;
         } else if a.eq_ignore_ascii_case(b"LIMIT") && left >= 2 {
-            offset = parse_i64(&args[j + 1]).ok_or(ArgError::NotInteger)?;
-            count = parse_i64(&args[j + 2]).ok_or(ArgError::NotInteger)?;
+            offset = int(&args[j + 1])?;
+            count = int(&args[j + 2])?;
             limited = true;
             j += 2;
         } else if rev_opt.is_none() && a.eq_ignore_ascii_case(b"REV") {
             rev_opt = Some(true);
         } else if by_opt.is_none() && a.eq_ignore_ascii_case(b"BYLEX") {
-            by_opt = Some(flags::Z_BY_LEX);
+            by_opt = Some(ZBy::Lex);
         } else if by_opt.is_none() && a.eq_ignore_ascii_case(b"BYSCORE") {
-            by_opt = Some(flags::Z_BY_SCORE);
+            by_opt = Some(ZBy::Score);
         } else {
             return Err(ArgError::Syntax.into());
         }
         j += 1;
     }
-    let by = by_opt.unwrap_or(flags::Z_BY_RANK);
+    let by = by_opt.unwrap_or(ZBy::Rank);
     let rev = rev_opt.unwrap_or(false);
-    if count != -1 && by == flags::Z_BY_RANK {
+    if count != -1 && by == ZBy::Rank {
         return Err(err("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"));
     }
-    if with_scores && by == flags::Z_BY_LEX {
+    if with_scores && by == ZBy::Lex {
         return Err(err("ERR syntax error, WITHSCORES not supported in combination with BYLEX"));
     }
     let (mut min, mut max) = (args[at + 1].clone(), args[at + 2].clone());
-    if rev && by != flags::Z_BY_RANK {
+    if rev && by != ZBy::Rank {
         std::mem::swap(&mut min, &mut max);
     }
     let range = ZRange::parse(by, &min, &max)?;
@@ -222,16 +215,16 @@ fn scored(got: Vec<(Bytes, f64)>, with_scores: bool) -> Reply {
     }
 }
 
-fn range_read(ctx: &mut Ctx<'_>, args: &[Bytes], by: Option<u32>, rev: Option<bool>) -> CmdResult {
+fn range_read(ctx: &mut Ctx<'_>, args: &[Bytes], by: Option<ZBy>, rev: Option<bool>) -> CmdResult {
     let req = parse_range(args, 1, false, by, rev)?;
     let s = ctx.snap();
     let Some(found) = find(&s, &args[1], KeyType::ZSet)?? else { return reply(Reply::Array(Vec::new())) };
     // Inline when the answer is short for sure; long walks go to the blocking pool.
     let short = match &req.query.range {
         ZRange::Rank(a, b) => {
-            crate::types::list::range_of(*a, *b, found.coll.size).is_none_or(|(s, e)| e - s < super::INLINE_WALK)
+            crate::types::list::range_of(*a, *b, found.coll.size).is_none_or(|(s, e)| e - s < INLINE_WALK)
         }
-        _ => (0..=super::INLINE_WALK as i64).contains(&req.query.count) || found.coll.size <= super::INLINE_WALK,
+        _ => (0..=INLINE_WALK as i64).contains(&req.query.count) || found.coll.size <= INLINE_WALK,
     };
     let (q, ws) = (req.query, req.with_scores);
     if short {
@@ -250,65 +243,66 @@ fn zrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn zrangebyscore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    range_read(ctx, args, Some(flags::Z_BY_SCORE), Some(false))
+    range_read(ctx, args, Some(ZBy::Score), Some(false))
 }
 
 fn zrevrangebyscore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    range_read(ctx, args, Some(flags::Z_BY_SCORE), Some(true))
+    range_read(ctx, args, Some(ZBy::Score), Some(true))
 }
 
 fn zrangebylex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    range_read(ctx, args, Some(flags::Z_BY_LEX), Some(false))
+    range_read(ctx, args, Some(ZBy::Lex), Some(false))
 }
 
 fn zrevrangebylex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    range_read(ctx, args, Some(flags::Z_BY_LEX), Some(true))
+    range_read(ctx, args, Some(ZBy::Lex), Some(true))
 }
 
 fn zrevrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    range_read(ctx, args, Some(flags::Z_BY_RANK), Some(true))
+    range_read(ctx, args, Some(ZBy::Rank), Some(true))
 }
 
 fn zrangestore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let req = parse_range(args, 2, true, None, None)?;
-    let mut c = cmd(Op::Zrangestore, vec![args[1].clone(), args[2].clone()], vec![req.min, req.max]);
-    c.flags = req.by | if req.query.rev { flags::Z_REV } else { 0 };
-    c.num = req.query.offset;
-    c.num2 = if req.limited { req.query.count } else { -1 };
-    ctx.write(c)
+    let op = pb::Zrangestore {
+        dst: args[1].clone(),
+        src: args[2].clone(),
+        by: req.by as i32,
+        rev: req.query.rev,
+        min: req.min,
+        max: req.max,
+        offset: req.query.offset,
+        count: if req.limited { req.query.count } else { -1 },
+    };
+    ctx.write(Op::Zrangestore(op), Shape::Natural)
 }
 
-fn remrange(ctx: &mut Ctx<'_>, args: &[Bytes], by: u32) -> CmdResult {
+fn remrange(ctx: &mut Ctx<'_>, args: &[Bytes], by: ZBy) -> CmdResult {
     // Checked here for the error reply; apply parses the same bounds again.
     ZRange::parse(by, &args[2], &args[3])?;
-    let mut c = cmd(Op::Zremrange, vec![args[1].clone()], vec![args[2].clone(), args[3].clone()]);
-    c.flags = by;
-    ctx.write(c)
+    let op = pb::Zremrange { key: args[1].clone(), by: by as i32, min: args[2].clone(), max: args[3].clone() };
+    ctx.write(Op::Zremrange(op), Shape::Natural)
 }
 
 fn zremrangebyrank(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    remrange(ctx, args, flags::Z_BY_RANK)
+    remrange(ctx, args, ZBy::Rank)
 }
 
 fn zremrangebyscore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    remrange(ctx, args, flags::Z_BY_SCORE)
+    remrange(ctx, args, ZBy::Score)
 }
 
 fn zremrangebylex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    remrange(ctx, args, flags::Z_BY_LEX)
+    remrange(ctx, args, ZBy::Lex)
 }
 
 fn pop(ctx: &mut Ctx<'_>, args: &[Bytes], max: bool) -> CmdResult {
-    let mut c = cmd(Op::Zpop, vec![args[1].clone()], Vec::new());
-    c.flags = if max { flags::Z_MAX } else { 0 };
-    c.num = match args.len() {
-        2 => -1,
-        3 => {
-            parse_i64(&args[2]).filter(|n| *n >= 0).ok_or_else(|| err("ERR value is out of range, must be positive"))?
-        }
-        _ => return Err(ArgError::Syntax.into()),
-    };
-    ctx.write(c)
+    if args.len() > 3 {
+        return Err(ArgError::Syntax.into());
+    }
+    let count = pop_count(args)?;
+    let op = pb::Zpop { keys: vec![args[1].clone()], max, count: count.unwrap_or(1), blocked: false };
+    ctx.write(Op::Zpop(op), if count.is_some() { Shape::ZPopMany } else { Shape::ZPopOne })
 }
 
 fn zpopmin(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -320,36 +314,30 @@ fn zpopmax(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 /// ZMPOP / BZMPOP's pop from `args[at..]`: `numkeys key... MIN|MAX [COUNT n]`.
-fn mpop_cmd(args: &[Bytes], at: usize) -> Result<WriteCmd, CmdError> {
-    let (keys, which, count) = mpop_args(args, at, |a| {
+fn mpop_op(args: &[Bytes], at: usize) -> Result<pb::Zpop, CmdError> {
+    let (keys, max, count) = mpop(args, at, |a| {
         if a.eq_ignore_ascii_case(b"MIN") {
-            Ok(0)
+            Ok(false)
         } else if a.eq_ignore_ascii_case(b"MAX") {
-            Ok(flags::Z_MAX)
+            Ok(true)
         } else {
             Err(ArgError::Syntax.into())
         }
     })?;
-    let mut c = cmd(Op::Zpop, keys.to_vec(), Vec::new());
-    c.flags = which;
-    c.reply = reply_kind::ZMPOP;
-    c.num = count;
-    Ok(c)
+    Ok(pb::Zpop { keys: keys.to_vec(), max, count, blocked: false })
 }
 
 fn zmpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let c = mpop_cmd(args, 1)?;
-    ctx.write(c)
+    let op = mpop_op(args, 1)?;
+    ctx.write(Op::Zpop(op), Shape::Natural)
 }
 
 fn bzpop(ctx: &mut Ctx<'_>, args: &[Bytes], max: bool) -> CmdResult {
     let (keys, t) = args[1..].split_at(args.len() - 2);
     let t = timeout(&t[0])?;
-    let mut c = cmd(Op::Zpop, keys.to_vec(), Vec::new());
-    c.flags = if max { flags::Z_MAX } else { 0 };
-    c.num = 1;
-    c.reply = reply_kind::BZPOP;
-    block(ctx, c, keys, t, flags::LIST_SKIP_WRONGTYPE)
+    let op = pb::Zpop { keys: keys.to_vec(), max, count: 1, blocked: false };
+    let retry = pb::Zpop { blocked: true, ..op.clone() };
+    ctx.block(Op::Zpop(op), Op::Zpop(retry), keys, t, Shape::ZPopKeyed)
 }
 
 fn bzpopmin(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -362,29 +350,31 @@ fn bzpopmax(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn bzmpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let t = timeout(&args[1])?;
-    let c = mpop_cmd(args, 2)?;
-    let keys = c.keys.clone();
-    block(ctx, c, &keys, t, flags::LIST_SKIP_WRONGTYPE)
+    let op = mpop_op(args, 2)?;
+    let keys = op.keys.clone();
+    let retry = pb::Zpop { blocked: true, ..op.clone() };
+    ctx.block(Op::Zpop(op), Op::Zpop(retry), &keys, t, Shape::Natural)
 }
 
 fn zrandmember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let key = args[1].clone();
     if args.len() == 2 {
-        return super::hash::random_one(ctx, &key, KeyType::ZSet);
+        return random_one(ctx, &key, KeyType::ZSet);
     }
     let mut cur = ArgCursor::new(&args[3..]);
     let with_scores = cur.eat("WITHSCORES");
     cur.finish()?;
     let (count, distinct) = rand_count(&args[2], with_scores)?;
+    let seed = ctx.random();
     ctx.walk([&args[1]], move |s| {
         let Some(found) = find(s, &key, KeyType::ZSet)?? else { return Ok(Reply::Array(Vec::new())) };
-        let got = st::sample(s, &found, count, distinct, &mut Rng::new(rand::random()))?;
+        let got = st::sample(s, &found, count, distinct, &mut Rng::new(seed))?;
         if !with_scores {
             return Ok(Reply::Array(got.into_iter().map(Reply::Bulk).collect()));
         }
         let mut out = Vec::with_capacity(got.len());
         for m in got {
-            let score = s.get(crate::storage::Cf::Subkey, &found.element(&m))?.map(|v| zt::dec(&v)).unwrap_or(0.0);
+            let score = s.get(Cf::Subkey, &found.element(&m))?.map(|v| zt::dec(&v)).unwrap_or(0.0);
             out.push((Reply::Bulk(m), Reply::Double(score)));
         }
         Ok(Reply::Pairs(out))
@@ -410,7 +400,7 @@ struct Combine {
 /// what follows. As Redis, the inputs' types are checked (sorted sets and sets
 /// are accepted) before the options are parsed.
 fn combine_keys<'a>(ctx: &Ctx<'_>, args: &'a [Bytes], at: usize) -> Result<(&'a [Bytes], &'a [Bytes]), CmdError> {
-    let n = parse_i64(&args[at]).ok_or(ArgError::NotInteger)?;
+    let n = int(&args[at])?;
     if n < 1 {
         return Err(err(format!("ERR at least 1 input key is needed for '{}' command", ctx.spec.name)));
     }
@@ -467,7 +457,6 @@ fn parse_combine(ctx: &Ctx<'_>, args: &[Bytes], at: usize, diff: bool, store: bo
 
 fn combine_read(ctx: &mut Ctx<'_>, args: &[Bytes], op: Algebra) -> CmdResult {
     let c = parse_combine(ctx, args, 1, op == Algebra::Diff, false)?;
-    ctx.region_of(c.keys.iter())?;
     let keys = c.keys.clone();
     ctx.walk(keys.iter(), move |s| {
         let got = zt::combine(s, op, &c.keys, &c.weights, c.agg, 0)??;
@@ -487,36 +476,33 @@ fn zdiff(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     combine_read(ctx, args, Algebra::Diff)
 }
 
-fn combine_store(ctx: &mut Ctx<'_>, args: &[Bytes], op: Algebra, set_flag: u32) -> CmdResult {
-    let c = parse_combine(ctx, args, 2, op == Algebra::Diff, true)?;
-    let mut keys = vec![args[1].clone()];
-    keys.extend(c.keys);
-    let mut w = cmd(Op::Zstore, keys, c.weights.into_iter().map(bits).collect());
-    w.flags = set_flag;
-    w.num = match c.agg {
-        Aggregate::Sum => 0,
-        Aggregate::Min => 1,
-        Aggregate::Max => 2,
+fn combine_store(ctx: &mut Ctx<'_>, args: &[Bytes], algebra: Algebra) -> CmdResult {
+    let c = parse_combine(ctx, args, 2, algebra == Algebra::Diff, true)?;
+    let op = pb::Zstore {
+        dst: args[1].clone(),
+        keys: c.keys,
+        weights: c.weights,
+        algebra: algebra as i32,
+        aggregate: c.agg as i32,
     };
-    ctx.write(w)
+    ctx.write(Op::Zstore(op), Shape::Natural)
 }
 
 fn zunionstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    combine_store(ctx, args, Algebra::Union, flags::SET_UNION)
+    combine_store(ctx, args, Algebra::Union)
 }
 
 fn zinterstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    combine_store(ctx, args, Algebra::Inter, flags::SET_INTER)
+    combine_store(ctx, args, Algebra::Inter)
 }
 
 fn zdiffstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    combine_store(ctx, args, Algebra::Diff, flags::SET_DIFF)
+    combine_store(ctx, args, Algebra::Diff)
 }
 
 fn zintercard(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (keys, opts) = combine_keys(ctx, args, 1)?;
     let limit = card_limit(opts)?;
-    ctx.region_of(keys.iter())?;
     let owned = keys.to_vec();
     ctx.walk(keys.iter(), move |s| {
         let got = zt::combine(s, Algebra::Inter, &owned, &[], Aggregate::Sum, limit)??;
@@ -531,39 +517,39 @@ const RF: u32 = READONLY | FAST;
 const G: Group = Group::SortedSet;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("zadd", -4, WF, (1, 1, 1), G, "1.2.0", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", zadd),
-    row("zincrby", 4, WF, (1, 1, 1), G, "1.2.0", "Increments the score of a member in a sorted set.", zincrby),
-    row("zrem", -3, WRITE | FAST, (1, 1, 1), G, "1.2.0", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", zrem),
-    row("zcard", 2, RF, (1, 1, 1), G, "1.2.0", "Returns the number of members in a sorted set.", zcard),
-    row("zscore", 3, RF, (1, 1, 1), G, "1.2.0", "Returns the score of a member in a sorted set.", zscore),
-    row("zmscore", -3, RF, (1, 1, 1), G, "6.2.0", "Returns the score of one or more members in a sorted set.", zmscore),
-    row("zcount", 4, RF, (1, 1, 1), G, "2.0.0", "Returns the count of members in a sorted set that have scores within a range.", zcount),
-    row("zlexcount", 4, RF, (1, 1, 1), G, "2.8.9", "Returns the number of members in a sorted set within a lexicographical range.", zlexcount),
-    row("zrank", -3, RF, (1, 1, 1), G, "2.0.0", "Returns the index of a member in a sorted set ordered by ascending scores.", zrank),
-    row("zrevrank", -3, RF, (1, 1, 1), G, "2.0.0", "Returns the index of a member in a sorted set ordered by descending scores.", zrevrank),
-    row("zrange", -4, R, (1, 1, 1), G, "1.2.0", "Returns members in a sorted set within a range of indexes.", zrange),
-    row("zrangebyscore", -4, R, (1, 1, 1), G, "1.0.5", "Returns members in a sorted set within a range of scores.", zrangebyscore),
-    row("zrevrangebyscore", -4, R, (1, 1, 1), G, "2.2.0", "Returns members in a sorted set within a range of scores in reverse order.", zrevrangebyscore),
-    row("zrangebylex", -4, R, (1, 1, 1), G, "2.8.9", "Returns members in a sorted set within a lexicographical range.", zrangebylex),
-    row("zrevrangebylex", -4, R, (1, 1, 1), G, "2.8.9", "Returns members in a sorted set within a lexicographical range in reverse order.", zrevrangebylex),
-    row("zrevrange", -4, R, (1, 1, 1), G, "1.2.0", "Returns members in a sorted set within a range of indexes in reverse order.", zrevrange),
-    row("zrangestore", -5, W, (1, 2, 1), G, "6.2.0", "Stores a range of members from sorted set in a key.", zrangestore),
-    row("zremrangebyrank", 4, WRITE, (1, 1, 1), G, "2.0.0", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.", zremrangebyrank),
-    row("zremrangebyscore", 4, WRITE, (1, 1, 1), G, "1.2.0", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.", zremrangebyscore),
-    row("zremrangebylex", 4, WRITE, (1, 1, 1), G, "2.8.9", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.", zremrangebylex),
-    row("zpopmin", -2, WRITE | FAST, (1, 1, 1), G, "5.0.0", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", zpopmin),
-    row("zpopmax", -2, WRITE | FAST, (1, 1, 1), G, "5.0.0", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", zpopmax),
-    row("zmpop", -4, WRITE, (0, 0, 0), G, "7.0.0", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", zmpop),
-    row("bzpopmin", -3, WRITE | NOSCRIPT | FAST | BLOCKING, (1, -2, 1), G, "5.0.0", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", bzpopmin),
-    row("bzpopmax", -3, WRITE | NOSCRIPT | FAST | BLOCKING, (1, -2, 1), G, "5.0.0", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", bzpopmax),
-    row("bzmpop", -5, WRITE | NOSCRIPT | BLOCKING, (0, 0, 0), G, "7.0.0", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", bzmpop),
-    row("zrandmember", -2, R, (1, 1, 1), G, "6.2.0", "Returns one or more random members from a sorted set.", zrandmember),
-    row("zscan", -3, R, (1, 1, 1), G, "2.8.0", "Iterates over members and scores of a sorted set.", zscan),
-    row("zunion", -3, R, (0, 0, 0), G, "6.2.0", "Returns the union of multiple sorted sets.", zunion),
-    row("zinter", -3, R, (0, 0, 0), G, "6.2.0", "Returns the intersect of multiple sorted sets.", zinter),
-    row("zdiff", -3, R, (0, 0, 0), G, "6.2.0", "Returns the difference between multiple sorted sets.", zdiff),
-    row("zunionstore", -4, W, (1, 1, 1), G, "2.0.0", "Stores the union of multiple sorted sets in a key.", zunionstore),
-    row("zinterstore", -4, W, (1, 1, 1), G, "2.0.0", "Stores the intersect of multiple sorted sets in a key.", zinterstore),
-    row("zdiffstore", -4, W, (1, 1, 1), G, "6.2.0", "Stores the difference of multiple sorted sets in a key.", zdiffstore),
-    row("zintercard", -3, R, (0, 0, 0), G, "7.0.0", "Returns the number of members of the intersect of multiple sorted sets.", zintercard),
+    row("zadd", -4, WF, keys(1, 1, 1), G, "1.2.0", "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.", zadd),
+    row("zincrby", 4, WF, keys(1, 1, 1), G, "1.2.0", "Increments the score of a member in a sorted set.", zincrby),
+    row("zrem", -3, WRITE | FAST, keys(1, 1, 1), G, "1.2.0", "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.", zrem),
+    row("zcard", 2, RF, keys(1, 1, 1), G, "1.2.0", "Returns the number of members in a sorted set.", zcard),
+    row("zscore", 3, RF, keys(1, 1, 1), G, "1.2.0", "Returns the score of a member in a sorted set.", zscore),
+    row("zmscore", -3, RF, keys(1, 1, 1), G, "6.2.0", "Returns the score of one or more members in a sorted set.", zmscore),
+    row("zcount", 4, RF, keys(1, 1, 1), G, "2.0.0", "Returns the count of members in a sorted set that have scores within a range.", zcount),
+    row("zlexcount", 4, RF, keys(1, 1, 1), G, "2.8.9", "Returns the number of members in a sorted set within a lexicographical range.", zlexcount),
+    row("zrank", -3, RF, keys(1, 1, 1), G, "2.0.0", "Returns the index of a member in a sorted set ordered by ascending scores.", zrank),
+    row("zrevrank", -3, RF, keys(1, 1, 1), G, "2.0.0", "Returns the index of a member in a sorted set ordered by descending scores.", zrevrank),
+    row("zrange", -4, R, keys(1, 1, 1), G, "1.2.0", "Returns members in a sorted set within a range of indexes.", zrange),
+    row("zrangebyscore", -4, R, keys(1, 1, 1), G, "1.0.5", "Returns members in a sorted set within a range of scores.", zrangebyscore),
+    row("zrevrangebyscore", -4, R, keys(1, 1, 1), G, "2.2.0", "Returns members in a sorted set within a range of scores in reverse order.", zrevrangebyscore),
+    row("zrangebylex", -4, R, keys(1, 1, 1), G, "2.8.9", "Returns members in a sorted set within a lexicographical range.", zrangebylex),
+    row("zrevrangebylex", -4, R, keys(1, 1, 1), G, "2.8.9", "Returns members in a sorted set within a lexicographical range in reverse order.", zrevrangebylex),
+    row("zrevrange", -4, R, keys(1, 1, 1), G, "1.2.0", "Returns members in a sorted set within a range of indexes in reverse order.", zrevrange),
+    row("zrangestore", -5, W, keys(1, 2, 1), G, "6.2.0", "Stores a range of members from sorted set in a key.", zrangestore),
+    row("zremrangebyrank", 4, WRITE, keys(1, 1, 1), G, "2.0.0", "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.", zremrangebyrank),
+    row("zremrangebyscore", 4, WRITE, keys(1, 1, 1), G, "1.2.0", "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.", zremrangebyscore),
+    row("zremrangebylex", 4, WRITE, keys(1, 1, 1), G, "2.8.9", "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.", zremrangebylex),
+    row("zpopmin", -2, WRITE | FAST, keys(1, 1, 1), G, "5.0.0", "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", zpopmin),
+    row("zpopmax", -2, WRITE | FAST, keys(1, 1, 1), G, "5.0.0", "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.", zpopmax),
+    row("zmpop", -4, WRITE, numkeys(1), G, "7.0.0", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", zmpop),
+    row("bzpopmin", -3, WRITE | NOSCRIPT | FAST | BLOCKING, keys(1, -2, 1), G, "5.0.0", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", bzpopmin),
+    row("bzpopmax", -3, WRITE | NOSCRIPT | FAST | BLOCKING, keys(1, -2, 1), G, "5.0.0", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", bzpopmax),
+    row("bzmpop", -5, WRITE | NOSCRIPT | BLOCKING, numkeys(2), G, "7.0.0", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", bzmpop),
+    row("zrandmember", -2, R, keys(1, 1, 1), G, "6.2.0", "Returns one or more random members from a sorted set.", zrandmember),
+    row("zscan", -3, R, keys(1, 1, 1), G, "2.8.0", "Iterates over members and scores of a sorted set.", zscan),
+    row("zunion", -3, R, numkeys(1), G, "6.2.0", "Returns the union of multiple sorted sets.", zunion),
+    row("zinter", -3, R, numkeys(1), G, "6.2.0", "Returns the intersect of multiple sorted sets.", zinter),
+    row("zdiff", -3, R, numkeys(1), G, "6.2.0", "Returns the difference between multiple sorted sets.", zdiff),
+    row("zunionstore", -4, W, dst_numkeys(2), G, "2.0.0", "Stores the union of multiple sorted sets in a key.", zunionstore),
+    row("zinterstore", -4, W, dst_numkeys(2), G, "2.0.0", "Stores the intersect of multiple sorted sets in a key.", zinterstore),
+    row("zdiffstore", -4, W, dst_numkeys(2), G, "6.2.0", "Stores the difference of multiple sorted sets in a key.", zdiffstore),
+    row("zintercard", -3, R, numkeys(1), G, "7.0.0", "Returns the number of members of the intersect of multiple sorted sets.", zintercard),
 ];

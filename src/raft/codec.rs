@@ -142,13 +142,11 @@ mod tests {
 
     #[test]
     fn entry_roundtrip() {
+        let set = pb::Set { key: Bytes::from_static(b"k"), value: Bytes::from_static(b"v"), ..Default::default() };
         let batch = pb::RaftBatch {
             now_ms: 42,
-            cmds: vec![pb::WriteCmd {
-                op: pb::Op::Set as i32,
-                keys: vec![Bytes::from_static(b"k")],
-                ..Default::default()
-            }],
+            cmds: vec![pb::WriteCmd { op: Some(pb::write_cmd::Op::Set(set)) }],
+            ..Default::default()
         };
         for payload in [
             EntryPayload::Blank,

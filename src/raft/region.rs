@@ -24,9 +24,9 @@ use crate::cluster::RegionRoute;
 use crate::pb::{RaftBatch, WriteCmd};
 use crate::protocol::Reply;
 use crate::storage::Storage;
+use crate::types::blocked::Blocked;
 use crate::types::cache::Epochs;
 use crate::types::now_ms;
-use crate::types::watch::Watch;
 
 /// Where a write's reply goes.
 pub type ReplyTx = oneshot::Sender<Reply>;
@@ -67,13 +67,13 @@ impl Region {
     pub async fn start(
         storage: Storage,
         epochs: Arc<Epochs>,
-        watch: Arc<Watch>,
+        blocked: Arc<Blocked>,
         route: &RegionRoute,
         snapshot_logs: u64,
     ) -> Result<Rc<Region>, String> {
         let log = LogStore::new(storage.clone(), route.id);
-        let sm =
-            StateMachine::open(storage, epochs, watch, route.id, route.start, route.end).map_err(|e| e.to_string())?;
+        let sm = StateMachine::open(storage, epochs, blocked, route.id, route.start, route.end)
+            .map_err(|e| e.to_string())?;
         let raft = Raft::new(NODE_ID, Arc::new(raft_config(snapshot_logs)?), Standalone, log, sm)
             .await
             .map_err(|e| e.to_string())?;
@@ -126,7 +126,7 @@ impl Region {
         while cmds.peek().is_some() {
             let chunk: Vec<WriteCmd> = cmds.by_ref().take(MAX_CMDS_PER_ENTRY).collect();
             let txs: Vec<ReplyTx> = waiters.by_ref().take(chunk.len()).collect();
-            match self.raft.client_write(Proposal(RaftBatch { now_ms: now, cmds: chunk })).await {
+            match self.raft.client_write(Proposal(RaftBatch { now_ms: now, cmds: chunk, ..Default::default() })).await {
                 Ok(resp) => {
                     for (tx, r) in txs.into_iter().zip(resp.data) {
                         let _ = tx.send(r);

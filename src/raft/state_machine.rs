@@ -18,8 +18,8 @@ use super::{LogId, SnapshotMeta, StoredMembership, TypeConfig};
 use crate::protocol::Reply;
 use crate::storage::keys::{state_key, StateKind};
 use crate::storage::{Cf, Storage};
+use crate::types::blocked::Blocked;
 use crate::types::cache::Epochs;
-use crate::types::watch::Watch;
 use crate::types::write::apply_cmd;
 use crate::types::ApplyCtx;
 use std::sync::Arc;
@@ -36,7 +36,7 @@ pub struct StateMachine {
     storage: Storage,
     epochs: Arc<Epochs>,
     /// Clients blocked on keys, woken after a write to their key lands.
-    watch: Arc<Watch>,
+    blocked: Arc<Blocked>,
     region: u32,
     slot_start: u16,
     slot_end: u32,
@@ -50,7 +50,7 @@ impl StateMachine {
     pub fn open(
         storage: Storage,
         epochs: Arc<Epochs>,
-        watch: Arc<Watch>,
+        blocked: Arc<Blocked>,
         region: u32,
         slot_start: u16,
         slot_end: u32,
@@ -60,7 +60,7 @@ impl StateMachine {
                 Some(b) => decode_applied(&b)?,
                 None => (None, StoredMembership::default()),
             };
-        Ok(StateMachine { storage, epochs, watch, region, slot_start, slot_end, applied, membership })
+        Ok(StateMachine { storage, epochs, blocked, region, slot_start, slot_end, applied, membership })
     }
 }
 
@@ -107,6 +107,12 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             let replies: Vec<Reply> = match entry.payload {
                 EntryPayload::Blank => Vec::new(),
                 EntryPayload::Normal(p) => {
+                    if !p.0.legacy_cmds.is_empty() {
+                        return Err(io_err(format!(
+                            "log entry {} holds write commands in the format of an older NeoKV; restart that version once to apply them, then upgrade",
+                            entry.log_id.index
+                        )));
+                    }
                     ctx.begin_entry(entry.log_id.index, p.0.now_ms);
                     let mut out = Vec::with_capacity(p.0.cmds.len());
                     for c in &p.0.cmds {
@@ -132,7 +138,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         self.storage.write(std::mem::take(&mut applied.batch), false).map_err(io_err)?;
         // Cached reads of what changed turn stale before anyone hears of the write.
         applied.invalidate(&self.epochs);
-        self.watch.notify_written(&applied.written);
+        self.blocked.notify_written(&applied.written);
         for (r, replies) in responders {
             r.send(replies);
         }

@@ -15,7 +15,7 @@ use futures_channel::oneshot;
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::TcpStream;
 
-use crate::cmd::{self, Plan, Session};
+use crate::cmd::{self, Plan, Session, Shape};
 use crate::protocol::{DecodeLimits, Decoder, Reply};
 use crate::shard::shared::ClientEntry;
 use crate::shard::Core;
@@ -25,15 +25,18 @@ const READ_CHUNK: usize = 16 * 1024;
 /// Redis's client-query-buffer-limit default.
 const MAX_QUERY_BUFFER: usize = 1 << 30;
 
+/// A write in flight: its result arrives on the receiver, shown as the shape.
+type Pending = (oneshot::Receiver<Reply>, Shape);
+
 /// Await every pending write's reply, in order, into `out`; then refresh the
 /// session's clock (time passed while waiting).
-async fn drain(pending: &mut Vec<oneshot::Receiver<Reply>>, out: &mut BytesMut, session: &mut Session) {
+async fn drain(pending: &mut Vec<Pending>, out: &mut BytesMut, session: &mut Session) {
     if pending.is_empty() {
         return;
     }
-    for rx in pending.drain(..) {
+    for (rx, shape) in pending.drain(..) {
         let r = rx.await.unwrap_or_else(|_| Reply::error("ERR write aborted"));
-        r.encode(session.resp, out);
+        shape.apply(r).encode(session.resp, out);
     }
     session.now_ms = now_ms();
 }
@@ -52,15 +55,15 @@ async fn block(
         Timeout,
         Read(std::io::Result<usize>),
     }
-    let watch = core.shared.watch.clone();
-    let waiter = watch.register(&b.keys);
+    let blocked = core.shared.blocked.clone();
+    let waiter = blocked.register(&b.keys);
     // A deadline past what the clock can hold is no deadline.
     let deadline = b.timeout.and_then(|t| Instant::now().checked_add(t));
     let mut cmd = b.cmd;
     let answer = 'retry: loop {
         let r = core.submit_write(b.region, cmd).await.unwrap_or_else(|_| Reply::error("ERR write aborted"));
         if !matches!(r, Reply::Nil | Reply::NilArray) {
-            break Some(r);
+            break Some(b.shape.apply(r));
         }
         cmd = b.retry.clone();
         let mut woken = waiter.wait();
@@ -87,7 +90,7 @@ async fn block(
             }
         }
     };
-    watch.unregister(&waiter);
+    blocked.unregister(&waiter);
     answer
 }
 
@@ -129,7 +132,7 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
     let mut session = Session::new(entry.clone(), authed);
     let mut rbuf = BytesMut::with_capacity(READ_CHUNK);
     let mut out = BytesMut::with_capacity(READ_CHUNK);
-    let mut pending: Vec<oneshot::Receiver<Reply>> = Vec::new();
+    let mut pending: Vec<Pending> = Vec::new();
     // The region of the writes in `pending` (they all go to one region).
     let mut pending_region: Option<u32> = None;
 
@@ -176,7 +179,7 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                 drain(&mut pending, &mut out, &mut session).await;
             }
             match cmd::run(&core, &mut session, spec, &args) {
-                Plan::Write(region, c) => {
+                Plan::Write { region, cmd: c, shape } => {
                     // Writes to one region take effect in log order; across regions
                     // they would race, so a write to another region waits for this
                     // connection's pending ones (commands take effect in the order sent).
@@ -184,7 +187,7 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                         drain(&mut pending, &mut out, &mut session).await;
                     }
                     pending_region = Some(region);
-                    pending.push(core.submit_write(region, c))
+                    pending.push((core.submit_write(region, c), shape))
                 }
                 Plan::Reply(r) => {
                     drain(&mut pending, &mut out, &mut session).await;

@@ -15,7 +15,7 @@ use futures_channel::oneshot;
 
 use super::Core;
 use crate::cluster::RegionRoute;
-use crate::pb::{Op, WriteCmd};
+use crate::pb::{self, write_cmd::Op, WriteCmd};
 use crate::protocol::Reply;
 use crate::raft::region::Region;
 use crate::storage::keys::{decode_expire_index_key, slot_lower_bound, slot_upper_bound};
@@ -83,9 +83,9 @@ pub async fn run(core: Rc<Core>, region: Rc<Region>, route: RegionRoute) {
         if due.is_empty() {
             continue;
         }
-        let (keys, vals) = due.into_iter().map(|(k, at)| (k, Bytes::copy_from_slice(&at.to_be_bytes()))).unzip();
+        let (keys, at_ms) = due.into_iter().unzip();
         let (tx, rx) = oneshot::channel();
-        region.submit(WriteCmd { op: Op::ExpireKeys as i32, keys, vals, ..Default::default() }, tx);
+        region.submit(WriteCmd { op: Some(Op::ExpireKeys(pb::ExpireKeys { keys, at_ms })) }, tx);
         if let Ok(Reply::Int(n)) = rx.await {
             core.shared.expired_keys.fetch_add(n as u64, Ordering::Relaxed);
         }

@@ -56,7 +56,7 @@ impl Core {
             let region = Region::start(
                 self.shared.storage.clone(),
                 self.shared.epochs.clone(),
-                self.shared.watch.clone(),
+                self.shared.blocked.clone(),
                 &route,
                 snapshot_logs,
             )

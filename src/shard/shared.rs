@@ -79,7 +79,7 @@ pub struct Shared {
     /// Write epochs that keep every core's read cache exact.
     pub epochs: Arc<Epochs>,
     /// Clients blocked on keys (BLPOP, ...).
-    pub watch: Arc<crate::types::watch::Watch>,
+    pub blocked: Arc<crate::types::blocked::Blocked>,
     pub router: Router,
     pub config: RwLock<Config>,
     pub mesh: Vec<Outbox>,
@@ -104,7 +104,7 @@ impl Shared {
         Shared {
             storage,
             epochs: Arc::new(Epochs::default()),
-            watch: Default::default(),
+            blocked: Default::default(),
             router,
             config: RwLock::new(config),
             mesh,

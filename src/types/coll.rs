@@ -1,83 +1,16 @@
 //! What every composite type (Hash, List, Set, ZSet) shares: where its elements
-//! live, reading them from apply's batch or a reader's snapshot alike (`Source`),
-//! and writing its metadata back (an emptied collection is deleted).
+//! live, finding and walking them through any [`Source`], and writing its
+//! metadata back (an emptied collection is deleted).
 
 use bytes::Bytes;
 
 use crate::cluster::key_slot;
 use crate::storage::keys::{subkey_prefix, KeyType};
 use crate::storage::meta::{Coll, Meta};
-use crate::storage::{Cf, StorageError, View};
+use crate::storage::{Cf, StorageError};
 
+use super::view::Source;
 use super::{mkey, ApplyCtx, TypeError};
-
-/// Reads of a type's data: apply's context (its batch merged over RocksDB) or a
-/// snapshot view for client reads, so each type's read logic is written once.
-pub trait Source {
-    /// The time expiry is judged at.
-    fn now_ms(&self) -> u64;
-    /// Live metadata of a user key.
-    fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError>;
-    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError>;
-    fn scan(
-        &self,
-        cf: Cf,
-        from: &[u8],
-        to: &[u8],
-        reverse: bool,
-        f: impl FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<(), StorageError>;
-}
-
-impl Source for ApplyCtx<'_> {
-    fn now_ms(&self) -> u64 {
-        self.now_ms
-    }
-    fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError> {
-        self.live_meta(&mkey(key))
-    }
-    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
-        self.get_element(cf, key)
-    }
-    fn scan(
-        &self,
-        cf: Cf,
-        from: &[u8],
-        to: &[u8],
-        reverse: bool,
-        f: impl FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<(), StorageError> {
-        self.scan_elements(cf, from, to, reverse, f)
-    }
-}
-
-/// A client read: one RocksDB snapshot, expiry judged at the command's time.
-pub struct Snap<'a> {
-    pub view: View<'a>,
-    pub now_ms: u64,
-}
-
-impl Source for Snap<'_> {
-    fn now_ms(&self) -> u64 {
-        self.now_ms
-    }
-    fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError> {
-        Ok(Meta::live(self.view.get(Cf::Metadata, &mkey(key))?, self.now_ms))
-    }
-    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
-        self.view.get(cf, key)
-    }
-    fn scan(
-        &self,
-        cf: Cf,
-        from: &[u8],
-        to: &[u8],
-        reverse: bool,
-        f: impl FnMut(&[u8], &[u8]) -> bool,
-    ) -> Result<(), StorageError> {
-        self.view.scan(cf, from, to, reverse, f)
-    }
-}
 
 /// A composite key as read: its metadata and where its elements live.
 #[derive(Debug, Clone)]
@@ -150,7 +83,7 @@ pub fn each(
     src.scan(cf, &found.prefix, &found.end(), reverse, |k, v| f(&k[n..], v))
 }
 
-impl ApplyCtx<'_> {
+impl ApplyCtx {
     /// The key `key` of `kind` for a write: the live one, or a new empty one with
     /// a fresh version (`Ok(None)` from `find` never reaches the caller).
     pub fn open_coll(

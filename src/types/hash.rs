@@ -4,45 +4,45 @@
 
 use bytes::Bytes;
 
-use crate::pb::WriteCmd;
+use crate::pb;
 use crate::protocol::cursor::parse_i64;
 use crate::protocol::number::{incr_by_float, FloatIncrError};
 use crate::protocol::Reply;
 use crate::storage::keys::KeyType;
 use crate::storage::Cf;
 
-use super::coll::{each, find, Found, Source};
-use super::write::{flags, reply_kind, ApplyResult};
+use super::coll::{each, find, Found};
+use super::view::Source;
+use super::write::ApplyResult;
 use super::{ApplyCtx, ReadResult, TypeError};
 
-/// HSET / HMSET / HSETNX.
-pub fn apply_hset(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let key = &cmd.keys[0];
+/// HSET / HMSET, and HSETNX (`nx`: an existing field is left alone). Result:
+/// the number of fields added.
+pub fn apply_hset(ctx: &mut ApplyCtx, op: &pb::Hset) -> ApplyResult {
+    let key = &op.key;
     let (found, old) = tri!(ctx.open_coll(key, KeyType::Hash)?);
-    let nx = cmd.flags & flags::HSET_NX != 0;
     let mut coll = found.coll.clone();
     let mut added = 0;
-    for pair in cmd.vals.chunks_exact(2) {
-        let ek = found.element(&pair[0]);
+    for (field, value) in op.fields.iter().zip(&op.values) {
+        let ek = found.element(field);
         if ctx.get_element(Cf::Subkey, &ek)?.is_none() {
             coll.size += 1;
             added += 1;
-        } else if nx {
-            return Ok(Ok(Reply::Int(0)));
+        } else if op.nx {
+            continue;
         }
-        ctx.put_element(Cf::Subkey, ek, pair[1].clone());
+        ctx.put_element(Cf::Subkey, ek, value.clone());
     }
-    save_if_changed(ctx, key, old.as_ref(), &found, &coll);
-    Ok(Ok(match cmd.reply {
-        reply_kind::HMSET => Reply::Ok,
-        _ if nx => Reply::Int(1),
-        _ => Reply::Int(added),
-    }))
+    if added > 0 || !op.nx {
+        save(ctx, key, old.as_ref(), &found, &coll);
+    }
+    Ok(Ok(Reply::Int(added)))
 }
 
-/// Rewrite metadata only when it changed (or the key is new).
-fn save_if_changed(
-    ctx: &mut ApplyCtx<'_>,
+/// Write the metadata back when it changed (or the key is new); otherwise record
+/// that the hash was modified all the same (a field overwritten).
+fn save(
+    ctx: &mut ApplyCtx,
     key: &[u8],
     old: Option<&crate::storage::meta::Meta>,
     found: &Found,
@@ -51,17 +51,19 @@ fn save_if_changed(
     let live = old.is_some_and(|m| !m.is_expired(ctx.now_ms));
     if !live || *coll != found.coll {
         ctx.save_coll(key, old, coll);
+    } else {
+        ctx.touch(key);
     }
 }
 
-pub fn apply_hdel(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    Ok(Ok(Reply::Int(tri!(ctx.remove_elements(&cmd.keys[0], KeyType::Hash, &cmd.vals)?))))
+pub fn apply_hdel(ctx: &mut ApplyCtx, op: &pb::Hdel) -> ApplyResult {
+    Ok(Ok(Reply::Int(tri!(ctx.remove_elements(&op.key, KeyType::Hash, &op.fields)?))))
 }
 
-pub fn apply_hincrby(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let key = &cmd.keys[0];
+pub fn apply_hincrby(ctx: &mut ApplyCtx, op: &pb::Hincrby) -> ApplyResult {
+    let key = &op.key;
     let (found, old) = tri!(ctx.open_coll(key, KeyType::Hash)?);
-    let ek = found.element(&cmd.vals[0]);
+    let ek = found.element(&op.field);
     let mut coll = found.coll.clone();
     let cur = match ctx.get_element(Cf::Subkey, &ek)? {
         Some(v) => tri!(parse_i64(&v).ok_or(TypeError::HashNotInteger)),
@@ -70,29 +72,29 @@ pub fn apply_hincrby(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
             0
         }
     };
-    let new = tri!(cur.checked_add(cmd.num).ok_or(TypeError::Overflow));
+    let new = tri!(cur.checked_add(op.delta).ok_or(TypeError::Overflow));
     ctx.put_element(Cf::Subkey, ek, Bytes::from(new.to_string()));
-    save_if_changed(ctx, key, old.as_ref(), &found, &coll);
+    save(ctx, key, old.as_ref(), &found, &coll);
     Ok(Ok(Reply::Int(new)))
 }
 
-pub fn apply_hincrbyfloat(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let key = &cmd.keys[0];
+pub fn apply_hincrbyfloat(ctx: &mut ApplyCtx, op: &pb::Hincrbyfloat) -> ApplyResult {
+    let key = &op.key;
     let (found, old) = tri!(ctx.open_coll(key, KeyType::Hash)?);
-    let ek = found.element(&cmd.vals[0]);
+    let ek = found.element(&op.field);
     let mut coll = found.coll.clone();
     let cur = ctx.get_element(Cf::Subkey, &ek)?;
     if cur.is_none() {
         coll.size += 1;
     }
-    let new = match incr_by_float(cur.as_deref(), &cmd.vals[1]) {
+    let new = match incr_by_float(cur.as_deref(), &op.incr) {
         Ok(v) => Bytes::from(v),
         Err(FloatIncrError::CurrentNotFloat) => return Ok(Err(TypeError::HashNotFloat)),
         Err(FloatIncrError::IncrNotFloat) => return Ok(Err(TypeError::NotFloat)),
         Err(FloatIncrError::NanOrInf) => return Ok(Err(TypeError::NanOrInf)),
     };
     ctx.put_element(Cf::Subkey, ek, new.clone());
-    save_if_changed(ctx, key, old.as_ref(), &found, &coll);
+    save(ctx, key, old.as_ref(), &found, &coll);
     Ok(Ok(Reply::Bulk(new)))
 }
 

@@ -4,7 +4,7 @@
 use bytes::Bytes;
 
 use crate::cluster::key_slot;
-use crate::pb::WriteCmd;
+use crate::pb;
 use crate::protocol::Reply;
 use crate::storage::keys::{decode_meta_key, slot_lower_bound, slot_upper_bound, subkey_prefix, KeyType};
 use crate::storage::meta::{Coll, Meta};
@@ -12,12 +12,13 @@ use crate::storage::{Cf, StorageError};
 
 use super::coll::Found;
 use super::glob::glob_match;
-use super::write::{flags, ApplyResult};
-use super::{mkey, ApplyCtx, Reader, TypeError};
+use super::view::Source;
+use super::write::ApplyResult;
+use super::{mkey, ApplyCtx, TypeError};
 
-pub fn apply_del(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+pub fn apply_del(ctx: &mut ApplyCtx, op: &pb::Del) -> ApplyResult {
     let mut n = 0;
-    for k in &cmd.keys {
+    for k in &op.keys {
         let mk = mkey(k);
         if let Some(m) = ctx.any_meta(&mk)? {
             if !m.is_expired(ctx.now_ms) {
@@ -30,25 +31,24 @@ pub fn apply_del(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
 }
 
 /// EXPIRE/PEXPIRE/EXPIREAT/PEXPIREAT with NX/XX/GT/LT (`at_ms` absolute).
-pub fn apply_expire(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let mk = mkey(&cmd.keys[0]);
+pub fn apply_expire(ctx: &mut ApplyCtx, op: &pb::Expire) -> ApplyResult {
+    let mk = mkey(&op.key);
     let Some(m) = ctx.live_meta(&mk)? else {
         return Ok(Ok(Reply::Int(0)));
     };
-    let when = cmd.at_ms;
+    let when = op.at_ms;
     let cur = m.expire_ms;
-    let f = cmd.flags;
-    if f & flags::EXPIRE_NX != 0 && cur != 0 {
+    if op.nx && cur != 0 {
         return Ok(Ok(Reply::Int(0)));
     }
-    if f & flags::EXPIRE_XX != 0 && cur == 0 {
+    if op.xx && cur == 0 {
         return Ok(Ok(Reply::Int(0)));
     }
     // No TTL counts as an infinite TTL for GT and LT.
-    if f & flags::EXPIRE_GT != 0 && (cur == 0 || when <= cur) {
+    if op.gt && (cur == 0 || when <= cur) {
         return Ok(Ok(Reply::Int(0)));
     }
-    if f & flags::EXPIRE_LT != 0 && cur != 0 && when >= cur {
+    if op.lt && cur != 0 && when >= cur {
         return Ok(Ok(Reply::Int(0)));
     }
     if when <= ctx.now_ms {
@@ -60,8 +60,8 @@ pub fn apply_expire(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     Ok(Ok(Reply::Int(1)))
 }
 
-pub fn apply_persist(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let mk = mkey(&cmd.keys[0]);
+pub fn apply_persist(ctx: &mut ApplyCtx, op: &pb::Persist) -> ApplyResult {
+    let mk = mkey(&op.key);
     match ctx.live_meta(&mk)? {
         Some(m) if m.expire_ms != 0 => {
             let new = Meta { expire_ms: 0, ..m.clone() }.encode();
@@ -72,27 +72,26 @@ pub fn apply_persist(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     }
 }
 
-/// RENAME (reply OK) and RENAMENX (flags RENAME_NX, reply 1/0).
-pub fn apply_rename(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let nx = cmd.flags & flags::RENAME_NX != 0;
-    let (src, dst) = (mkey(&cmd.keys[0]), mkey(&cmd.keys[1]));
+/// RENAME, and RENAMENX (`nx`): `+OK`, or nil when NX refuses.
+pub fn apply_rename(ctx: &mut ApplyCtx, op: &pb::Rename) -> ApplyResult {
+    let (src, dst) = (mkey(&op.from), mkey(&op.to));
     let Some(m) = ctx.live_meta(&src)? else {
         return Ok(Err(TypeError::NoSuchKey));
     };
     if src == dst {
-        return Ok(Ok(if nx { Reply::Int(0) } else { Reply::Ok }));
+        return Ok(Ok(if op.nx { Reply::Nil } else { Reply::Ok }));
     }
     let old_dst = ctx.any_meta(&dst)?;
-    if nx && old_dst.as_ref().is_some_and(|d| !d.is_expired(ctx.now_ms)) {
-        return Ok(Ok(Reply::Int(0)));
+    if op.nx && old_dst.as_ref().is_some_and(|d| !d.is_expired(ctx.now_ms)) {
+        return Ok(Ok(Reply::Nil));
     }
     let moved = match Coll::from_meta(&m) {
         // A composite key keeps its elements where they are: the new name's
         // metadata names the namespace's owner, and a link tells the garbage
         // collector who holds it now. O(1) whatever the size.
         Some(mut c) => {
-            let owner = Bytes::copy_from_slice(c.data_key(&cmd.keys[0]));
-            if owner[..] == cmd.keys[1][..] {
+            let owner = Bytes::copy_from_slice(c.data_key(&op.from));
+            if owner[..] == op.to[..] {
                 c.owner = None;
             } else {
                 ctx.put_raw(Cf::Links, subkey_prefix(key_slot(&owner), &owner, c.version), Bytes::from(dst.clone()));
@@ -104,26 +103,26 @@ pub fn apply_rename(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     };
     ctx.put_meta_over(dst, old_dst.as_ref(), moved);
     ctx.del_key(src, &m);
-    Ok(Ok(if nx { Reply::Int(1) } else { Reply::Ok }))
+    Ok(Ok(Reply::Ok))
 }
 
 /// COPY src dst [REPLACE]: 1 if copied.
-pub fn apply_copy(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let (src, dst) = (mkey(&cmd.keys[0]), mkey(&cmd.keys[1]));
+pub fn apply_copy(ctx: &mut ApplyCtx, op: &pb::Copy) -> ApplyResult {
+    let (src, dst) = (mkey(&op.from), mkey(&op.to));
     let Some(m) = ctx.live_meta(&src)? else {
         return Ok(Ok(Reply::Int(0)));
     };
     let old_dst = ctx.any_meta(&dst)?;
-    if cmd.flags & flags::COPY_REPLACE == 0 && old_dst.as_ref().is_some_and(|d| !d.is_expired(ctx.now_ms)) {
+    if !op.replace && old_dst.as_ref().is_some_and(|d| !d.is_expired(ctx.now_ms)) {
         return Ok(Ok(Reply::Int(0)));
     }
-    let copied = match Found::from_meta(&cmd.keys[0], m.clone()) {
+    let copied = match Found::from_meta(&op.from, m.clone()) {
         // Elements are copied into a fresh namespace of the destination.
         Some(from) => {
             let mut c = from.coll.clone();
             c.version = ctx.new_version();
             c.owner = None;
-            let to = subkey_prefix(key_slot(&cmd.keys[1]), &cmd.keys[1], c.version);
+            let to = subkey_prefix(key_slot(&op.to), &op.to, c.version);
             for cf in [Cf::Subkey, Cf::ZsetScore] {
                 let mut items = Vec::new();
                 ctx.scan_elements(cf, &from.prefix, &from.end(), false, |k, v| {
@@ -144,13 +143,12 @@ pub fn apply_copy(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     Ok(Ok(Reply::Int(1)))
 }
 
-/// Active expiry: `keys[i]` with `vals[i]` (8-byte expire time of its index entry).
+/// Active expiry: `keys[i]` with `at_ms[i]` (the expire time of its index entry).
 /// Each key whose TTL has passed at the entry's time is deleted; an index entry is
-/// dropped once due or stale (the key no longer has that TTL). Reply: keys deleted.
-pub fn apply_expire_keys(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
+/// dropped once due or stale (the key no longer has that TTL). Result: keys deleted.
+pub fn apply_expire_keys(ctx: &mut ApplyCtx, op: &pb::ExpireKeys) -> ApplyResult {
     let mut n = 0;
-    for (k, at) in cmd.keys.iter().zip(&cmd.vals) {
-        let at = at.as_ref().try_into().map(u64::from_be_bytes).unwrap_or(0);
+    for (k, &at) in op.keys.iter().zip(&op.at_ms) {
         let mk = mkey(k);
         let meta = ctx.any_meta(&mk)?;
         match meta {
@@ -172,16 +170,16 @@ pub fn apply_expire_keys(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult 
 // ---- reads ----
 
 /// TTL/PTTL/EXPIRETIME/PEXPIRETIME: -2 absent, -1 no TTL.
-pub fn ttl(r: &Reader<'_>, key: &[u8], millis: bool, absolute: bool) -> Result<i64, StorageError> {
+pub fn ttl(r: &impl Source, key: &[u8], millis: bool, absolute: bool) -> Result<i64, StorageError> {
     let Some(m) = r.meta(key)? else { return Ok(-2) };
     if m.expire_ms == 0 {
         return Ok(-1);
     }
-    let t = if absolute { m.expire_ms as i64 } else { (m.expire_ms as i64 - r.now_ms as i64).max(0) };
+    let t = if absolute { m.expire_ms as i64 } else { (m.expire_ms as i64 - r.now_ms() as i64).max(0) };
     Ok(if millis { t } else { (t + 500) / 1000 })
 }
 
-pub fn type_name(r: &Reader<'_>, key: &[u8]) -> Result<&'static str, StorageError> {
+pub fn type_name(r: &impl Source, key: &[u8]) -> Result<&'static str, StorageError> {
     Ok(r.meta(key)?.map(|m| m.kind.name()).unwrap_or("none"))
 }
 
@@ -202,7 +200,7 @@ impl ScannedKey {
 /// after `after` (a metadata key), visiting at most `budget` entries. Returns the
 /// last metadata key visited if the budget ran out, `None` if the range was exhausted.
 pub fn walk_keys(
-    r: &Reader<'_>,
+    r: &impl Source,
     slots: (u16, u32),
     after: Option<&[u8]>,
     budget: usize,
@@ -219,7 +217,7 @@ pub fn walk_keys(
     let to = slot_upper_bound(slots.1);
     let mut visited = 0;
     let mut last = None;
-    r.storage.scan(Cf::Metadata, &from, &to, false, |k, v| {
+    r.scan(Cf::Metadata, &from, &to, false, |k, v| {
         visited += 1;
         if let (Some((_, key)), Some((kind, expire_ms))) = (decode_meta_key(k), Meta::decode_header(v)) {
             f(ScannedKey { key: Bytes::copy_from_slice(key), kind, expire_ms });
@@ -236,13 +234,13 @@ pub fn walk_keys(
 /// Like [`walk_keys`] over the slots from `from_slot` on, visiting only keys
 /// alive at the reader's time.
 pub fn scan_keys(
-    r: &Reader<'_>,
+    r: &impl Source,
     from_slot: u16,
     after: Option<&[u8]>,
     budget: usize,
     mut f: impl FnMut(ScannedKey),
 ) -> Result<Option<Vec<u8>>, StorageError> {
-    let now = r.now_ms;
+    let now = r.now_ms();
     walk_keys(r, (from_slot, crate::cluster::SLOT_COUNT), after, budget, |sk| {
         if !sk.is_expired(now) {
             f(sk)
@@ -251,7 +249,7 @@ pub fn scan_keys(
 }
 
 /// KEYS pattern: every live key matching, in storage order.
-pub fn keys(r: &Reader<'_>, pattern: &[u8]) -> Result<Vec<Bytes>, StorageError> {
+pub fn keys(r: &impl Source, pattern: &[u8]) -> Result<Vec<Bytes>, StorageError> {
     let all = pattern == b"*";
     let mut out = Vec::new();
     scan_keys(r, 0, None, usize::MAX, |sk| {
@@ -263,22 +261,23 @@ pub fn keys(r: &Reader<'_>, pattern: &[u8]) -> Result<Vec<Bytes>, StorageError> 
 }
 
 /// DBSIZE: number of live keys.
-pub fn dbsize(r: &Reader<'_>) -> Result<i64, StorageError> {
+pub fn dbsize(r: &impl Source) -> Result<i64, StorageError> {
     let mut n = 0;
     scan_keys(r, 0, None, usize::MAX, |_| n += 1)?;
     Ok(n)
 }
 
 /// RANDOMKEY: the first live key at or after a random slot (wrapping).
-pub fn random_key(r: &Reader<'_>, start_slot: u16) -> Result<Option<Bytes>, StorageError> {
+pub fn random_key(r: &impl Source, start_slot: u16) -> Result<Option<Bytes>, StorageError> {
     let mut found = None;
     for (lo, hi) in [(start_slot as u32, crate::cluster::SLOT_COUNT), (0, start_slot as u32)] {
         if lo >= hi {
             continue;
         }
-        r.storage.scan(Cf::Metadata, &slot_lower_bound(lo as u16), &slot_upper_bound(hi), false, |k, v| {
+        let now = r.now_ms();
+        r.scan(Cf::Metadata, &slot_lower_bound(lo as u16), &slot_upper_bound(hi), false, |k, v| {
             match (decode_meta_key(k), Meta::decode_header(v)) {
-                (Some((_, key)), Some((_, at))) if !crate::storage::meta::expired(at, r.now_ms) => {
+                (Some((_, key)), Some((_, at))) if !crate::storage::meta::expired(at, now) => {
                     found = Some(Bytes::copy_from_slice(key));
                     false
                 }

@@ -6,14 +6,15 @@
 
 use bytes::Bytes;
 
-use crate::pb::WriteCmd;
+use crate::pb;
 use crate::protocol::Reply;
 use crate::storage::keys::KeyType;
 use crate::storage::meta::Coll;
 use crate::storage::{Cf, StorageError};
 
-use super::coll::{each, find, Found, Source};
-use super::write::{flags, reply_kind, ApplyResult};
+use super::coll::{each, find, Found};
+use super::view::Source;
+use super::write::ApplyResult;
 use super::{mkey, ApplyCtx, ReadResult, TypeError};
 
 /// The element key of absolute index `i`.
@@ -65,7 +66,7 @@ pub fn elements(src: &impl Source, found: &Found, from: u64, to: u64) -> Result<
     Ok(out)
 }
 
-impl ApplyCtx<'_> {
+impl ApplyCtx {
     /// Push `elems` one by one at the head (`left`) or the tail.
     fn list_push(&mut self, found: &Found, coll: &mut Coll, left: bool, elems: &[Bytes]) {
         for e in elems {
@@ -104,59 +105,55 @@ impl ApplyCtx<'_> {
 }
 
 /// LPUSH / RPUSH / LPUSHX / RPUSHX.
-pub fn apply_push(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let key = &cmd.keys[0];
-    if cmd.flags & flags::LIST_X != 0 && tri!(find(ctx, key, KeyType::List)?).is_none() {
+pub fn apply_push(ctx: &mut ApplyCtx, op: &pb::Push) -> ApplyResult {
+    let key = &op.key;
+    if op.existing && tri!(find(ctx, key, KeyType::List)?).is_none() {
         return Ok(Ok(Reply::Int(0)));
     }
     let (found, old) = tri!(ctx.open_coll(key, KeyType::List)?);
     let mut coll = found.coll.clone();
-    ctx.list_push(&found, &mut coll, cmd.flags & flags::LIST_LEFT != 0, &cmd.vals);
+    ctx.list_push(&found, &mut coll, op.left, &op.values);
     ctx.save_coll(key, old.as_ref(), &coll);
     Ok(Ok(Reply::Int(coll.size as i64)))
 }
 
-/// LPOP / RPOP (one key), LMPOP and the blocking pops (the first non-empty key).
-pub fn apply_pop(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let left = cmd.flags & flags::LIST_LEFT != 0;
-    let skip = cmd.flags & flags::LIST_SKIP_WRONGTYPE != 0;
-    let single = cmd.num < 0;
-    for key in &cmd.keys {
+/// LPOP / RPOP (one key), LMPOP and the blocking pops: up to `count` elements
+/// from the first non-empty list. Result: `[key, [elements]]` or a null array.
+pub fn apply_pop(ctx: &mut ApplyCtx, op: &pb::Pop) -> ApplyResult {
+    for key in &op.keys {
         let found = match find(ctx, key, KeyType::List)? {
             Ok(Some(f)) => f,
             Ok(None) => continue,
-            Err(_) if skip => continue,
+            Err(_) if op.blocked => continue,
             Err(e) => return Ok(Err(e)),
         };
         let mut coll = found.coll.clone();
-        let got = ctx.list_pop(&found, &mut coll, left, if single { 1 } else { cmd.num as u64 })?;
+        let got = ctx.list_pop(&found, &mut coll, op.left, op.count)?;
         if !got.is_empty() {
             ctx.save_coll(key, Some(&found.meta), &coll);
         }
-        let mut got = got.into_iter().map(Reply::Bulk);
-        return Ok(Ok(match cmd.reply {
-            reply_kind::LMPOP => Reply::Array(vec![Reply::Bulk(key.clone()), Reply::Array(got.collect())]),
-            reply_kind::BLPOP => Reply::Array(vec![Reply::Bulk(key.clone()), got.next().unwrap_or(Reply::Nil)]),
-            _ if single => got.next().unwrap_or(Reply::Nil),
-            _ => Reply::Array(got.collect()),
-        }));
+        return Ok(Ok(Reply::Array(vec![
+            Reply::Bulk(key.clone()),
+            Reply::Array(got.into_iter().map(Reply::Bulk).collect()),
+        ])));
     }
-    Ok(Ok(if single && cmd.reply == reply_kind::DEFAULT { Reply::Nil } else { Reply::NilArray }))
+    Ok(Ok(Reply::NilArray))
 }
 
-pub fn apply_lset(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let Some(found) = tri!(find(ctx, &cmd.keys[0], KeyType::List)?) else { return Ok(Err(TypeError::NoSuchKey)) };
-    let i = tri!(crate::protocol::cursor::parse_i64(&cmd.vals[1]).ok_or(TypeError::NotInteger));
+pub fn apply_lset(ctx: &mut ApplyCtx, op: &pb::Lset) -> ApplyResult {
+    let Some(found) = tri!(find(ctx, &op.key, KeyType::List)?) else { return Ok(Err(TypeError::NoSuchKey)) };
+    let i = tri!(crate::protocol::cursor::parse_i64(&op.index).ok_or(TypeError::NotInteger));
     let Some(p) = position(i, found.coll.size) else { return Ok(Err(TypeError::IndexOutOfRange)) };
-    ctx.put_element(Cf::Subkey, at(&found, found.coll.head + p), cmd.vals[0].clone());
+    ctx.put_element(Cf::Subkey, at(&found, found.coll.head + p), op.value.clone());
+    ctx.touch(&op.key);
     Ok(Ok(Reply::Ok))
 }
 
 /// LINSERT: the elements on the shorter side of the insertion point move by one.
-pub fn apply_linsert(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let key = &cmd.keys[0];
+pub fn apply_linsert(ctx: &mut ApplyCtx, op: &pb::Linsert) -> ApplyResult {
+    let key = &op.key;
     let Some(found) = tri!(find(ctx, key, KeyType::List)?) else { return Ok(Ok(Reply::Int(0))) };
-    let (pivot, elem) = (&cmd.vals[0], &cmd.vals[1]);
+    let (pivot, elem) = (&op.pivot, &op.value);
     let mut pos = None;
     let mut i = 0u64;
     each(ctx, Cf::Subkey, &found, false, |_, v| {
@@ -169,7 +166,7 @@ pub fn apply_linsert(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     })?;
     let Some(p) = pos else { return Ok(Ok(Reply::Int(-1))) };
     // The new element's position once inserted.
-    let q = if cmd.flags & flags::LIST_LEFT != 0 { p } else { p + 1 };
+    let q = if op.before { p } else { p + 1 };
     let mut coll = found.coll.clone();
     let head = coll.head;
     if q <= coll.size / 2 {
@@ -192,16 +189,16 @@ pub fn apply_linsert(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
 }
 
 /// LREM: the survivors after the first removed element close up towards the head.
-pub fn apply_lrem(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let key = &cmd.keys[0];
+pub fn apply_lrem(ctx: &mut ApplyCtx, op: &pb::Lrem) -> ApplyResult {
+    let key = &op.key;
     let Some(found) = tri!(find(ctx, key, KeyType::List)?) else { return Ok(Ok(Reply::Int(0))) };
-    let elem = &cmd.vals[0];
+    let elem = &op.value;
     let all = elements(ctx, &found, 0, found.coll.size)?;
-    let limit = if cmd.num == 0 { u64::MAX } else { cmd.num.unsigned_abs() };
+    let limit = if op.count == 0 { u64::MAX } else { op.count.unsigned_abs() };
     let mut remove = vec![false; all.len()];
     let mut removed = 0u64;
     let order: Box<dyn Iterator<Item = usize>> =
-        if cmd.num < 0 { Box::new((0..all.len()).rev()) } else { Box::new(0..all.len()) };
+        if op.count < 0 { Box::new((0..all.len()).rev()) } else { Box::new(0..all.len()) };
     for j in order {
         if removed == limit {
             break;
@@ -230,11 +227,11 @@ pub fn apply_lrem(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
 /// LTRIM. Trimming away more than is kept copies the kept part into a fresh
 /// version (the rest becomes garbage for the collector) instead of deleting
 /// element by element.
-pub fn apply_ltrim(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let key = &cmd.keys[0];
+pub fn apply_ltrim(ctx: &mut ApplyCtx, op: &pb::Ltrim) -> ApplyResult {
+    let key = &op.key;
     let Some(found) = tri!(find(ctx, key, KeyType::List)?) else { return Ok(Ok(Reply::Ok)) };
     let size = found.coll.size;
-    let Some((s, e)) = range_of(cmd.num, cmd.num2, size) else {
+    let Some((s, e)) = range_of(op.start, op.stop, size) else {
         ctx.del_key(mkey(key), &found.meta);
         return Ok(Ok(Reply::Ok));
     };
@@ -263,24 +260,23 @@ pub fn apply_ltrim(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
 }
 
 /// LMOVE / RPOPLPUSH and their blocking forms.
-pub fn apply_lmove(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let (src, dst) = (&cmd.keys[0], &cmd.keys[1]);
-    let skip = cmd.flags & flags::LIST_SKIP_WRONGTYPE != 0;
+pub fn apply_lmove(ctx: &mut ApplyCtx, op: &pb::Lmove) -> ApplyResult {
+    let (src, dst) = (&op.from, &op.to);
     // As Redis: an absent source answers nil before the destination's type is checked.
     let from = match find(ctx, src, KeyType::List)? {
         Ok(Some(f)) => f,
         Ok(None) => return Ok(Ok(Reply::Nil)),
-        Err(_) if skip => return Ok(Ok(Reply::Nil)),
+        Err(_) if op.blocked => return Ok(Ok(Reply::Nil)),
         Err(e) => return Ok(Err(e)),
     };
     tri!(find(ctx, dst, KeyType::List)?);
     let mut coll = from.coll.clone();
-    let got = ctx.list_pop(&from, &mut coll, cmd.flags & flags::LIST_LEFT != 0, 1)?;
+    let got = ctx.list_pop(&from, &mut coll, op.from_left, 1)?;
     let Some(elem) = got.into_iter().next() else { return Ok(Ok(Reply::Nil)) };
     ctx.save_coll(src, Some(&from.meta), &coll);
     let (to, old) = tri!(ctx.open_coll(dst, KeyType::List)?);
     let mut c = to.coll.clone();
-    ctx.list_push(&to, &mut c, cmd.flags & flags::LIST_TO_LEFT != 0, std::slice::from_ref(&elem));
+    ctx.list_push(&to, &mut c, op.to_left, std::slice::from_ref(&elem));
     ctx.save_coll(dst, old.as_ref(), &c);
     Ok(Ok(Reply::Bulk(elem)))
 }

@@ -6,13 +6,14 @@ use std::collections::BTreeSet;
 
 use bytes::Bytes;
 
-use crate::pb::WriteCmd;
+use crate::pb::{self, Algebra};
 use crate::protocol::Reply;
 use crate::storage::keys::KeyType;
 use crate::storage::{Cf, StorageError};
 
-use super::coll::{each, find, Found, Rng, Source};
-use super::write::{flags, ApplyResult};
+use super::coll::{each, find, Found, Rng};
+use super::view::Source;
+use super::write::ApplyResult;
 use super::{ApplyCtx, ReadResult};
 
 /// Up to this size (or when half the key or more is wanted) members are drawn
@@ -20,12 +21,12 @@ use super::{ApplyCtx, ReadResult};
 /// the key range (O(log n), approximately uniform), as Redis's SPOP is O(1).
 const UNIFORM_PICK_MAX: u64 = 64;
 
-pub fn apply_sadd(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let key = &cmd.keys[0];
+pub fn apply_sadd(ctx: &mut ApplyCtx, op: &pb::Sadd) -> ApplyResult {
+    let key = &op.key;
     let (found, old) = tri!(ctx.open_coll(key, KeyType::Set)?);
     let mut coll = found.coll.clone();
     let mut added = 0;
-    for m in &cmd.vals {
+    for m in &op.members {
         let ek = found.element(m);
         if ctx.get_element(Cf::Subkey, &ek)?.is_none() {
             ctx.put_element(Cf::Subkey, ek, Bytes::new());
@@ -39,20 +40,20 @@ pub fn apply_sadd(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     Ok(Ok(Reply::Int(added)))
 }
 
-pub fn apply_srem(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    Ok(Ok(Reply::Int(tri!(ctx.remove_elements(&cmd.keys[0], KeyType::Set, &cmd.vals)?))))
+pub fn apply_srem(ctx: &mut ApplyCtx, op: &pb::Srem) -> ApplyResult {
+    Ok(Ok(Reply::Int(tri!(ctx.remove_elements(&op.key, KeyType::Set, &op.members)?))))
 }
 
-/// SPOP key [count]: `num` < 0 is the form without count.
-pub fn apply_spop(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let key = &cmd.keys[0];
-    let single = cmd.num < 0;
+/// SPOP key [count]: without `count`, one member or nil.
+pub fn apply_spop(ctx: &mut ApplyCtx, op: &pb::Spop) -> ApplyResult {
+    let key = &op.key;
+    let single = op.count.is_none();
     let Some(found) = tri!(find(ctx, key, KeyType::Set)?) else {
         return Ok(Ok(if single { Reply::Nil } else { Reply::Set(Vec::new()) }));
     };
-    let want = if single { 1 } else { cmd.num as u64 };
+    let want = op.count.unwrap_or(1);
     let mut ends = ctx.pick_ends.remove(&found.prefix);
-    let picked = pick_with(ctx, &found, want, &mut Rng::new(cmd.seed), &mut ends)?;
+    let picked = pick_with(ctx, &found, want, &mut Rng::new(op.seed), &mut ends)?;
     if let Some(e) = ends {
         ctx.pick_ends.insert(found.prefix.clone(), e);
     }
@@ -199,8 +200,8 @@ fn bound(src: &impl Source, found: &Found, reverse: bool) -> Result<Option<Bytes
     Ok(got)
 }
 
-pub fn apply_smove(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let (src, dst, member) = (&cmd.keys[0], &cmd.keys[1], &cmd.vals[0]);
+pub fn apply_smove(ctx: &mut ApplyCtx, op: &pb::Smove) -> ApplyResult {
+    let (src, dst, member) = (&op.from, &op.to, &op.member);
     // As Redis: an absent source answers 0 before the destination's type is checked.
     let Some(from) = tri!(find(ctx, src, KeyType::Set)?) else { return Ok(Ok(Reply::Int(0))) };
     tri!(find(ctx, dst, KeyType::Set)?);
@@ -222,24 +223,6 @@ pub fn apply_smove(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
         ctx.save_coll(dst, old.as_ref(), &c);
     }
     Ok(Ok(Reply::Int(1)))
-}
-
-/// Which set algebra an S*STORE / SINTER / ... computes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Algebra {
-    Inter,
-    Union,
-    Diff,
-}
-
-impl Algebra {
-    pub fn from_flags(f: u32) -> Algebra {
-        match f {
-            flags::SET_UNION => Algebra::Union,
-            flags::SET_DIFF => Algebra::Diff,
-            _ => Algebra::Inter,
-        }
-    }
 }
 
 /// The result of `op` over `keys`, in member order; WRONGTYPE if any key holds
@@ -315,17 +298,16 @@ pub fn algebra(src: &impl Source, op: Algebra, keys: &[Bytes], limit: usize) -> 
     Ok(Ok(out))
 }
 
-/// SINTERSTORE / SUNIONSTORE / SDIFFSTORE: `keys[0]` = destination.
-pub fn apply_sstore(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let dst = &cmd.keys[0];
-    let members = tri!(algebra(ctx, Algebra::from_flags(cmd.flags), &cmd.keys[1..], 0)?);
+/// SINTERSTORE / SUNIONSTORE / SDIFFSTORE.
+pub fn apply_sstore(ctx: &mut ApplyCtx, op: &pb::Sstore) -> ApplyResult {
+    let members = tri!(algebra(ctx, op.algebra(), &op.keys, 0)?);
     let n = members.len() as i64;
-    store_set(ctx, dst, members)?;
+    store_set(ctx, &op.dst, members)?;
     Ok(Ok(Reply::Int(n)))
 }
 
 /// Replace `dst` (whatever it held) by a set of `members`; none deletes it.
-pub fn store_set(ctx: &mut ApplyCtx<'_>, dst: &[u8], members: Vec<Bytes>) -> Result<(), StorageError> {
+pub fn store_set(ctx: &mut ApplyCtx, dst: &[u8], members: Vec<Bytes>) -> Result<(), StorageError> {
     if let Some(found) = ctx.replace_coll(dst, KeyType::Set, members.len() as u64)? {
         for m in members {
             ctx.put_element(Cf::Subkey, found.element(&m), Bytes::new());

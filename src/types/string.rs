@@ -3,15 +3,15 @@
 
 use bytes::Bytes;
 
-use crate::pb::WriteCmd;
+use crate::pb;
 use crate::protocol::number::{incr_by_float, FloatIncrError};
 use crate::protocol::Reply;
 use crate::storage::keys::KeyType;
 use crate::storage::meta::{self, Meta};
-use crate::storage::StorageError;
 
-use super::write::{flags, reply_kind, ApplyResult};
-use super::{mkey, ApplyCtx, Reader, TypeError, MAX_STRING_LEN};
+use super::view::Source;
+use super::write::ApplyResult;
+use super::{mkey, ApplyCtx, ReadResult, TypeError, MAX_STRING_LEN};
 
 fn string_value(m: Option<Meta>) -> Result<Option<Meta>, TypeError> {
     match m {
@@ -20,26 +20,17 @@ fn string_value(m: Option<Meta>) -> Result<Option<Meta>, TypeError> {
     }
 }
 
-fn key(cmd: &WriteCmd, i: usize) -> &[u8] {
-    cmd.keys.get(i).map(|b| &b[..]).unwrap_or(b"")
-}
-
-fn val(cmd: &WriteCmd, i: usize) -> &[u8] {
-    cmd.vals.get(i).map(|b| &b[..]).unwrap_or(b"")
-}
-
-pub fn apply_set(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let mk = mkey(key(cmd, 0));
-    if cmd.flags == 0 && cmd.reply == reply_kind::DEFAULT {
+pub fn apply_set(ctx: &mut ApplyCtx, op: &pb::Set) -> ApplyResult {
+    let mk = mkey(&op.key);
+    if !(op.nx || op.xx || op.get || op.keepttl) {
         // A plain SET needs nothing of the old value: write blind (no read). A stale
         // expire index entry of the old value is dropped when it comes due.
-        ctx.put_meta(mk, meta::encode(KeyType::String, cmd.at_ms, val(cmd, 0)));
+        ctx.put_meta(mk, meta::encode(KeyType::String, op.at_ms, &op.value));
         return Ok(Ok(Reply::Ok));
     }
     let old = ctx.live_meta(&mk)?;
-    let get = cmd.flags & flags::SET_GET != 0;
     let mut reply = Reply::Ok;
-    if get {
+    if op.get {
         match &old {
             Some(m) if m.kind != KeyType::String => return Ok(Err(TypeError::WrongType)),
             Some(m) => reply = Reply::Bulk(m.payload.clone()),
@@ -47,43 +38,32 @@ pub fn apply_set(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
         }
     }
     let found = old.is_some();
-    if (cmd.flags & flags::SET_NX != 0 && found) || (cmd.flags & flags::SET_XX != 0 && !found) {
-        return Ok(Ok(if get {
-            reply
-        } else if cmd.reply == reply_kind::SETNX {
-            Reply::Int(0)
-        } else {
-            Reply::Nil
-        }));
+    if (op.nx && found) || (op.xx && !found) {
+        return Ok(Ok(if op.get { reply } else { Reply::Nil }));
     }
-    let expire =
-        if cmd.flags & flags::SET_KEEPTTL != 0 { old.as_ref().map(|m| m.expire_ms).unwrap_or(0) } else { cmd.at_ms };
-    ctx.put_meta_over(mk, old.as_ref(), meta::encode(KeyType::String, expire, val(cmd, 0)));
-    Ok(Ok(if cmd.reply == reply_kind::SETNX { Reply::Int(1) } else { reply }))
+    let expire = if op.keepttl { old.as_ref().map(|m| m.expire_ms).unwrap_or(0) } else { op.at_ms };
+    ctx.put_meta_over(mk, old.as_ref(), meta::encode(KeyType::String, expire, &op.value));
+    Ok(Ok(reply))
 }
 
-/// MSET (flags 0) and MSETNX (flags SET_NX).
-pub fn apply_mset(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let nx = cmd.flags & flags::SET_NX != 0;
-    if nx {
-        for k in &cmd.keys {
+/// MSET, and MSETNX (`nx`: nil if any key exists).
+pub fn apply_mset(ctx: &mut ApplyCtx, op: &pb::Mset) -> ApplyResult {
+    if op.nx {
+        for k in &op.keys {
             if ctx.live_meta(&mkey(k))?.is_some() {
-                return Ok(Ok(Reply::Int(0)));
+                return Ok(Ok(Reply::Nil));
             }
         }
     }
-    for (k, v) in cmd.keys.iter().zip(&cmd.vals) {
+    for (k, v) in op.keys.iter().zip(&op.values) {
         ctx.put_meta(mkey(k), meta::encode(KeyType::String, 0, v));
     }
-    Ok(Ok(if nx { Reply::Int(1) } else { Reply::Ok }))
+    Ok(Ok(Reply::Ok))
 }
 
-pub fn apply_incrby(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let mk = mkey(key(cmd, 0));
-    let old = match string_value(ctx.live_meta(&mk)?) {
-        Ok(m) => m,
-        Err(e) => return Ok(Err(e)),
-    };
+pub fn apply_incrby(ctx: &mut ApplyCtx, op: &pb::Incrby) -> ApplyResult {
+    let mk = mkey(&op.key);
+    let old = tri!(string_value(ctx.live_meta(&mk)?));
     let (cur, expire) = match &old {
         Some(m) => match crate::protocol::cursor::parse_i64(&m.payload) {
             Some(v) => (v, m.expire_ms),
@@ -91,7 +71,7 @@ pub fn apply_incrby(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
         },
         None => (0, 0),
     };
-    let Some(new) = cur.checked_add(cmd.num) else {
+    let Some(new) = cur.checked_add(op.delta) else {
         return Ok(Err(TypeError::Overflow));
     };
     let mut buf = itoa::Buffer::new();
@@ -99,13 +79,10 @@ pub fn apply_incrby(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     Ok(Ok(Reply::Int(new)))
 }
 
-pub fn apply_incrbyfloat(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let mk = mkey(key(cmd, 0));
-    let old = match string_value(ctx.live_meta(&mk)?) {
-        Ok(m) => m,
-        Err(e) => return Ok(Err(e)),
-    };
-    let new = match incr_by_float(old.as_ref().map(|m| &m.payload[..]), val(cmd, 0)) {
+pub fn apply_incrbyfloat(ctx: &mut ApplyCtx, op: &pb::Incrbyfloat) -> ApplyResult {
+    let mk = mkey(&op.key);
+    let old = tri!(string_value(ctx.live_meta(&mk)?));
+    let new = match incr_by_float(old.as_ref().map(|m| &m.payload[..]), &op.incr) {
         Ok(v) => v,
         Err(FloatIncrError::CurrentNotFloat) | Err(FloatIncrError::IncrNotFloat) => {
             return Ok(Err(TypeError::NotFloat))
@@ -117,13 +94,10 @@ pub fn apply_incrbyfloat(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult 
     Ok(Ok(Reply::Bulk(Bytes::from(new))))
 }
 
-pub fn apply_append(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let mk = mkey(key(cmd, 0));
-    let old = match string_value(ctx.live_meta(&mk)?) {
-        Ok(m) => m,
-        Err(e) => return Ok(Err(e)),
-    };
-    let add = val(cmd, 0);
+pub fn apply_append(ctx: &mut ApplyCtx, op: &pb::Append) -> ApplyResult {
+    let mk = mkey(&op.key);
+    let old = tri!(string_value(ctx.live_meta(&mk)?));
+    let add = &op.value;
     let (mut v, expire) = match &old {
         Some(m) => (m.payload.to_vec(), m.expire_ms),
         None => (Vec::new(), 0),
@@ -137,22 +111,22 @@ pub fn apply_append(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     Ok(Ok(Reply::Int(len as i64)))
 }
 
-pub fn apply_setrange(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let mk = mkey(key(cmd, 0));
-    let old = match string_value(ctx.live_meta(&mk)?) {
-        Ok(m) => m,
-        Err(e) => return Ok(Err(e)),
+pub fn apply_setrange(ctx: &mut ApplyCtx, op: &pb::Setrange) -> ApplyResult {
+    let mk = mkey(&op.key);
+    let old = tri!(string_value(ctx.live_meta(&mk)?));
+    let add = &op.value;
+    let Some(end) = usize::try_from(op.offset).ok().and_then(|o| o.checked_add(add.len())) else {
+        return Ok(Err(TypeError::TooBig));
     };
-    let offset = cmd.num as usize;
-    let add = val(cmd, 0);
+    let offset = op.offset as usize;
     let Some(m) = old else {
         if add.is_empty() {
             return Ok(Ok(Reply::Int(0)));
         }
-        if offset + add.len() > MAX_STRING_LEN {
+        if end > MAX_STRING_LEN {
             return Ok(Err(TypeError::TooBig));
         }
-        let mut v = vec![0u8; offset + add.len()];
+        let mut v = vec![0u8; end];
         v[offset..].copy_from_slice(add);
         ctx.put_meta(mk, meta::encode(KeyType::String, 0, &v));
         return Ok(Ok(Reply::Int(v.len() as i64)));
@@ -160,45 +134,40 @@ pub fn apply_setrange(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     if add.is_empty() {
         return Ok(Ok(Reply::Int(m.payload.len() as i64)));
     }
-    if offset + add.len() > MAX_STRING_LEN {
+    if end > MAX_STRING_LEN {
         return Ok(Err(TypeError::TooBig));
     }
     let mut v = m.payload.to_vec();
-    if v.len() < offset + add.len() {
-        v.resize(offset + add.len(), 0);
+    if v.len() < end {
+        v.resize(end, 0);
     }
-    v[offset..offset + add.len()].copy_from_slice(add);
+    v[offset..end].copy_from_slice(add);
     ctx.put_meta_over(mk, Some(&m), meta::encode(KeyType::String, m.expire_ms, &v));
     Ok(Ok(Reply::Int(v.len() as i64)))
 }
 
-pub fn apply_getdel(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let mk = mkey(key(cmd, 0));
-    match string_value(ctx.live_meta(&mk)?) {
-        Err(e) => Ok(Err(e)),
-        Ok(None) => Ok(Ok(Reply::Nil)),
-        Ok(Some(m)) => {
+pub fn apply_getdel(ctx: &mut ApplyCtx, op: &pb::Getdel) -> ApplyResult {
+    let mk = mkey(&op.key);
+    match tri!(string_value(ctx.live_meta(&mk)?)) {
+        None => Ok(Ok(Reply::Nil)),
+        Some(m) => {
             ctx.del_key(mk, &m);
             Ok(Ok(Reply::Bulk(m.payload)))
         }
     }
 }
 
-pub fn apply_getex(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let mk = mkey(key(cmd, 0));
-    let m = match string_value(ctx.live_meta(&mk)?) {
-        Err(e) => return Ok(Err(e)),
-        Ok(None) => return Ok(Ok(Reply::Nil)),
-        Ok(Some(m)) => m,
-    };
+pub fn apply_getex(ctx: &mut ApplyCtx, op: &pb::Getex) -> ApplyResult {
+    let mk = mkey(&op.key);
+    let Some(m) = tri!(string_value(ctx.live_meta(&mk)?)) else { return Ok(Ok(Reply::Nil)) };
     let reply = Reply::Bulk(m.payload.clone());
-    if cmd.flags & flags::GETEX_SET != 0 {
-        if cmd.at_ms <= ctx.now_ms {
+    if let Some(at) = op.at_ms {
+        if at <= ctx.now_ms {
             ctx.del_key(mk, &m);
         } else {
-            ctx.put_meta_over(mk, Some(&m), meta::encode(KeyType::String, cmd.at_ms, &m.payload));
+            ctx.put_meta_over(mk, Some(&m), meta::encode(KeyType::String, at, &m.payload));
         }
-    } else if cmd.flags & flags::GETEX_PERSIST != 0 && m.expire_ms != 0 {
+    } else if op.persist && m.expire_ms != 0 {
         ctx.put_meta_over(mk, Some(&m), meta::encode(KeyType::String, 0, &m.payload));
     }
     Ok(Ok(reply))
@@ -206,9 +175,9 @@ pub fn apply_getex(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
 
 // ---- reads ----
 
-/// GET: the value, `Nil` if absent.
-pub fn get(r: &Reader<'_>, key: &[u8]) -> Result<Result<Option<Bytes>, TypeError>, StorageError> {
-    Ok(r.typed(key, KeyType::String)?.map(|m| m.map(|m| m.payload)))
+/// GET: the value, `None` if absent.
+pub fn get(src: &impl Source, key: &[u8]) -> ReadResult<Option<Bytes>> {
+    Ok(src.typed(key, KeyType::String)?.map(|m| m.map(|m| m.payload)))
 }
 
 /// GETRANGE with Redis's index clamping.

@@ -29,15 +29,16 @@ use std::collections::BTreeMap;
 
 use bytes::Bytes;
 
-use crate::pb::WriteCmd;
+use crate::pb::{self, Aggregate, Algebra, ZBy};
 use crate::protocol::cursor::parse_f64;
 use crate::protocol::Reply;
 use crate::storage::keys::KeyType;
 use crate::storage::{Cf, StorageError};
 
-use super::coll::{find, prefix_end, Found, Source};
+use super::coll::{find, prefix_end, Found};
 use super::list::range_of;
-use super::write::{flags, reply_kind, ApplyResult};
+use super::view::Source;
+use super::write::ApplyResult;
 use super::{ApplyCtx, ReadResult, TypeError};
 
 /// Score bytes covered by rank counters.
@@ -215,19 +216,19 @@ pub enum ZRange {
 }
 
 impl ZRange {
-    /// Parse `min max` as the kind `by` (0 rank, 1 score, 2 lex) says.
-    pub fn parse(by: u32, min: &[u8], max: &[u8]) -> Result<ZRange, TypeError> {
+    /// Parse `min max` as the kind `by` says.
+    pub fn parse(by: ZBy, min: &[u8], max: &[u8]) -> Result<ZRange, TypeError> {
         use crate::protocol::cursor::parse_i64;
         Ok(match by {
-            flags::Z_BY_SCORE => match (parse_score_bound(min), parse_score_bound(max)) {
+            ZBy::Score => match (parse_score_bound(min), parse_score_bound(max)) {
                 (Some(a), Some(b)) => ZRange::Score(a, b),
                 _ => return Err(TypeError::Msg(NOT_FLOAT_RANGE)),
             },
-            flags::Z_BY_LEX => match (parse_lex_bound(min), parse_lex_bound(max)) {
+            ZBy::Lex => match (parse_lex_bound(min), parse_lex_bound(max)) {
                 (Some(a), Some(b)) => ZRange::Lex(a, b),
                 _ => return Err(TypeError::Msg(NOT_LEX_RANGE)),
             },
-            _ => match (parse_i64(min), parse_i64(max)) {
+            ZBy::Rank => match (parse_i64(min), parse_i64(max)) {
                 (Some(a), Some(b)) => ZRange::Rank(a, b),
                 _ => return Err(TypeError::NotInteger),
             },
@@ -412,7 +413,7 @@ pub fn rank(src: &impl Source, found: &Found, member: &[u8]) -> Result<Option<(u
 
 // ---- apply ----
 
-impl ApplyCtx<'_> {
+impl ApplyCtx {
     /// Add `delta` to the counters of `e`'s prefixes from depth `from` down (a
     /// score change leaves the counters of the prefixes both scores share).
     fn zset_counters(&mut self, found: &Found, e: &[u8; 8], delta: i64, from: usize) -> Result<(), StorageError> {
@@ -455,42 +456,24 @@ impl ApplyCtx<'_> {
     }
 }
 
-/// A double carried in a `WriteCmd` as its bits (8 bytes, big-endian); a
-/// malformed one reads as 0 rather than failing apply.
-fn f64_of(b: &[u8]) -> f64 {
-    f64::from_bits(b.get(..8).and_then(|b| b.try_into().ok()).map(u64::from_be_bytes).unwrap_or(0))
-}
-
-/// ZADD (NX/XX/GT/LT/CH/INCR) and ZINCRBY. `vals`: score (f64 bits, 8 bytes
-/// big-endian), member, ...
-pub fn apply_zadd(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let key = &cmd.keys[0];
-    let f = cmd.flags;
-    let (nx, xx, gt, lt, ch, incr) = (
-        f & flags::Z_NX != 0,
-        f & flags::Z_XX != 0,
-        f & flags::Z_GT != 0,
-        f & flags::Z_LT != 0,
-        f & flags::Z_CH != 0,
-        f & flags::Z_INCR != 0,
-    );
+/// ZADD (NX/XX/GT/LT/CH/INCR) and ZINCRBY.
+pub fn apply_zadd(ctx: &mut ApplyCtx, op: &pb::Zadd) -> ApplyResult {
+    let key = &op.key;
     let (found, old) = tri!(ctx.open_coll(key, KeyType::ZSet)?);
     let mut coll = found.coll.clone();
     let (mut added, mut changed) = (0i64, 0i64);
     let mut last = None;
-    for pair in cmd.vals.chunks_exact(2) {
-        let by = f64_of(&pair[0]);
-        let member = &pair[1];
+    for (&by, member) in op.scores.iter().zip(&op.members) {
         match score_of(ctx, &found, member)? {
             Some(cur) => {
-                if nx {
+                if op.nx {
                     continue;
                 }
-                let new = if incr { cur + by } else { by };
+                let new = if op.incr { cur + by } else { by };
                 if new.is_nan() {
                     return Ok(Err(TypeError::Msg("ERR resulting score is not a number (NaN)")));
                 }
-                if (gt && new <= cur) || (lt && new >= cur) {
+                if (op.gt && new <= cur) || (op.lt && new >= cur) {
                     continue;
                 }
                 last = Some(new);
@@ -500,7 +483,7 @@ pub fn apply_zadd(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
                 }
             }
             None => {
-                if xx {
+                if op.xx {
                     continue;
                 }
                 ctx.zset_put(&found, member, by, None)?;
@@ -513,20 +496,22 @@ pub fn apply_zadd(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
     // Score changes leave the metadata as it was; a new member changes the size.
     if added > 0 {
         ctx.save_coll(key, old.as_ref(), &coll);
+    } else if changed > 0 {
+        ctx.touch(key);
     }
-    Ok(Ok(if incr {
+    Ok(Ok(if op.incr {
         last.map(Reply::Double).unwrap_or(Reply::Nil)
     } else {
-        Reply::Int(if ch { added + changed } else { added })
+        Reply::Int(if op.ch { added + changed } else { added })
     }))
 }
 
-pub fn apply_zrem(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let key = &cmd.keys[0];
+pub fn apply_zrem(ctx: &mut ApplyCtx, op: &pb::Zrem) -> ApplyResult {
+    let key = &op.key;
     let Some(found) = tri!(find(ctx, key, KeyType::ZSet)?) else { return Ok(Ok(Reply::Int(0))) };
     let mut coll = found.coll.clone();
     let mut n = 0;
-    for m in &cmd.vals {
+    for m in &op.members {
         if let Some(s) = score_of(ctx, &found, m)? {
             ctx.zset_del(&found, m, s)?;
             coll.size -= 1;
@@ -541,7 +526,7 @@ pub fn apply_zrem(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
 
 /// Remove the members a query selects; they are returned.
 fn remove_selected(
-    ctx: &mut ApplyCtx<'_>,
+    ctx: &mut ApplyCtx,
     key: &[u8],
     found: &Found,
     q: &Query,
@@ -558,76 +543,51 @@ fn remove_selected(
     Ok(gone)
 }
 
-/// ZPOPMIN/ZPOPMAX, ZMPOP and the blocking pops: from the first non-empty key.
-pub fn apply_zpop(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let skip = cmd.flags & flags::LIST_SKIP_WRONGTYPE != 0;
-    for key in &cmd.keys {
+/// ZPOPMIN/ZPOPMAX, ZMPOP and the blocking pops: up to `count` members from the
+/// first non-empty key. Result: `[key, [[member, score], ...]]` or a null array.
+pub fn apply_zpop(ctx: &mut ApplyCtx, op: &pb::Zpop) -> ApplyResult {
+    for key in &op.keys {
         let found = match find(ctx, key, KeyType::ZSet)? {
             Ok(Some(f)) => f,
             Ok(None) => continue,
-            Err(_) if skip => continue,
+            Err(_) if op.blocked => continue,
             Err(e) => return Ok(Err(e)),
         };
-        let n = if cmd.num < 0 { 1 } else { cmd.num };
-        let q = Query { range: ZRange::Rank(0, n - 1), rev: cmd.flags & flags::Z_MAX != 0, offset: 0, count: -1 };
-        let mut got = if n == 0 { Vec::new() } else { remove_selected(ctx, key, &found, &q)? };
-        let pairs = |got: Vec<(Bytes, f64)>| {
-            Reply::Pairs(got.into_iter().map(|(m, s)| (Reply::Bulk(m), Reply::Double(s))).collect())
-        };
-        return Ok(Ok(match cmd.reply {
-            // ZMPOP nests its pairs in RESP2 too.
-            reply_kind::ZMPOP => Reply::Array(vec![
-                Reply::Bulk(key.clone()),
-                Reply::Array(
-                    got.into_iter().map(|(m, s)| Reply::Array(vec![Reply::Bulk(m), Reply::Double(s)])).collect(),
-                ),
-            ]),
-            reply_kind::BZPOP => {
-                let Some((m, s)) = got.pop() else { return Ok(Ok(Reply::NilArray)) };
-                Reply::Array(vec![Reply::Bulk(key.clone()), Reply::Bulk(m), Reply::Double(s)])
-            }
-            // Without count: one flat pair; with count: pairs (nested in RESP3).
-            _ if cmd.num < 0 => {
-                Reply::Array(got.into_iter().flat_map(|(m, s)| [Reply::Bulk(m), Reply::Double(s)]).collect())
-            }
-            _ => pairs(got),
-        }));
+        let n = op.count.min(i64::MAX as u64) as i64;
+        let q = Query { range: ZRange::Rank(0, n - 1), rev: op.max, offset: 0, count: -1 };
+        let got = if n == 0 { Vec::new() } else { remove_selected(ctx, key, &found, &q)? };
+        return Ok(Ok(Reply::Array(vec![
+            Reply::Bulk(key.clone()),
+            Reply::Array(got.into_iter().map(|(m, s)| Reply::Array(vec![Reply::Bulk(m), Reply::Double(s)])).collect()),
+        ])));
     }
-    Ok(Ok(match cmd.reply {
-        reply_kind::ZMPOP | reply_kind::BZPOP => Reply::NilArray,
-        _ => Reply::Array(Vec::new()),
-    }))
+    Ok(Ok(Reply::NilArray))
 }
 
-/// ZREMRANGEBYRANK/BYSCORE/BYLEX: `vals` are the two bounds as sent; `flags`
-/// the kind (parsed again here, after the handler checked them).
-pub fn apply_zremrange(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let range = tri!(ZRange::parse(cmd.flags, &cmd.vals[0], &cmd.vals[1]));
-    let key = &cmd.keys[0];
+/// ZREMRANGEBYRANK/BYSCORE/BYLEX: the bounds as sent, parsed again here (the
+/// handler checked them for the error reply).
+pub fn apply_zremrange(ctx: &mut ApplyCtx, op: &pb::Zremrange) -> ApplyResult {
+    let range = tri!(ZRange::parse(op.by(), &op.min, &op.max));
+    let key = &op.key;
     let Some(found) = tri!(find(ctx, key, KeyType::ZSet)?) else { return Ok(Ok(Reply::Int(0))) };
     let gone = remove_selected(ctx, key, &found, &Query { range, rev: false, offset: 0, count: -1 })?;
     Ok(Ok(Reply::Int(gone.len() as i64)))
 }
 
-/// ZRANGESTORE dst src min max [BY...] [REV] [LIMIT]: `flags` = kind | Z_REV,
-/// `num`/`num2` = LIMIT offset/count.
-pub fn apply_zrangestore(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let (dst, src) = (&cmd.keys[0], &cmd.keys[1]);
-    let range = tri!(ZRange::parse(cmd.flags & !flags::Z_REV, &cmd.vals[0], &cmd.vals[1]));
-    let got = match tri!(find(ctx, src, KeyType::ZSet)?) {
-        Some(found) => {
-            let q = Query { range, rev: cmd.flags & flags::Z_REV != 0, offset: cmd.num, count: cmd.num2 };
-            collect(ctx, &found, &q)?
-        }
+/// ZRANGESTORE dst src min max [BY...] [REV] [LIMIT].
+pub fn apply_zrangestore(ctx: &mut ApplyCtx, op: &pb::Zrangestore) -> ApplyResult {
+    let range = tri!(ZRange::parse(op.by(), &op.min, &op.max));
+    let got = match tri!(find(ctx, &op.src, KeyType::ZSet)?) {
+        Some(found) => collect(ctx, &found, &Query { range, rev: op.rev, offset: op.offset, count: op.count })?,
         None => Vec::new(),
     };
     let n = got.len() as i64;
-    store(ctx, dst, got)?;
+    store(ctx, &op.dst, got)?;
     Ok(Ok(Reply::Int(n)))
 }
 
 /// Replace `dst` (whatever it held) by a sorted set of `members`; none deletes it.
-pub fn store(ctx: &mut ApplyCtx<'_>, dst: &[u8], members: Vec<(Bytes, f64)>) -> Result<(), StorageError> {
+pub fn store(ctx: &mut ApplyCtx, dst: &[u8], members: Vec<(Bytes, f64)>) -> Result<(), StorageError> {
     if let Some(found) = ctx.replace_coll(dst, KeyType::ZSet, members.len() as u64)? {
         for (m, s) in members {
             ctx.zset_put(&found, &m, s, None)?;
@@ -636,36 +596,20 @@ pub fn store(ctx: &mut ApplyCtx<'_>, dst: &[u8], members: Vec<(Bytes, f64)>) -> 
     Ok(())
 }
 
-/// How Z*STORE combines the scores of a member found in several inputs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Aggregate {
-    Sum,
-    Min,
-    Max,
-}
-
-impl Aggregate {
-    pub fn from_num(n: i64) -> Aggregate {
-        match n {
-            1 => Aggregate::Min,
-            2 => Aggregate::Max,
-            _ => Aggregate::Sum,
-        }
-    }
-    fn apply(self, a: f64, b: f64) -> f64 {
-        match self {
-            // inf + -inf is NaN: Redis makes it 0.
-            Aggregate::Sum => {
-                let s = a + b;
-                if s.is_nan() {
-                    0.0
-                } else {
-                    s
-                }
+/// Combine two scores of one member as `agg` says.
+fn aggregate(agg: Aggregate, a: f64, b: f64) -> f64 {
+    match agg {
+        // inf + -inf is NaN: Redis makes it 0.
+        Aggregate::Sum => {
+            let s = a + b;
+            if s.is_nan() {
+                0.0
+            } else {
+                s
             }
-            Aggregate::Min => a.min(b),
-            Aggregate::Max => a.max(b),
         }
+        Aggregate::Min => a.min(b),
+        Aggregate::Max => a.max(b),
     }
 }
 
@@ -705,13 +649,12 @@ fn weighted(score: f64, w: f64) -> f64 {
 /// `agg`, in (score, member) order. `limit` stops an intersection early (ZINTERCARD).
 pub fn combine(
     src: &impl Source,
-    op: super::set::Algebra,
+    op: Algebra,
     keys: &[Bytes],
     weights: &[f64],
     agg: Aggregate,
     limit: usize,
 ) -> ReadResult<Vec<(Bytes, f64)>> {
-    use super::set::Algebra;
     let mut inputs = Vec::with_capacity(keys.len());
     for k in keys {
         inputs.push(tri!(input(src, k)?));
@@ -728,7 +671,7 @@ pub fn combine(
                 let Some((f, z)) = &inputs[i] else { continue };
                 each_scored(src, f, *z, |m, s| {
                     let v = weighted(s, w(i));
-                    acc.entry(Bytes::copy_from_slice(m)).and_modify(|a| *a = agg.apply(*a, v)).or_insert(v);
+                    acc.entry(Bytes::copy_from_slice(m)).and_modify(|a| *a = aggregate(agg, *a, v)).or_insert(v);
                 })?;
             }
         }
@@ -747,7 +690,7 @@ pub fn combine(
                 for &j in rest {
                     let (f, z) = inputs[j].as_ref().expect("checked above");
                     match src.get(Cf::Subkey, &f.element(m)) {
-                        Ok(Some(sv)) => v = agg.apply(v, weighted(if *z { dec(&sv) } else { 1.0 }, w(j))),
+                        Ok(Some(sv)) => v = aggregate(agg, v, weighted(if *z { dec(&sv) } else { 1.0 }, w(j))),
                         Ok(None) => return,
                         Err(e) => {
                             err = Some(e);
@@ -787,14 +730,11 @@ pub fn combine(
     Ok(Ok(out))
 }
 
-/// ZUNIONSTORE / ZINTERSTORE / ZDIFFSTORE: `keys[0]` = destination; `vals` =
-/// weights (f64 bits); `flags` = the algebra; `num` = aggregate.
-pub fn apply_zstore(ctx: &mut ApplyCtx<'_>, cmd: &WriteCmd) -> ApplyResult {
-    let weights: Vec<f64> = cmd.vals.iter().map(|v| f64_of(v)).collect();
-    let op = super::set::Algebra::from_flags(cmd.flags);
-    let got = tri!(combine(ctx, op, &cmd.keys[1..], &weights, Aggregate::from_num(cmd.num), 0)?);
+/// ZUNIONSTORE / ZINTERSTORE / ZDIFFSTORE.
+pub fn apply_zstore(ctx: &mut ApplyCtx, op: &pb::Zstore) -> ApplyResult {
+    let got = tri!(combine(ctx, op.algebra(), &op.keys, &op.weights, op.aggregate(), 0)?);
     let n = got.len() as i64;
-    store(ctx, &cmd.keys[0], got)?;
+    store(ctx, &op.dst, got)?;
     Ok(Ok(Reply::Int(n)))
 }
 

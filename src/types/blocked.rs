@@ -18,7 +18,7 @@ use crate::storage::keys::decode_meta_key;
 
 /// The registry. Cheap to consult when nobody waits (one atomic load).
 #[derive(Default)]
-pub struct Watch {
+pub struct Blocked {
     waiting: AtomicUsize,
     queues: Mutex<HashMap<Bytes, VecDeque<Arc<Waiter>>>>,
 }
@@ -42,7 +42,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-impl Watch {
+impl Blocked {
     /// Queue a client on `keys` (it is busy with its first attempt: a write
     /// landing before that attempt's answer is not lost).
     pub fn register(&self, keys: &[Bytes]) -> Arc<Waiter> {
@@ -148,7 +148,7 @@ mod tests {
 
     #[test]
     fn first_come_first_woken() {
-        let w = Watch::default();
+        let w = Blocked::default();
         let k = [Bytes::from_static(b"k")];
         let (a, b) = (w.register(&k), w.register(&k));
         let (mut ra, mut rb) = (a.wait(), b.wait());
@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn a_write_during_the_first_attempt_is_not_lost() {
-        let w = Watch::default();
+        let w = Blocked::default();
         let a = w.register(&[Bytes::from_static(b"k")]);
         w.notify_written(&[mk("k"), mk("other")]);
         assert!(ready(&mut a.wait()), "the push raced the first attempt: retry at once");
@@ -175,7 +175,7 @@ mod tests {
 
     #[test]
     fn leaving_without_a_wakeup_wakes_nobody() {
-        let w = Watch::default();
+        let w = Blocked::default();
         let k = [Bytes::from_static(b"k")];
         let (a, b) = (w.register(&k), w.register(&k));
         let (_ra, mut rb) = (a.wait(), b.wait());

@@ -1,0 +1,275 @@
+//! What a handler sees and what it decides: [`Ctx`], [`Plan`], [`CmdError`].
+//!
+//! A handler runs in one of three places (its [`Env`]), and is written once for
+//! all of them:
+//!
+//! - on a connection's core: reads go to RocksDB (through the core's read cache
+//!   or a snapshot), writes become a [`Plan::Write`] that dispatch proposes;
+//! - inside a read-only script: every read sees the script's one snapshot,
+//!   writes are refused;
+//! - inside apply (a transaction or a script that may write): reads see the
+//!   batch's own writes, writes are applied at once; time and randomness come
+//!   from the log entry, so every replica computes the same thing.
+//!
+//! Handlers parse and plan; only dispatch awaits.
+
+use std::borrow::Cow;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::shape::Shape;
+use super::table::CommandSpec;
+use super::Session;
+use crate::pb::{write_cmd::Op, WriteCmd};
+use crate::protocol::cursor::ArgError;
+use crate::protocol::Reply;
+use crate::shard::{Core, Shared};
+use crate::storage::meta::Coll;
+use crate::storage::StorageError;
+use crate::types::coll::Rng;
+use crate::types::write::apply_cmd;
+use crate::types::{ApplyCtx, ReadView, Reader, Snap, Source, TypeError};
+
+/// Whole-key reads up to this many elements run inline on the core.
+pub const INLINE_WALK: u64 = 1024;
+
+/// A command failure; `Display` is the Redis error text.
+#[derive(Debug, thiserror::Error)]
+pub enum CmdError {
+    #[error("{0}")]
+    Arg(#[from] ArgError),
+    #[error("{0}")]
+    Type(#[from] TypeError),
+    #[error("ERR {0}")]
+    Storage(#[from] StorageError),
+    #[error("{0}")]
+    Msg(Cow<'static, str>),
+}
+
+pub fn err(msg: impl Into<Cow<'static, str>>) -> CmdError {
+    CmdError::Msg(msg.into())
+}
+
+pub type CmdResult = Result<Plan, CmdError>;
+pub type HandlerFn = fn(&mut Ctx<'_>, &[Bytes]) -> CmdResult;
+
+pub fn reply(r: Reply) -> CmdResult {
+    Ok(Plan::Reply(r))
+}
+
+/// What a handler decided.
+#[derive(Debug)]
+pub enum Plan {
+    /// Reply now.
+    Reply(Reply),
+    /// Propose `cmd` on `region`; apply produces its natural result, which
+    /// `shape` turns into the reply.
+    Write { region: u32, cmd: WriteCmd, shape: Shape },
+    /// Propose `cmd` on every region; reply with the first region's reply.
+    Broadcast(WriteCmd),
+    /// Reply, then close the connection.
+    Close(Reply),
+    /// Reply after a pause (DEBUG SLEEP).
+    Sleep(Duration, Reply),
+    /// Long storage work (whole-keyspace scans, big keys): run on the blocking
+    /// pool so the core keeps serving its other connections; its result is the reply.
+    Blocking(BlockingWork),
+    /// A blocking pop (BLPOP, BLMOVE, ...): see [`Block`].
+    Block(Block),
+}
+
+/// A blocking pop: propose `cmd` at once; while it finds nothing (a nil result)
+/// the client waits, first come first served per key, for a write to one of
+/// `keys`, then proposes `retry`, until `timeout` (`None`: forever) passes and
+/// it is answered with a null array. Waiting holds no core: other connections
+/// go on. `shape` shows the result that ends the wait.
+#[derive(Debug)]
+pub struct Block {
+    pub region: u32,
+    pub cmd: WriteCmd,
+    pub retry: WriteCmd,
+    pub keys: Vec<Bytes>,
+    pub timeout: Option<Duration>,
+    pub shape: Shape,
+}
+
+/// Work for the blocking pool; must own what it needs.
+pub struct BlockingWork(pub Box<dyn FnOnce() -> Reply + Send>);
+
+impl std::fmt::Debug for BlockingWork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BlockingWork")
+    }
+}
+
+/// Where a handler runs (see the module doc).
+pub enum Env<'a> {
+    Conn(&'a Core),
+    ReadOnly(&'a Snap<'a>),
+    Apply { apply: &'a mut ApplyCtx, rng: &'a mut Rng },
+}
+
+/// What a handler sees.
+pub struct Ctx<'a> {
+    pub shared: &'a Shared,
+    pub session: &'a mut Session,
+    pub spec: &'static CommandSpec,
+    /// The region of the command's keys, found by dispatch from the table's key
+    /// positions (`None` for a command without keys).
+    pub region: Option<u32>,
+    env: Env<'a>,
+}
+
+/// Redis's reply to a write attempted by a read-only script.
+pub const READONLY_SCRIPT: &str = "ERR Write commands are not allowed from read-only scripts.";
+
+impl<'a> Ctx<'a> {
+    pub fn new(
+        shared: &'a Shared,
+        session: &'a mut Session,
+        spec: &'static CommandSpec,
+        region: Option<u32>,
+        env: Env<'a>,
+    ) -> Ctx<'a> {
+        Ctx { shared, session, spec, region, env }
+    }
+
+    /// The connection's core, when the handler runs on one.
+    pub fn core(&self) -> Option<&Core> {
+        match &self.env {
+            Env::Conn(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// True inside apply or a script: no cursors to remember, no waiting, no
+    /// blocking pool.
+    pub fn detached(&self) -> bool {
+        !matches!(self.env, Env::Conn(_))
+    }
+
+    /// The command's time (Redis's command time snapshot).
+    pub fn now_ms(&self) -> u64 {
+        self.session.now_ms
+    }
+
+    /// A random number: the local generator on a connection, the entry's seeded
+    /// one inside apply.
+    pub fn random(&mut self) -> u64 {
+        match &mut self.env {
+            Env::Apply { rng, .. } => rng.next_u64(),
+            _ => rand::random(),
+        }
+    }
+
+    /// Point reads (strings, keyspace): through the core's read cache.
+    pub fn reader(&self) -> ReadView<'_> {
+        match &self.env {
+            Env::Conn(core) => ReadView::Cached(Reader::cached(
+                &self.shared.storage,
+                &core.cache,
+                &self.shared.epochs,
+                self.session.now_ms,
+            )),
+            Env::ReadOnly(s) => ReadView::Shared(s),
+            Env::Apply { apply, .. } => ReadView::Apply(apply),
+        }
+    }
+
+    /// A consistent read (composite types: metadata and elements from one point
+    /// in time).
+    pub fn snap(&self) -> ReadView<'_> {
+        match &self.env {
+            Env::Conn(_) => ReadView::Snapshot(Snap { view: self.shared.storage.view(), now_ms: self.session.now_ms }),
+            Env::ReadOnly(s) => ReadView::Shared(s),
+            Env::Apply { apply, .. } => ReadView::Apply(apply),
+        }
+    }
+
+    /// Run `f`, a read that walks whole keys, over a consistent read: inline when
+    /// the keys are small, on the blocking pool when together they hold more than
+    /// [`INLINE_WALK`] elements, so a big key never stalls the core's other
+    /// connections.
+    pub fn walk<'k>(
+        &self,
+        keys: impl IntoIterator<Item = &'k Bytes>,
+        f: impl FnOnce(&ReadView<'_>) -> Result<Reply, CmdError> + Send + 'static,
+    ) -> CmdResult {
+        let mut total = 0u64;
+        if !self.detached() {
+            let r = self.reader();
+            for k in keys {
+                if let Some(c) = r.meta(k)?.as_ref().and_then(Coll::from_meta) {
+                    total += c.size;
+                }
+            }
+        }
+        self.walk_sized(total, f)
+    }
+
+    /// [`Ctx::walk`] for a read known to visit about `total` elements.
+    pub fn walk_sized(
+        &self,
+        total: u64,
+        f: impl FnOnce(&ReadView<'_>) -> Result<Reply, CmdError> + Send + 'static,
+    ) -> CmdResult {
+        if total <= INLINE_WALK || self.detached() {
+            return Ok(Plan::Reply(f(&self.snap())?));
+        }
+        let storage = self.shared.storage.clone();
+        let now_ms = self.session.now_ms;
+        Ok(Plan::Blocking(BlockingWork(Box::new(move || {
+            let snap = ReadView::Snapshot(Snap { view: storage.view(), now_ms });
+            f(&snap).unwrap_or_else(|e| Reply::Error(e.to_string().into()))
+        }))))
+    }
+
+    /// Run `f`, a read of the whole keyspace (KEYS, DBSIZE), on the blocking pool
+    /// (inline when detached).
+    pub fn blocking(&self, f: impl FnOnce(&ReadView<'_>) -> Result<Reply, CmdError> + Send + 'static) -> CmdResult {
+        if self.detached() {
+            return Ok(Plan::Reply(f(&self.reader())?));
+        }
+        let storage = self.shared.storage.clone();
+        let now = self.session.now_ms;
+        Ok(Plan::Blocking(BlockingWork(Box::new(move || {
+            f(&ReadView::Cached(Reader::at(&storage, now))).unwrap_or_else(|e| Reply::Error(e.to_string().into()))
+        }))))
+    }
+
+    /// A write of `op` to the command's region, its result shown as `shape`.
+    pub fn write(&mut self, op: Op, shape: Shape) -> CmdResult {
+        let cmd = WriteCmd { op: Some(op) };
+        match &mut self.env {
+            Env::Conn(_) => Ok(Plan::Write { region: self.region.unwrap_or(0), cmd, shape }),
+            Env::ReadOnly(_) => Err(err(READONLY_SCRIPT)),
+            Env::Apply { apply, .. } => Ok(Plan::Reply(shape.apply(apply_cmd(apply, &cmd)?))),
+        }
+    }
+
+    /// A write to every region (FLUSHALL); detached, to the one being applied.
+    pub fn broadcast(&mut self, op: Op) -> CmdResult {
+        match &self.env {
+            Env::Conn(_) => Ok(Plan::Broadcast(WriteCmd { op: Some(op) })),
+            _ => self.write(op, Shape::Natural),
+        }
+    }
+
+    /// A blocking pop of `op` waiting on `keys`; its retries are `retry` (which
+    /// counts a source of another type as empty). Detached (in a transaction or
+    /// a script) it never waits: one attempt, whatever it finds.
+    pub fn block(&mut self, op: Op, retry: Op, keys: &[Bytes], timeout: Option<Duration>, shape: Shape) -> CmdResult {
+        if self.detached() {
+            return self.write(op, shape);
+        }
+        Ok(Plan::Block(Block {
+            region: self.region.unwrap_or(0),
+            cmd: WriteCmd { op: Some(op) },
+            retry: WriteCmd { op: Some(retry) },
+            keys: keys.to_vec(),
+            timeout,
+            shape,
+        }))
+    }
+}

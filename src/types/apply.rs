@@ -1,0 +1,389 @@
+//! Apply's state for one batch of log entries: writes go to one storage `Batch`,
+//! reads see the batch's own earlier writes first (an overlay over RocksDB), so a
+//! batch of `SET k 1; INCR k` applies as if the commands ran one by one, and a
+//! transaction or script reads what its earlier commands wrote.
+//!
+//! Deterministic: time, versions and randomness come from the log entry.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use ahash::AHashMap;
+use bytes::Bytes;
+
+use super::cache::Epochs;
+use super::mkey;
+use super::view::Source;
+use crate::storage::keys::{decode_meta_key, expire_index_key, slot_lower_bound, slot_upper_bound};
+use crate::storage::meta::Meta;
+use crate::storage::{Batch, Cf, Storage, StorageError};
+
+/// Bits of a version below the entry's log index (new composite keys per entry).
+pub const VERSION_SHIFT: u32 = 24;
+
+/// The overlay of `Cf::Subkey` (0) or `Cf::ZsetScore` (1).
+fn element_slot(cf: Cf) -> Option<usize> {
+    match cf {
+        Cf::Subkey => Some(0),
+        Cf::ZsetScore => Some(1),
+        _ => None,
+    }
+}
+
+/// See the module doc.
+pub struct ApplyCtx {
+    storage: Storage,
+    /// The leader's clock, from the log entry.
+    pub now_ms: u64,
+    slot_start: u16,
+    slot_end: u32,
+    overlay: AHashMap<Vec<u8>, Option<Bytes>>,
+    /// Element writes (`subkey`, `zset_score`) not yet in RocksDB, in key order.
+    elements: [BTreeMap<Vec<u8>, Option<Bytes>>; 2],
+    /// Metadata keys of user keys whose elements changed without a metadata write
+    /// (a hash field overwritten, LSET, a score changed): with the metadata
+    /// written, what the batch modified (WATCH, read cache, blocked clients).
+    touched: Vec<Vec<u8>>,
+    flushed: bool,
+    batch: Batch,
+    /// Versions for new composite keys: `entry index << VERSION_SHIFT`, plus a
+    /// counter within the entry. Log indexes only grow, so a new version is
+    /// greater than every version the region ever handed out.
+    version_base: u64,
+    versions_used: u64,
+    /// Per log entry: first and last member of sets SPOP drew from (see
+    /// `set::pick_with`); cleared at every entry so replicas agree.
+    pub pick_ends: AHashMap<Vec<u8>, (Bytes, Bytes)>,
+}
+
+impl ApplyCtx {
+    /// A context for the region covering slots `[slot_start, slot_end)`.
+    pub fn new(storage: &Storage, slot_start: u16, slot_end: u32) -> Self {
+        ApplyCtx {
+            storage: storage.clone(),
+            now_ms: 0,
+            slot_start,
+            slot_end,
+            overlay: AHashMap::new(),
+            elements: [BTreeMap::new(), BTreeMap::new()],
+            touched: Vec::new(),
+            flushed: false,
+            batch: Batch::new(),
+            version_base: 1 << VERSION_SHIFT,
+            versions_used: 0,
+            pick_ends: AHashMap::new(),
+        }
+    }
+
+    /// Start applying the log entry at `index`, stamped `now_ms` by its leader.
+    pub fn begin_entry(&mut self, index: u64, now_ms: u64) {
+        self.now_ms = now_ms;
+        self.version_base = index << VERSION_SHIFT;
+        self.versions_used = 0;
+        self.pick_ends.clear();
+    }
+
+    /// The slots `[start, end)` of the region being applied.
+    pub fn slots(&self) -> (u16, u32) {
+        (self.slot_start, self.slot_end)
+    }
+
+    /// A version for a new composite key, unique in the region for all time: a
+    /// command creates at most one composite key and an entry carries at most
+    /// `raft::region::MAX_CMDS_PER_ENTRY` (2^16) commands, well under 2^24. (A
+    /// transaction or script is one command that may create more: it checks
+    /// [`ApplyCtx::versions_left`].)
+    pub fn new_version(&mut self) -> u64 {
+        self.versions_used += 1;
+        debug_assert!(self.versions_used < 1 << VERSION_SHIFT);
+        self.version_base + self.versions_used.min((1 << VERSION_SHIFT) - 1)
+    }
+
+    /// How many more composite keys this entry may create.
+    pub fn versions_left(&self) -> u64 {
+        ((1 << VERSION_SHIFT) - 1) - self.versions_used.min((1 << VERSION_SHIFT) - 1)
+    }
+
+    /// Read an element entry (`Cf::Subkey` or `Cf::ZsetScore`), seeing this batch's writes.
+    pub fn get_element(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
+        if let Some(v) = element_slot(cf).and_then(|i| self.elements[i].get(key)) {
+            return Ok(v.clone());
+        }
+        if self.flushed {
+            return Ok(None);
+        }
+        self.storage.get(cf, key)
+    }
+
+    pub fn put_element(&mut self, cf: Cf, key: Vec<u8>, value: impl Into<Bytes>) {
+        let i = element_slot(cf).expect("an element column family");
+        self.elements[i].insert(key, Some(value.into()));
+    }
+
+    pub fn del_element(&mut self, cf: Cf, key: Vec<u8>) {
+        let i = element_slot(cf).expect("an element column family");
+        self.elements[i].insert(key, None);
+    }
+
+    /// Record that `key`'s elements changed though its metadata did not.
+    pub fn touch(&mut self, key: &[u8]) {
+        self.touched.push(mkey(key));
+    }
+
+    /// Visit entries of `cf` in `[from, to)` in order (or reverse), this batch's
+    /// writes merged over RocksDB, until `f` says stop.
+    pub fn scan_elements(
+        &self,
+        cf: Cf,
+        from: &[u8],
+        to: &[u8],
+        reverse: bool,
+        f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<(), StorageError> {
+        let pending: Vec<(&[u8], Option<&[u8]>)> = match element_slot(cf) {
+            Some(i) => self.elements[i]
+                .range::<[u8], _>((Bound::Included(from), Bound::Excluded(to)))
+                .map(|(k, v)| (&k[..], v.as_deref()))
+                .collect(),
+            None if cf == Cf::Metadata => {
+                let mut p: Vec<(&[u8], Option<&[u8]>)> = self
+                    .overlay
+                    .iter()
+                    .filter(|(k, _)| &k[..] >= from && &k[..] < to)
+                    .map(|(k, v)| (&k[..], v.as_deref()))
+                    .collect();
+                p.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                p
+            }
+            None => Vec::new(),
+        };
+        merge_scan(&self.storage, self.flushed, cf, from, to, reverse, pending, f)
+    }
+
+    fn raw_meta(&self, mk: &[u8]) -> Result<Option<Bytes>, StorageError> {
+        if let Some(v) = self.overlay.get(mk) {
+            return Ok(v.clone());
+        }
+        if self.flushed {
+            return Ok(None);
+        }
+        self.storage.get(Cf::Metadata, mk)
+    }
+
+    /// The key's metadata if it exists and has not expired at the entry's time.
+    pub fn live_meta(&self, mk: &[u8]) -> Result<Option<Meta>, StorageError> {
+        Ok(Meta::live(self.raw_meta(mk)?, self.now_ms))
+    }
+
+    /// The key's metadata even if expired (for cleanup).
+    pub fn any_meta(&self, mk: &[u8]) -> Result<Option<Meta>, StorageError> {
+        Ok(self.raw_meta(mk)?.and_then(Meta::decode))
+    }
+
+    /// Write a key's metadata without knowing what it replaces (blind overwrite).
+    /// A TTL in `value` is added to the expire index.
+    pub fn put_meta(&mut self, mk: Vec<u8>, value: Vec<u8>) {
+        self.put_meta_over(mk, None, value);
+    }
+
+    /// Write a key's metadata over `old` (what the key held, if anything): the
+    /// expire index gains the new TTL and loses the old one when it changes.
+    pub fn put_meta_over(&mut self, mk: Vec<u8>, old: Option<&Meta>, value: Vec<u8>) {
+        let at = expire_of(&value);
+        let old_at = old.map(|m| m.expire_ms).unwrap_or(0);
+        if old_at != at {
+            if old_at != 0 {
+                self.index(&mk, old_at, false);
+            }
+            if at != 0 {
+                self.index(&mk, at, true);
+            }
+        }
+        self.overlay.insert(mk, Some(Bytes::from(value)));
+    }
+
+    /// Delete a key whose metadata is `old`, with its expire index entry.
+    pub fn del_key(&mut self, mk: Vec<u8>, old: &Meta) {
+        if old.expire_ms != 0 {
+            self.index(&mk, old.expire_ms, false);
+        }
+        self.overlay.insert(mk, None);
+    }
+
+    /// Add or remove the expire index entry (`mk`'s key, `at`).
+    pub fn index(&mut self, mk: &[u8], at: u64, add: bool) {
+        if let Some((slot, key)) = decode_meta_key(mk) {
+            let ik = expire_index_key(slot, at, key);
+            if add {
+                self.batch.put(Cf::ExpireIndex, ik, Vec::new());
+            } else {
+                self.batch.delete(Cf::ExpireIndex, ik);
+            }
+        }
+    }
+
+    /// Delete every key of the region (FLUSHDB/FLUSHALL).
+    pub fn flush_region(&mut self) {
+        let (lo, hi) = (slot_lower_bound(self.slot_start), slot_upper_bound(self.slot_end));
+        for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore, Cf::ExpireIndex, Cf::Links] {
+            self.batch.delete_range(cf, lo.clone(), hi.clone());
+        }
+        self.overlay.clear();
+        self.elements.iter_mut().for_each(BTreeMap::clear);
+        self.flushed = true;
+    }
+
+    /// Record a non-metadata write (e.g. Raft applied state) in the same batch.
+    pub fn put_raw(&mut self, cf: Cf, key: impl Into<Vec<u8>>, value: impl Into<Bytes>) {
+        self.batch.put(cf, key, value);
+    }
+
+    /// Forget the overlay (the batch was written) and hand the batch out.
+    pub fn take_batch(&mut self) -> Batch {
+        self.take().batch
+    }
+
+    /// Hand out the batch with what it changed, and start afresh.
+    ///
+    /// Each metadata key written in the batch is written once, with its final value,
+    /// and the keys go in sorted order: RocksDB's memtable skiplist reuses its
+    /// search position between consecutive inserts, so sorted inserts cost far less
+    /// than random ones, and a key written many times in one batch costs one insert.
+    /// They follow any range deletion of a FLUSH in the batch, which the overlay
+    /// already accounts for (a flush clears it).
+    pub fn take(&mut self) -> Applied {
+        let mut entries: Vec<(Vec<u8>, Option<Bytes>)> = self.overlay.drain().collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut batch = std::mem::take(&mut self.batch);
+        for (i, cf) in [Cf::Subkey, Cf::ZsetScore].into_iter().enumerate() {
+            for (k, v) in std::mem::take(&mut self.elements[i]) {
+                match v {
+                    Some(v) => batch.put(cf, k, v),
+                    None => batch.delete(cf, k),
+                }
+            }
+        }
+        let mut written = std::mem::take(&mut self.touched);
+        written.reserve(entries.len());
+        for (k, v) in entries {
+            match v {
+                Some(v) => batch.put(Cf::Metadata, k.clone(), v),
+                None => batch.delete(Cf::Metadata, k.clone()),
+            }
+            written.push(k);
+        }
+        let flushed = std::mem::replace(&mut self.flushed, false);
+        Applied { batch, written, flushed }
+    }
+}
+
+/// Merge `pending` (this batch's writes in `[from, to)`, sorted; `None` = a
+/// deletion) over RocksDB's entries, visiting in order or reverse.
+#[allow(clippy::too_many_arguments)]
+fn merge_scan(
+    storage: &Storage,
+    flushed: bool,
+    cf: Cf,
+    from: &[u8],
+    to: &[u8],
+    reverse: bool,
+    mut pending: Vec<(&[u8], Option<&[u8]>)>,
+    mut f: impl FnMut(&[u8], &[u8]) -> bool,
+) -> Result<(), StorageError> {
+    if !reverse {
+        pending.reverse();
+    }
+    // `pending` is now consumed from its end, in visiting order.
+    let before = |a: &[u8], b: &[u8]| if reverse { a > b } else { a < b };
+    let mut go = true;
+    if !flushed {
+        storage.scan(cf, from, to, reverse, |k, v| {
+            while let Some(&(pk, pv)) = pending.last() {
+                if !before(pk, k) {
+                    break;
+                }
+                pending.pop();
+                if let Some(pv) = pv {
+                    if !f(pk, pv) {
+                        go = false;
+                        return false;
+                    }
+                }
+            }
+            if let Some(&(pk, pv)) = pending.last() {
+                if pk == k {
+                    pending.pop();
+                    return match pv {
+                        Some(pv) => {
+                            go = f(pk, pv);
+                            go
+                        }
+                        None => true,
+                    };
+                }
+            }
+            go = f(k, v);
+            go
+        })?;
+    }
+    while go {
+        let Some((pk, pv)) = pending.pop() else { break };
+        if let Some(pv) = pv {
+            go = f(pk, pv);
+        }
+    }
+    Ok(())
+}
+
+impl Source for ApplyCtx {
+    fn now_ms(&self) -> u64 {
+        self.now_ms
+    }
+    fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError> {
+        self.live_meta(&mkey(key))
+    }
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
+        match cf {
+            Cf::Metadata => self.raw_meta(key),
+            _ => self.get_element(cf, key),
+        }
+    }
+    fn scan(
+        &self,
+        cf: Cf,
+        from: &[u8],
+        to: &[u8],
+        reverse: bool,
+        f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<(), StorageError> {
+        self.scan_elements(cf, from, to, reverse, f)
+    }
+}
+
+/// The expire time of an encoded metadata value (0 = none).
+fn expire_of(value: &[u8]) -> u64 {
+    Meta::decode_header(value).map(|(_, at)| at).unwrap_or(0)
+}
+
+/// What an apply batch changed: its writes, the metadata keys it modified and
+/// whether it flushed its region (for read-cache invalidation, WATCH, blocked
+/// clients).
+pub struct Applied {
+    pub batch: Batch,
+    pub written: Vec<Vec<u8>>,
+    pub flushed: bool,
+}
+
+impl Applied {
+    /// After `batch` is in RocksDB: invalidate cached reads of what it changed.
+    pub fn invalidate(&self, epochs: &Epochs) {
+        if self.flushed {
+            epochs.bump_all();
+        }
+        for mk in &self.written {
+            if let Some((_, key)) = decode_meta_key(mk) {
+                epochs.bump(key);
+            }
+        }
+    }
+}

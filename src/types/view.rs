@@ -1,0 +1,178 @@
+//! The one read interface every command's read logic is written against.
+//!
+//! [`Source`] is what a read needs: live metadata of a user key, point reads and
+//! ordered scans of a column family, and the time expiry is judged at. Three
+//! things provide it:
+//!
+//! - [`Reader`]: a client's point reads on its core, metadata through the core's
+//!   read cache (strings, keyspace questions);
+//! - [`Snap`]: a client's read over one RocksDB snapshot (composite types: their
+//!   metadata and elements from one instant);
+//! - [`ApplyCtx`]: apply's batch merged over RocksDB, so a transaction or a
+//!   script reads what its own earlier commands wrote.
+//!
+//! [`ReadView`] is any one of them, so a command's read is written once and runs
+//! on a connection's core or inside apply alike.
+
+use bytes::Bytes;
+
+use super::apply::ApplyCtx;
+use super::cache::{Epochs, ReadCache};
+use super::{mkey, TypeError};
+use crate::storage::keys::KeyType;
+use crate::storage::meta::Meta;
+use crate::storage::{Cf, Storage, StorageError, View};
+
+/// Reads of the keyspace, wherever they run.
+pub trait Source {
+    /// The time expiry is judged at.
+    fn now_ms(&self) -> u64;
+    /// Live metadata of a user key (`None` if absent or expired).
+    fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError>;
+    /// A point read of `cf` (element entries; metadata by its encoded key).
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError>;
+    /// Visit the entries of `cf` in `[from, to)` in order (or reverse) until `f`
+    /// returns false.
+    fn scan(
+        &self,
+        cf: Cf,
+        from: &[u8],
+        to: &[u8],
+        reverse: bool,
+        f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<(), StorageError>;
+
+    /// Live metadata, checked to be of type `kind`.
+    fn typed(&self, key: &[u8], kind: KeyType) -> Result<Result<Option<Meta>, TypeError>, StorageError> {
+        Ok(match self.meta(key)? {
+            Some(m) if m.kind != kind => Err(TypeError::WrongType),
+            m => Ok(m),
+        })
+    }
+}
+
+/// A client's point reads on its core, judging expiry at `now_ms`; metadata
+/// through the core's read cache when it has one. Any core may read: an
+/// acknowledged write has already been applied to the shared RocksDB.
+pub struct Reader<'a> {
+    pub storage: &'a Storage,
+    pub now_ms: u64,
+    cache: Option<(&'a ReadCache, &'a Epochs)>,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader judging expiry at `now_ms`, without the read cache.
+    pub fn at(storage: &'a Storage, now_ms: u64) -> Self {
+        Reader { storage, now_ms, cache: None }
+    }
+
+    /// A reader whose metadata reads go through a core's read cache.
+    pub fn cached(storage: &'a Storage, cache: &'a ReadCache, epochs: &'a Epochs, now_ms: u64) -> Self {
+        Reader { storage, now_ms, cache: Some((cache, epochs)) }
+    }
+
+    fn raw_meta(&self, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
+        let Some((c, ep)) = self.cache else {
+            return self.storage.get(Cf::Metadata, &mkey(key));
+        };
+        let stamp = ep.stamp(key);
+        if let Some(v) = c.get(key, stamp) {
+            return Ok(v);
+        }
+        let v = self.storage.get(Cf::Metadata, &mkey(key))?;
+        c.put(key, stamp, v.clone());
+        Ok(v)
+    }
+}
+
+impl Source for Reader<'_> {
+    fn now_ms(&self) -> u64 {
+        self.now_ms
+    }
+    fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError> {
+        Ok(Meta::live(self.raw_meta(key)?, self.now_ms))
+    }
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
+        self.storage.get(cf, key)
+    }
+    fn scan(
+        &self,
+        cf: Cf,
+        from: &[u8],
+        to: &[u8],
+        reverse: bool,
+        f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<(), StorageError> {
+        self.storage.scan(cf, from, to, reverse, f)
+    }
+}
+
+/// A client read over one RocksDB snapshot, expiry judged at the command's time.
+pub struct Snap<'a> {
+    pub view: View<'a>,
+    pub now_ms: u64,
+}
+
+impl Source for Snap<'_> {
+    fn now_ms(&self) -> u64 {
+        self.now_ms
+    }
+    fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError> {
+        Ok(Meta::live(self.view.get(Cf::Metadata, &mkey(key))?, self.now_ms))
+    }
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
+        self.view.get(cf, key)
+    }
+    fn scan(
+        &self,
+        cf: Cf,
+        from: &[u8],
+        to: &[u8],
+        reverse: bool,
+        f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<(), StorageError> {
+        self.view.scan(cf, from, to, reverse, f)
+    }
+}
+
+/// Any of the sources: what a command handler reads through.
+pub enum ReadView<'a> {
+    Cached(Reader<'a>),
+    Snapshot(Snap<'a>),
+    /// A snapshot someone else owns (a read-only script's, for all its calls).
+    Shared(&'a Snap<'a>),
+    Apply(&'a ApplyCtx),
+}
+
+macro_rules! each_view {
+    ($self:expr, $v:ident => $e:expr) => {
+        match $self {
+            ReadView::Cached($v) => $e,
+            ReadView::Snapshot($v) => $e,
+            ReadView::Shared($v) => $e,
+            ReadView::Apply($v) => $e,
+        }
+    };
+}
+
+impl Source for ReadView<'_> {
+    fn now_ms(&self) -> u64 {
+        each_view!(self, v => v.now_ms())
+    }
+    fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError> {
+        each_view!(self, v => v.meta(key))
+    }
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
+        each_view!(self, v => v.get(cf, key))
+    }
+    fn scan(
+        &self,
+        cf: Cf,
+        from: &[u8],
+        to: &[u8],
+        reverse: bool,
+        f: impl FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<(), StorageError> {
+        each_view!(self, v => v.scan(cf, from, to, reverse, f))
+    }
+}
