@@ -77,6 +77,8 @@ pub enum Plan {
     Blocking(BlockingWork),
     /// A blocking pop (BLPOP, BLMOVE, ...): see [`Block`].
     Block(Block),
+    /// EXEC: see [`super::txn::ExecPlan`].
+    Exec(super::txn::ExecPlan),
 }
 
 /// A blocking pop: propose `cmd` at once; while it finds nothing (a nil result)

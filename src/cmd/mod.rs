@@ -7,6 +7,7 @@
 //! | `shape.rs` | how a write's natural result is shown ([`Shape`]) |
 //! | `args.rs` | argument grammars several families share |
 //! | `elements.rs` | element scans and random picks of Hash, Set, Sorted Set |
+//! | `txn.rs` | MULTI/EXEC/WATCH, and the executor that runs a transaction inside apply |
 //! | `string.rs` ... `zset.rs`, `keyspace.rs`, `server.rs` | the families: handlers first, rows last |
 //!
 //! Handlers parse and plan; they read through [`Ctx`] (on the connection's core,
@@ -29,6 +30,7 @@ pub mod set;
 pub mod shape;
 pub mod string;
 pub mod table;
+pub mod txn;
 pub mod zset;
 
 use bytes::Bytes;

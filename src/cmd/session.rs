@@ -1,8 +1,12 @@
-//! Per-connection state commands can change: protocol version, name, auth.
+//! Per-connection state commands can change: protocol version, name, auth, and
+//! the transaction being queued with the keys watched for it.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
+use super::txn::Multi;
 use crate::shard::shared::ClientEntry;
+use crate::types::watches::Watched;
 
 pub struct Session {
     pub id: u64,
@@ -13,14 +17,45 @@ pub struct Session {
     pub closing: bool,
     /// The clock as of this batch of commands (Redis's command time snapshot):
     /// reads judge expiry by it. The connection refreshes it per read and after
-    /// waiting for writes.
+    /// waiting for writes; inside apply it is the log entry's time.
     pub now_ms: u64,
     /// The registry entry CLIENT LIST shows.
     pub entry: Arc<ClientEntry>,
+    /// Between MULTI and EXEC: the queued commands.
+    pub multi: Option<Multi>,
+    /// Keys WATCHed for the next EXEC.
+    pub watched: Vec<Watched>,
 }
 
 impl Session {
     pub fn new(entry: Arc<ClientEntry>, authed: bool) -> Session {
-        Session { id: entry.id, resp: 2, authed, closing: false, now_ms: crate::types::now_ms(), entry }
+        Session {
+            id: entry.id,
+            resp: 2,
+            authed,
+            closing: false,
+            now_ms: crate::types::now_ms(),
+            entry,
+            multi: None,
+            watched: Vec::new(),
+        }
+    }
+
+    /// The session a transaction's or script's commands run with inside apply:
+    /// no connection, the client's protocol, the entry's time.
+    pub fn detached(resp: u8, now_ms: u64) -> Session {
+        let entry = Arc::new(ClientEntry {
+            id: 0,
+            addr: String::new(),
+            laddr: String::new(),
+            created: Instant::now(),
+            last_active: Mutex::new(Instant::now()),
+            last_cmd: usize::MAX.into(),
+            resp: resp.into(),
+            name: Mutex::new(None),
+            lib_name: Mutex::new(None),
+            lib_ver: Mutex::new(None),
+        });
+        Session { resp, now_ms, ..Session::new(entry, true) }
     }
 }

@@ -125,7 +125,9 @@ fn getset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn mget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let r = ctx.reader();
+    // Several keys are read from one snapshot: MGET is atomic, as in Redis (point
+    // reads could straddle an apply batch that changes two of them).
+    let r = if args.len() > 2 { ctx.snap() } else { ctx.reader() };
     let mut out = Vec::with_capacity(args.len() - 1);
     for k in &args[1..] {
         out.push(match st::get(&r, k)? {

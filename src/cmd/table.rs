@@ -58,6 +58,7 @@ pub enum Group {
     List,
     Set,
     SortedSet,
+    Transactions,
 }
 
 impl Group {
@@ -71,6 +72,7 @@ impl Group {
             Group::SortedSet => "sorted-set",
             Group::Connection => "connection",
             Group::Server => "server",
+            Group::Transactions => "transactions",
         }
     }
     pub fn acl_category(self) -> &'static str {
@@ -83,6 +85,7 @@ impl Group {
             Group::SortedSet => "@sortedset",
             Group::Connection => "@connection",
             Group::Server => "@admin",
+            Group::Transactions => "@transaction",
         }
     }
 }
@@ -307,6 +310,7 @@ pub fn table() -> &'static Table {
             super::list::COMMANDS,
             super::set::COMMANDS,
             super::zset::COMMANDS,
+            super::txn::COMMANDS,
         ] {
             rows.extend(family.iter());
         }

@@ -14,15 +14,13 @@ use openraft::storage::{EntryResponder, RaftStateMachine, Snapshot};
 use openraft::{EntryPayload, OptionalSend, RaftSnapshotBuilder};
 
 use super::codec::{decode_applied, encode_applied, invalid};
+use super::region::RegionDeps;
 use super::{LogId, SnapshotMeta, StoredMembership, TypeConfig};
 use crate::protocol::Reply;
 use crate::storage::keys::{state_key, StateKind};
 use crate::storage::{Cf, Storage};
-use crate::types::blocked::Blocked;
-use crate::types::cache::Epochs;
 use crate::types::write::apply_cmd;
 use crate::types::ApplyCtx;
-use std::sync::Arc;
 
 fn io_err(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(e.to_string())
@@ -34,9 +32,7 @@ pub struct SnapshotData;
 
 pub struct StateMachine {
     storage: Storage,
-    epochs: Arc<Epochs>,
-    /// Clients blocked on keys, woken after a write to their key lands.
-    blocked: Arc<Blocked>,
+    deps: RegionDeps,
     region: u32,
     slot_start: u16,
     slot_end: u32,
@@ -47,20 +43,14 @@ pub struct StateMachine {
 impl StateMachine {
     /// Open the state machine of `region` (slots `[slot_start, slot_end)`), loading
     /// its applied state.
-    pub fn open(
-        storage: Storage,
-        epochs: Arc<Epochs>,
-        blocked: Arc<Blocked>,
-        region: u32,
-        slot_start: u16,
-        slot_end: u32,
-    ) -> io::Result<Self> {
+    pub fn open(deps: RegionDeps, region: u32, slot_start: u16, slot_end: u32) -> io::Result<Self> {
+        let storage = deps.storage.clone();
         let (applied, membership) =
             match storage.get(Cf::RaftState, &state_key(region, StateKind::Applied)).map_err(io_err)? {
                 Some(b) => decode_applied(&b)?,
                 None => (None, StoredMembership::default()),
             };
-        Ok(StateMachine { storage, epochs, blocked, region, slot_start, slot_end, applied, membership })
+        Ok(StateMachine { storage, deps, region, slot_start, slot_end, applied, membership })
     }
 }
 
@@ -99,7 +89,11 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
     where
         Strm: futures_util::Stream<Item = Result<EntryResponder<TypeConfig>, io::Error>> + Unpin + OptionalSend,
     {
-        let mut ctx = ApplyCtx::new(&self.storage, self.slot_start, self.slot_end);
+        let mut ctx =
+            ApplyCtx::new(&self.storage, self.slot_start, self.slot_end).with_watches(self.deps.watches.clone());
+        if let Some(p) = &self.deps.programs {
+            ctx = ctx.with_programs(p.clone());
+        }
         let mut responders = Vec::new();
         while let Some(item) = entries.next().await {
             let (entry, responder) = item?;
@@ -136,9 +130,12 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         );
         let mut applied = ctx.take();
         self.storage.write(std::mem::take(&mut applied.batch), false).map_err(io_err)?;
-        // Cached reads of what changed turn stale before anyone hears of the write.
-        applied.invalidate(&self.epochs);
-        self.blocked.notify_written(&applied.written);
+        // Cached reads of what changed turn stale, and watchers learn of it, before
+        // anyone hears of the write.
+        applied.invalidate(&self.deps.epochs);
+        let index = self.applied.map(|l| l.index).unwrap_or(0);
+        self.deps.watches.applied_batch(self.region, index, &applied.modified, &applied.reaped);
+        self.deps.blocked.notify_written(&applied.written);
         for (r, replies) in responders {
             r.send(replies);
         }

@@ -15,6 +15,7 @@ use futures_channel::oneshot;
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::TcpStream;
 
+use crate::cmd::txn::ExecPlan;
 use crate::cmd::{self, Plan, Session, Shape};
 use crate::protocol::{DecodeLimits, Decoder, Reply};
 use crate::shard::shared::ClientEntry;
@@ -94,6 +95,56 @@ async fn block(
     answer
 }
 
+/// The reply of a command that does not write (a local command queued in a
+/// transaction): now, after a pause, or from the blocking pool.
+async fn local_reply(plan: Plan) -> Reply {
+    match plan {
+        Plan::Reply(r) | Plan::Close(r) => r,
+        Plan::Sleep(d, r) => {
+            glommio::timer::sleep(d).await;
+            r
+        }
+        Plan::Blocking(work) => glommio::executor().spawn_blocking(work.0).await,
+        _ => Reply::error("ERR command cannot run inside a transaction"),
+    }
+}
+
+/// EXEC: the keyspace commands as one replicated operation (fenced by its
+/// region's proposer when keys are watched), then the other queued commands
+/// here, replies merged in queue order. The watched keys are released after.
+async fn exec(core: &Core, session: &mut Session, mut plan: ExecPlan) -> Reply {
+    let shared = &core.shared;
+    let result = match (plan.cmd.take(), plan.watched.is_empty()) {
+        (None, true) => Reply::Array(Vec::new()),
+        // Nothing to write: the watched keys are judged as of now.
+        (None, false) => match shared.watches.dirty(&shared.storage, &plan.watched, now_ms()) {
+            Ok(true) => Reply::NilArray,
+            Ok(false) => Reply::Array(Vec::new()),
+            Err(e) => Reply::error(format!("ERR {e}")),
+        },
+        (Some(c), true) => {
+            core.submit_write(plan.region, c).await.unwrap_or_else(|_| Reply::error("ERR write aborted"))
+        }
+        (Some(c), false) => core
+            .submit_fenced(plan.region, Some(c), plan.watched.clone())
+            .await
+            .unwrap_or_else(|_| Reply::error("ERR write aborted")),
+    };
+    cmd::txn::unwatch_all(shared, &plan.watched);
+    let Reply::Array(data) = result else { return result };
+    session.now_ms = now_ms();
+    let mut data = data.into_iter();
+    let mut out = Vec::with_capacity(plan.queue.len());
+    for (spec, args, in_apply) in plan.queue {
+        if in_apply {
+            out.push(data.next().unwrap_or_else(|| Reply::error("ERR transaction reply missing")));
+        } else {
+            out.push(local_reply(cmd::run(core, session, spec, &args)).await);
+        }
+    }
+    Reply::Array(out)
+}
+
 pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
     let _ = stream.set_nodelay(true);
     let shared = core.shared.clone();
@@ -169,12 +220,20 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
             let spec = match cmd::resolve(&args) {
                 Ok(s) => s,
                 Err(r) => {
+                    cmd::txn::refused(&mut session);
                     drain(&mut pending, &mut out, &mut session).await;
                     r.encode(session.resp, &mut out);
                     continue;
                 }
             };
             last_spec = Some(spec);
+            if session.multi.is_some() {
+                if let Some(r) = cmd::txn::queue(&mut session, spec, &args) {
+                    drain(&mut pending, &mut out, &mut session).await;
+                    r.encode(session.resp, &mut out);
+                    continue;
+                }
+            }
             if !pending.is_empty() && cmd::needs_barrier(spec) {
                 drain(&mut pending, &mut out, &mut session).await;
             }
@@ -233,6 +292,12 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                     session.now_ms = now_ms();
                     r.encode(session.resp, &mut out);
                 }
+                Plan::Exec(p) => {
+                    drain(&mut pending, &mut out, &mut session).await;
+                    let r = exec(&core, &mut session, p).await;
+                    r.encode(session.resp, &mut out);
+                    session.now_ms = now_ms();
+                }
             }
         }
         drain(&mut pending, &mut out, &mut session).await;
@@ -255,6 +320,7 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
         }
     }
     let _ = stream.close().await;
+    cmd::txn::reset(&shared, &mut session);
     if let Ok(mut c) = shared.clients.lock() {
         c.remove(&id);
     };

@@ -37,6 +37,8 @@ pub fn run(config: Config) -> Result<(), String> {
         format!("{}:{}", config.bind, config.port).parse().map_err(|e| format!("bad address: {e}"))?;
     let (outboxes, inboxes) = shard::mesh(cores);
     let shared = Arc::new(Shared::new(storage.clone(), router, config, outboxes));
+    // Transactions run inside apply through the command table.
+    let _ = shared.programs.set(Arc::new(crate::cmd::txn::Executor::new(&shared)));
     install_signal_handler(storage)?;
 
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);

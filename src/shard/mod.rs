@@ -19,8 +19,9 @@ use futures_util::StreamExt;
 
 use crate::pb::WriteCmd;
 use crate::protocol::Reply;
-use crate::raft::region::Region;
+use crate::raft::region::{Fenced, Region, RegionDeps};
 use crate::types::cache::ReadCache;
+use crate::types::watches::Watched;
 
 pub use shared::Shared;
 
@@ -28,6 +29,8 @@ pub use shared::Shared;
 pub enum CoreMsg {
     /// Propose `cmd` on `region` (owned by the receiving core) and reply on `tx`.
     Write { region: u32, cmd: WriteCmd, tx: oneshot::Sender<Reply> },
+    /// A transaction with watched keys for `region` (see `Region::submit_fenced`).
+    Fenced { region: u32, f: Fenced },
 }
 
 pub type Inbox = mpsc::UnboundedReceiver<CoreMsg>;
@@ -51,16 +54,16 @@ impl Core {
     /// Start every region this core owns; returns once each leads and has caught up.
     pub async fn start_regions(&self) -> Result<(), String> {
         let routes: Vec<_> = self.shared.router.regions().iter().filter(|r| r.core == self.id).cloned().collect();
+        let deps = RegionDeps {
+            storage: self.shared.storage.clone(),
+            epochs: self.shared.epochs.clone(),
+            blocked: self.shared.blocked.clone(),
+            watches: self.shared.watches.clone(),
+            programs: self.shared.programs.get().cloned(),
+        };
         for route in routes {
             let snapshot_logs = self.shared.config().raft_snapshot_logs;
-            let region = Region::start(
-                self.shared.storage.clone(),
-                self.shared.epochs.clone(),
-                self.shared.blocked.clone(),
-                &route,
-                snapshot_logs,
-            )
-            .await?;
+            let region = Region::start(deps.clone(), &route, snapshot_logs).await?;
             self.regions.borrow_mut().insert(route.id, region);
         }
         Ok(())
@@ -91,8 +94,30 @@ impl Core {
                 }
             }
         } else if let Err(e) = self.shared.mesh[owner].unbounded_send(CoreMsg::Write { region, cmd, tx }) {
-            let CoreMsg::Write { tx, .. } = e.into_inner();
-            let _ = tx.send(Reply::error("ERR owning core stopped"));
+            if let CoreMsg::Write { tx, .. } = e.into_inner() {
+                let _ = tx.send(Reply::error("ERR owning core stopped"));
+            }
+        }
+        rx
+    }
+
+    /// Send a transaction with watched keys to its region's proposer, here or on
+    /// the owning core (see `Region::submit_fenced`).
+    pub fn submit_fenced(&self, region: u32, cmd: Option<WriteCmd>, watched: Vec<Watched>) -> oneshot::Receiver<Reply> {
+        let (tx, rx) = oneshot::channel();
+        let f = Fenced { cmd, watched, tx };
+        let owner = self.shared.router.region(region).core;
+        if owner == self.id {
+            match self.local_region(region) {
+                Some(r) => r.submit_fenced(f),
+                None => {
+                    let _ = f.tx.send(Reply::error("ERR region not started"));
+                }
+            }
+        } else if let Err(e) = self.shared.mesh[owner].unbounded_send(CoreMsg::Fenced { region, f }) {
+            if let CoreMsg::Fenced { f, .. } = e.into_inner() {
+                let _ = f.tx.send(Reply::error("ERR owning core stopped"));
+            }
         }
         rx
     }
@@ -105,6 +130,12 @@ impl Core {
                     Some(r) => r.submit(cmd, tx),
                     None => {
                         let _ = tx.send(Reply::error("ERR region not owned by this core"));
+                    }
+                },
+                CoreMsg::Fenced { region, f } => match self.local_region(region) {
+                    Some(r) => r.submit_fenced(f),
+                    None => {
+                        let _ = f.tx.send(Reply::error("ERR region not owned by this core"));
                     }
                 },
             }

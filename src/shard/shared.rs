@@ -80,6 +80,11 @@ pub struct Shared {
     pub epochs: Arc<Epochs>,
     /// Clients blocked on keys (BLPOP, ...).
     pub blocked: Arc<crate::types::blocked::Blocked>,
+    /// Keys clients watch (WATCH), and what happened to them.
+    pub watches: Arc<crate::types::watches::Watches>,
+    /// Runs transactions inside apply; set once by the server at start (the
+    /// command layer implements it).
+    pub programs: std::sync::OnceLock<Arc<dyn crate::types::write::Programs>>,
     pub router: Router,
     pub config: RwLock<Config>,
     pub mesh: Vec<Outbox>,
@@ -98,6 +103,7 @@ pub struct Shared {
 impl Shared {
     pub fn new(storage: Storage, router: Router, config: Config, mesh: Vec<Outbox>) -> Shared {
         let cores = mesh.len();
+        let regions = router.regions().len();
         let now = crate::types::now_ms() / 1000;
         let run_id: String =
             (0..40).map(|_| char::from_digit(rand::random_range(0..16u32), 16).unwrap_or('0')).collect();
@@ -105,6 +111,8 @@ impl Shared {
             storage,
             epochs: Arc::new(Epochs::default()),
             blocked: Default::default(),
+            watches: Arc::new(crate::types::watches::Watches::new(regions)),
+            programs: std::sync::OnceLock::new(),
             router,
             config: RwLock::new(config),
             mesh,

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::sync::Arc;
 
 use ahash::AHashMap;
 use bytes::Bytes;
@@ -14,6 +15,8 @@ use bytes::Bytes;
 use super::cache::Epochs;
 use super::mkey;
 use super::view::Source;
+use super::watches::Watches;
+use super::write::Programs;
 use crate::storage::keys::{decode_meta_key, expire_index_key, slot_lower_bound, slot_upper_bound};
 use crate::storage::meta::Meta;
 use crate::storage::{Batch, Cf, Storage, StorageError};
@@ -42,8 +45,16 @@ pub struct ApplyCtx {
     elements: [BTreeMap<Vec<u8>, Option<Bytes>>; 2],
     /// Metadata keys of user keys whose elements changed without a metadata write
     /// (a hash field overwritten, LSET, a score changed): with the metadata
-    /// written, what the batch modified (WATCH, read cache, blocked clients).
+    /// written, what the batch changed (read cache, blocked clients).
     touched: Vec<Vec<u8>>,
+    /// Metadata keys of the keys commands modified (WATCH).
+    modified: Vec<Vec<u8>>,
+    /// Metadata keys of the keys deleted for having expired (WATCH).
+    reaped: Vec<Vec<u8>>,
+    /// Keys clients watch, consulted by FLUSH (`None` in tests and tools).
+    watches: Option<Arc<Watches>>,
+    /// Runs transactions and scripts (`None` where only single commands apply).
+    programs: Option<Arc<dyn Programs>>,
     flushed: bool,
     batch: Batch,
     /// Versions for new composite keys: `entry index << VERSION_SHIFT`, plus a
@@ -67,12 +78,33 @@ impl ApplyCtx {
             overlay: AHashMap::new(),
             elements: [BTreeMap::new(), BTreeMap::new()],
             touched: Vec::new(),
+            modified: Vec::new(),
+            reaped: Vec::new(),
+            watches: None,
+            programs: None,
             flushed: false,
             batch: Batch::new(),
             version_base: 1 << VERSION_SHIFT,
             versions_used: 0,
             pick_ends: AHashMap::new(),
         }
+    }
+
+    /// Consult `watches` (FLUSH marks the watched keys that existed).
+    pub fn with_watches(mut self, watches: Arc<Watches>) -> Self {
+        self.watches = Some(watches);
+        self
+    }
+
+    /// Run transactions and scripts with `programs`.
+    pub fn with_programs(mut self, programs: Arc<dyn Programs>) -> Self {
+        self.programs = Some(programs);
+        self
+    }
+
+    /// What runs transactions and scripts here, if anything.
+    pub fn programs(&self) -> Option<Arc<dyn Programs>> {
+        self.programs.clone()
     }
 
     /// Start applying the log entry at `index`, stamped `now_ms` by its leader.
@@ -127,7 +159,9 @@ impl ApplyCtx {
 
     /// Record that `key`'s elements changed though its metadata did not.
     pub fn touch(&mut self, key: &[u8]) {
-        self.touched.push(mkey(key));
+        let mk = mkey(key);
+        self.modified.push(mk.clone());
+        self.touched.push(mk);
     }
 
     /// Visit entries of `cf` in `[from, to)` in order (or reverse), this batch's
@@ -199,11 +233,33 @@ impl ApplyCtx {
                 self.index(&mk, at, true);
             }
         }
+        self.modified.push(mk.clone());
         self.overlay.insert(mk, Some(Bytes::from(value)));
     }
 
     /// Delete a key whose metadata is `old`, with its expire index entry.
     pub fn del_key(&mut self, mk: Vec<u8>, old: &Meta) {
+        self.modified.push(mk.clone());
+        self.drop_meta(mk, old);
+    }
+
+    /// Delete a key that exists but has expired at the entry's time (as Redis's
+    /// expiry does: not a modification for a client that watched it expired).
+    pub fn del_expired(&mut self, mk: Vec<u8>, old: &Meta) {
+        self.reaped.push(mk.clone());
+        self.drop_meta(mk, old);
+    }
+
+    /// Delete a key, live or expired, as the right kind of change.
+    pub fn del_any(&mut self, mk: Vec<u8>, old: &Meta) {
+        if old.is_expired(self.now_ms) {
+            self.del_expired(mk, old)
+        } else {
+            self.del_key(mk, old)
+        }
+    }
+
+    fn drop_meta(&mut self, mk: Vec<u8>, old: &Meta) {
         if old.expire_ms != 0 {
             self.index(&mk, old.expire_ms, false);
         }
@@ -223,7 +279,16 @@ impl ApplyCtx {
     }
 
     /// Delete every key of the region (FLUSHDB/FLUSHALL).
-    pub fn flush_region(&mut self) {
+    pub fn flush_region(&mut self) -> Result<(), StorageError> {
+        // The watched keys that exist are modified; missing or expired ones are not.
+        if let Some(w) = self.watches.clone().filter(|w| w.any()) {
+            for key in w.keys_in(self.slot_start, self.slot_end) {
+                let mk = mkey(&key);
+                if self.live_meta(&mk)?.is_some() {
+                    self.modified.push(mk);
+                }
+            }
+        }
         let (lo, hi) = (slot_lower_bound(self.slot_start), slot_upper_bound(self.slot_end));
         for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore, Cf::ExpireIndex, Cf::Links] {
             self.batch.delete_range(cf, lo.clone(), hi.clone());
@@ -231,6 +296,7 @@ impl ApplyCtx {
         self.overlay.clear();
         self.elements.iter_mut().for_each(BTreeMap::clear);
         self.flushed = true;
+        Ok(())
     }
 
     /// Record a non-metadata write (e.g. Raft applied state) in the same batch.
@@ -273,7 +339,9 @@ impl ApplyCtx {
             written.push(k);
         }
         let flushed = std::mem::replace(&mut self.flushed, false);
-        Applied { batch, written, flushed }
+        let modified = std::mem::take(&mut self.modified);
+        let reaped = std::mem::take(&mut self.reaped);
+        Applied { batch, written, modified, reaped, flushed }
     }
 }
 
@@ -365,12 +433,14 @@ fn expire_of(value: &[u8]) -> u64 {
     Meta::decode_header(value).map(|(_, at)| at).unwrap_or(0)
 }
 
-/// What an apply batch changed: its writes, the metadata keys it modified and
-/// whether it flushed its region (for read-cache invalidation, WATCH, blocked
-/// clients).
+/// What an apply batch changed: its writes, the metadata keys it changed (read
+/// cache, blocked clients), the keys commands modified and the expired keys
+/// reaped (WATCH), and whether it flushed its region.
 pub struct Applied {
     pub batch: Batch,
     pub written: Vec<Vec<u8>>,
+    pub modified: Vec<Vec<u8>>,
+    pub reaped: Vec<Vec<u8>>,
     pub flushed: bool,
 }
 

@@ -140,7 +140,7 @@ impl ApplyCtx {
         let old = self.any_meta(&mk)?;
         if size == 0 {
             if let Some(old) = old {
-                self.del_key(mk, &old);
+                self.del_any(mk, &old);
             }
             return Ok(None);
         }

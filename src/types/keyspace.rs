@@ -24,7 +24,7 @@ pub fn apply_del(ctx: &mut ApplyCtx, op: &pb::Del) -> ApplyResult {
             if !m.is_expired(ctx.now_ms) {
                 n += 1;
             }
-            ctx.del_key(mk, &m);
+            ctx.del_any(mk, &m);
         }
     }
     Ok(Ok(Reply::Int(n)))
@@ -153,7 +153,7 @@ pub fn apply_expire_keys(ctx: &mut ApplyCtx, op: &pb::ExpireKeys) -> ApplyResult
         let meta = ctx.any_meta(&mk)?;
         match meta {
             Some(m) if m.is_expired(ctx.now_ms) => {
-                ctx.del_key(mk.clone(), &m);
+                ctx.del_expired(mk.clone(), &m);
                 n += 1;
                 if m.expire_ms != at {
                     ctx.index(&mk, at, false);

@@ -30,6 +30,7 @@ pub mod list;
 pub mod set;
 pub mod string;
 pub mod view;
+pub mod watches;
 pub mod write;
 pub mod zset;
 

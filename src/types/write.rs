@@ -14,6 +14,14 @@ use crate::storage::StorageError;
 
 use super::{hash, keyspace, list, set, string, zset, ApplyCtx};
 
+/// Runs what needs the whole command table inside apply: a transaction's
+/// commands (and, later, scripts). Implemented by the command layer and handed to
+/// each region's state machine, so this layer does not depend on it.
+pub trait Programs: Send + Sync {
+    /// Run a transaction's commands in order against `ctx`; one reply each.
+    fn exec(&self, ctx: &mut ApplyCtx, op: &crate::pb::Exec) -> Result<Reply, StorageError>;
+}
+
 /// Apply one command; a command-level failure is an error *reply*, a storage
 /// failure is an `Err` (fatal for the state machine).
 pub fn apply_cmd(ctx: &mut ApplyCtx, cmd: &WriteCmd) -> Result<Reply, StorageError> {
@@ -33,7 +41,7 @@ pub fn apply_cmd(ctx: &mut ApplyCtx, cmd: &WriteCmd) -> Result<Reply, StorageErr
         Op::Rename(o) => keyspace::apply_rename(ctx, o),
         Op::Copy(o) => keyspace::apply_copy(ctx, o),
         Op::Flush(_) => {
-            ctx.flush_region();
+            ctx.flush_region()?;
             Ok(Ok(Reply::Ok))
         }
         Op::ExpireKeys(o) => keyspace::apply_expire_keys(ctx, o),
@@ -59,6 +67,10 @@ pub fn apply_cmd(ctx: &mut ApplyCtx, cmd: &WriteCmd) -> Result<Reply, StorageErr
         Op::Zremrange(o) => zset::apply_zremrange(ctx, o),
         Op::Zrangestore(o) => zset::apply_zrangestore(ctx, o),
         Op::Zstore(o) => zset::apply_zstore(ctx, o),
+        Op::Exec(o) => match ctx.programs() {
+            Some(p) => Ok(Ok(p.exec(ctx, o)?)),
+            None => Ok(Ok(Reply::error("ERR transactions cannot run here"))),
+        },
     }?;
     Ok(r.unwrap_or_else(|e| Reply::Error(e.to_string().into())))
 }

@@ -9,6 +9,18 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Redis Cluster's slot of a key (CRC16/XMODEM, hash tags ignored).
+pub fn key_slot(key: &[u8]) -> u16 {
+    let mut crc: u16 = 0;
+    for &b in key {
+        crc ^= (b as u16) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
+        }
+    }
+    crc & 0x3fff
+}
+
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }

@@ -13,4 +13,5 @@ mod regions;
 mod server;
 mod set;
 mod string;
+mod txn;
 mod zset;

@@ -13,7 +13,7 @@ fn single_key_commands_route_to_their_regions() {
     // Keys landed in every region: their slots span all four ranges.
     let mut regions = std::collections::BTreeSet::new();
     for i in 0..400 {
-        let slot = crc16_slot(format!("key:{i}").as_bytes());
+        let slot = crate::common::key_slot(format!("key:{i}").as_bytes());
         regions.insert(slot as usize * 4 / 16384);
     }
     assert_eq!(regions.len(), 4);
@@ -22,7 +22,8 @@ fn single_key_commands_route_to_their_regions() {
     assert_eq!(r.cmd(&["MSET", "{u}a", "1", "{u}b", "2"]), "+OK\r\n");
     assert_eq!(r.cmd(&["RENAME", "{u}a", "{u}c"]), "+OK\r\n");
     let cross = r.cmd(&["MSET", "key:1", "x", "key:2", "y"]);
-    if crc16_slot(b"key:1") as usize * 4 / 16384 != crc16_slot(b"key:2") as usize * 4 / 16384 {
+    if crate::common::key_slot(b"key:1") as usize * 4 / 16384 != crate::common::key_slot(b"key:2") as usize * 4 / 16384
+    {
         assert_eq!(cross, "-CROSSSLOT Keys in request don't hash to the same slot\r\n");
     }
     s.kill_and_restart();
@@ -35,17 +36,6 @@ fn single_key_commands_route_to_their_regions() {
     assert_eq!(r.cmd(&["DBSIZE"]), ":0\r\n");
 }
 
-fn crc16_slot(key: &[u8]) -> u16 {
-    let mut crc: u16 = 0;
-    for &b in key {
-        crc ^= (b as u16) << 8;
-        for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
-        }
-    }
-    crc & 0x3fff
-}
-
 #[test]
 fn a_pipeline_across_regions_takes_effect_in_order() {
     // Two regions on two cores: a connection pipelines writes that alternate
@@ -55,7 +45,7 @@ fn a_pipeline_across_regions_takes_effect_in_order() {
     let (mut a, mut b) = (None, None);
     for i in 0..1000 {
         let k = format!("key{i}");
-        let half = crc16_slot(k.as_bytes()) < 8192;
+        let half = crate::common::key_slot(k.as_bytes()) < 8192;
         if half && a.is_none() {
             a = Some(k);
         } else if !half && b.is_none() {

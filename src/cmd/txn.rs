@@ -1,0 +1,286 @@
+//! Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH, and the executor that
+//! runs a transaction's commands inside apply.
+//!
+//! While a client is in MULTI, dispatch queues its commands (`queue`), checking
+//! at once what Redis checks at queue time (unknown command, arity,
+//! authentication, NO_MULTI): a refusal flags the transaction and EXEC then
+//! answers EXECABORT. EXEC splits the queue: the commands that read or write the
+//! keyspace become ONE replicated operation (`pb::Exec`) that apply runs in order
+//! against its batch ([`Executor`]), so nothing interleaves, every replica applies
+//! the same result and a crash keeps all of it or none; the others (PING, CLIENT,
+//! CONFIG, ...) run on the connection afterwards, and the replies are merged in
+//! queue order. With watched keys the operation is fenced by its region's
+//! proposer (`raft::region`): checked against every write applied before it and
+//! proposed only if none touched a watched key.
+
+use std::sync::{Arc, Weak};
+
+use bytes::Bytes;
+
+use super::ctx::{err, reply, CmdError, CmdResult, Ctx, Env, Plan};
+use super::table::{flag::*, keys, row, CommandSpec, Group, Handler, Keys};
+use super::{resolve, Session, CROSSSLOT};
+use crate::pb::{self, write_cmd::Op, WriteCmd};
+use crate::protocol::Reply;
+use crate::shard::Shared;
+use crate::storage::StorageError;
+use crate::types::coll::Rng;
+use crate::types::watches::Watched;
+use crate::types::write::Programs;
+use crate::types::{ApplyCtx, Source};
+
+/// A transaction being queued (between MULTI and EXEC).
+#[derive(Default)]
+pub struct Multi {
+    pub queue: Vec<Queued>,
+    /// A command was refused while queueing: EXEC answers EXECABORT.
+    pub failed: bool,
+}
+
+/// One queued command.
+pub struct Queued {
+    pub spec: &'static CommandSpec,
+    pub args: Vec<Bytes>,
+}
+
+impl std::fmt::Debug for ExecPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ExecPlan(region {}, {} queued, {} watched)", self.region, self.queue.len(), self.watched.len())
+    }
+}
+
+impl Queued {
+    /// True for a command that reads or writes the keyspace: it runs inside apply.
+    pub fn in_apply(&self) -> bool {
+        self.spec.flags & (WRITE | READONLY) != 0
+    }
+}
+
+/// What EXEC asks the connection to do.
+pub struct ExecPlan {
+    /// The region the keyspace commands and the watched keys live in.
+    pub region: u32,
+    /// The keyspace commands as one operation (`None` if there are none).
+    pub cmd: Option<WriteCmd>,
+    /// The keys watched before MULTI (released once EXEC is done).
+    pub watched: Vec<Watched>,
+    /// The queue, in order; the keyspace commands' replies come from `cmd`.
+    pub queue: Vec<(&'static CommandSpec, Vec<Bytes>, bool)>,
+}
+
+const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
+
+/// Commands that run at once even inside MULTI.
+fn runs_now(spec: &CommandSpec) -> bool {
+    matches!(spec.name, "exec" | "discard" | "multi" | "watch" | "quit" | "reset")
+}
+
+/// Inside MULTI: queue the command (`+QUEUED`) or refuse it (flagging the
+/// transaction). `None` if the client is not in MULTI or the command runs now.
+pub fn queue(session: &mut Session, spec: &'static CommandSpec, args: &[Bytes]) -> Option<Reply> {
+    if runs_now(spec) {
+        return None;
+    }
+    let authed = session.authed;
+    let multi = session.multi.as_mut()?;
+    if !authed && spec.flags & NO_AUTH == 0 {
+        multi.failed = true;
+        return Some(Reply::error("NOAUTH Authentication required."));
+    }
+    if spec.flags & NO_MULTI != 0 {
+        multi.failed = true;
+        return Some(Reply::error("ERR Command not allowed inside a transaction"));
+    }
+    multi.queue.push(Queued { spec, args: args.to_vec() });
+    Some(Reply::Simple("QUEUED".into()))
+}
+
+/// A command refused before it could be queued (unknown, wrong arity): the
+/// transaction, if any, fails at EXEC.
+pub fn refused(session: &mut Session) {
+    if let Some(m) = session.multi.as_mut() {
+        m.failed = true;
+    }
+}
+
+/// Release every key the client watches.
+pub fn unwatch_all(shared: &Shared, watched: &[Watched]) {
+    for w in watched {
+        shared.watches.unwatch(&w.key);
+    }
+}
+
+/// Forget the client's transaction and watched keys (DISCARD, RESET, a
+/// connection that closes).
+pub fn reset(shared: &Shared, session: &mut Session) {
+    session.multi = None;
+    let watched = std::mem::take(&mut session.watched);
+    unwatch_all(shared, &watched);
+}
+
+fn multi(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    if ctx.session.multi.is_some() {
+        return Err(err("ERR MULTI calls can not be nested"));
+    }
+    ctx.session.multi = Some(Multi::default());
+    reply(Reply::Ok)
+}
+
+fn discard(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    if ctx.session.multi.is_none() {
+        return Err(err("ERR DISCARD without MULTI"));
+    }
+    reset(ctx.shared, ctx.session);
+    reply(Reply::Ok)
+}
+
+fn watch(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if ctx.session.multi.is_some() {
+        return Err(err("ERR WATCH inside MULTI is not allowed"));
+    }
+    if ctx.detached() {
+        return Err(err("ERR WATCH is not allowed here"));
+    }
+    let router = &ctx.shared.router;
+    for key in &args[1..] {
+        if ctx.session.watched.iter().any(|w| w.key == *key) {
+            continue;
+        }
+        let region = router.region_of_key(key).id;
+        // Registered first, then read: a write the read sees is either before the
+        // registration's index or recorded after it (see `types::watches`).
+        let since = ctx.shared.watches.watch(key, region);
+        let alive = ctx.reader().meta(key)?.is_some();
+        ctx.session.watched.push(Watched { key: key.clone(), region, since, alive });
+    }
+    reply(Reply::Ok)
+}
+
+fn unwatch(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    let watched = std::mem::take(&mut ctx.session.watched);
+    unwatch_all(ctx.shared, &watched);
+    reply(Reply::Ok)
+}
+
+fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    let Some(m) = ctx.session.multi.take() else { return Err(err("ERR EXEC without MULTI")) };
+    let watched = std::mem::take(&mut ctx.session.watched);
+    if m.failed {
+        unwatch_all(ctx.shared, &watched);
+        return Err(err(EXECABORT));
+    }
+    let router = &ctx.shared.router;
+    let mut region = None;
+    let mut span = |r: u32| match region {
+        None => {
+            region = Some(r);
+            true
+        }
+        Some(x) => x == r,
+    };
+    let mut same = watched.iter().all(|w| span(w.region));
+    let mut op = pb::Exec { resp: ctx.session.resp as u32, ..Default::default() };
+    let mut queue = Vec::with_capacity(m.queue.len());
+    for q in m.queue {
+        let in_apply = q.in_apply();
+        if in_apply {
+            for i in q.spec.keys_of(&q.args).unwrap_or_default() {
+                same &= span(router.region_of_key(&q.args[i]).id);
+            }
+            op.cmds.push(pb::Argv { args: q.args.clone() });
+        }
+        queue.push((q.spec, q.args, in_apply));
+    }
+    if !same {
+        unwatch_all(ctx.shared, &watched);
+        return Err(err(CROSSSLOT));
+    }
+    op.seed = ctx.random();
+    let cmd = (!op.cmds.is_empty()).then(|| WriteCmd { op: Some(Op::Exec(op)) });
+    Ok(Plan::Exec(ExecPlan { region: region.unwrap_or(0), cmd, watched, queue }))
+}
+
+/// Runs transactions inside apply (see the module doc); handed to every
+/// region's state machine.
+pub struct Executor {
+    shared: Weak<Shared>,
+}
+
+impl Executor {
+    pub fn new(shared: &Arc<Shared>) -> Executor {
+        Executor { shared: Arc::downgrade(shared) }
+    }
+}
+
+impl Programs for Executor {
+    fn exec(&self, apply: &mut ApplyCtx, op: &pb::Exec) -> Result<Reply, StorageError> {
+        let Some(shared) = self.shared.upgrade() else { return Ok(Reply::error("ERR server shutting down")) };
+        let mut rng = Rng::new(op.seed);
+        let mut session = Session::detached(op.resp as u8, apply.now_ms);
+        let mut out = Vec::with_capacity(op.cmds.len());
+        for argv in &op.cmds {
+            out.push(run_in_apply(&shared, &mut session, apply, &mut rng, &argv.args)?);
+        }
+        Ok(Reply::Array(out))
+    }
+}
+
+/// Run one command line inside apply, as part of a transaction or a script.
+/// A storage failure is fatal for apply (as for any write); every other failure
+/// is the command's error reply.
+pub fn run_in_apply(
+    shared: &Shared,
+    session: &mut Session,
+    apply: &mut ApplyCtx,
+    rng: &mut Rng,
+    args: &[Bytes],
+) -> Result<Reply, StorageError> {
+    let spec = match resolve(args) {
+        Ok(s) => s,
+        Err(r) => return Ok(r),
+    };
+    let (Handler::Fn(f) | Handler::Container(Some(f))) = spec.handler else {
+        return Ok(Reply::error("ERR container command without subcommand"));
+    };
+    if apply.versions_left() == 0 {
+        // Each command creates at most one composite key, whose version must stay
+        // under the entry's index: a transaction this large is cut off here.
+        return Ok(Reply::error("ERR too many commands in one transaction"));
+    }
+    let mut ctx = Ctx::new(shared, session, spec, None, Env::Apply { apply, rng });
+    Ok(match f(&mut ctx, args) {
+        Ok(Plan::Reply(r)) => r,
+        Ok(_) => Reply::error("ERR command cannot run inside a transaction"),
+        Err(CmdError::Storage(e)) => return Err(e),
+        Err(e) => Reply::Error(e.to_string().into()),
+    })
+}
+
+const F: u32 = NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY;
+const G: Group = Group::Transactions;
+
+pub static COMMANDS: &[CommandSpec] = &[
+    row("multi", 1, F, Keys::None, G, "1.2.0", "Starts a transaction.", multi),
+    row(
+        "exec",
+        1,
+        NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG,
+        Keys::None,
+        G,
+        "1.2.0",
+        "Executes all commands in a transaction.",
+        exec,
+    ),
+    row("discard", 1, F, Keys::None, G, "2.0.0", "Discards a transaction.", discard),
+    row(
+        "watch",
+        -2,
+        F,
+        keys(1, -1, 1),
+        G,
+        "2.2.0",
+        "Monitors changes to keys to determine the execution of a transaction.",
+        watch,
+    ),
+    row("unwatch", 1, F, Keys::None, G, "2.2.0", "Forgets about watched keys of a transaction.", unwatch),
+];

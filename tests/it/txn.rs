@@ -1,0 +1,495 @@
+//! Transactions through the real binary: MULTI/EXEC/DISCARD/WATCH/UNWATCH reply
+//! shapes and errors (RESP2 and RESP3), WATCH exactness, blocking commands that
+//! do not block, atomicity against concurrent readers, CROSSSLOT with several
+//! regions, and all-or-nothing across kill -9.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::common::{Raw, Server};
+
+fn cmds(r: &mut Raw, lines: &[&[&str]]) -> Vec<String> {
+    lines.iter().map(|l| r.cmd(l)).collect()
+}
+
+#[test]
+fn multi_exec_discard_reply_shapes() {
+    let s = Server::start();
+    let mut r = s.raw();
+    assert_eq!(
+        cmds(&mut r, &[&["RPUSH", "l", "a", "b", "c"], &["MULTI"], &["LRANGE", "l", "0", "-1"], &["PING"], &["EXEC"]]),
+        [":3\r\n", "+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n", "*2\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n+PONG\r\n"]
+    );
+    // DISCARD throws the queue away.
+    assert_eq!(cmds(&mut r, &[&["MULTI"], &["DEL", "l"], &["DISCARD"]]), ["+OK\r\n", "+QUEUED\r\n", "+OK\r\n"]);
+    assert_eq!(r.cmd(&["LLEN", "l"]), ":3\r\n");
+    // An empty transaction, and commands that see the transaction's own writes.
+    assert_eq!(cmds(&mut r, &[&["MULTI"], &["EXEC"]]), ["+OK\r\n", "*0\r\n"]);
+    r.cmd(&["MULTI"]);
+    for c in [&["SET", "a", "1"][..], &["INCR", "a"], &["GET", "a"], &["SETNX", "a", "x"], &["HMSET", "h", "f", "v"]] {
+        assert_eq!(r.cmd(c), "+QUEUED\r\n");
+    }
+    assert_eq!(r.cmd(&["EXEC"]), "*5\r\n+OK\r\n:2\r\n$1\r\n2\r\n:0\r\n+OK\r\n");
+    // A runtime error is that command's reply; the others run.
+    assert_eq!(
+        cmds(&mut r, &[&["MULTI"], &["SET", "s", "1"], &["LPUSH", "s", "x"], &["SET", "t", "2"], &["EXEC"]]),
+        [
+            "+OK\r\n",
+            "+QUEUED\r\n",
+            "+QUEUED\r\n",
+            "+QUEUED\r\n",
+            "*3\r\n+OK\r\n-WRONGTYPE Operation against a key holding the wrong kind of value\r\n+OK\r\n"
+        ]
+    );
+    assert_eq!(r.cmd(&["GET", "t"]), "$1\r\n2\r\n");
+    // Option syntax is checked when the command runs, not when it is queued.
+    assert_eq!(
+        cmds(&mut r, &[&["MULTI"], &["SET", "k", "v", "BOGUS"], &["EXEC"]]),
+        ["+OK\r\n", "+QUEUED\r\n", "*1\r\n-ERR syntax error\r\n"]
+    );
+}
+
+#[test]
+fn transaction_errors_match_redis() {
+    let s = Server::start();
+    let mut r = s.raw();
+    assert_eq!(r.cmd(&["EXEC"]), "-ERR EXEC without MULTI\r\n");
+    assert_eq!(r.cmd(&["DISCARD"]), "-ERR DISCARD without MULTI\r\n");
+    // A nested MULTI and WATCH inside MULTI are errors that do not abort EXEC.
+    assert_eq!(
+        cmds(&mut r, &[&["MULTI"], &["MULTI"], &["WATCH", "x"], &["SET", "x", "1"], &["EXEC"]]),
+        [
+            "+OK\r\n",
+            "-ERR MULTI calls can not be nested\r\n",
+            "-ERR WATCH inside MULTI is not allowed\r\n",
+            "+QUEUED\r\n",
+            "*1\r\n+OK\r\n"
+        ]
+    );
+    // Unknown commands, wrong arity and NO_MULTI commands abort the transaction.
+    for bad in [&["NOSUCHCMD", "a"][..], &["GET"], &["SAVE"], &["WATCH"]] {
+        r.cmd(&["MULTI"]);
+        assert_eq!(r.cmd(&["SET", "y", "1"]), "+QUEUED\r\n");
+        let refused = r.cmd(bad);
+        assert!(refused.starts_with('-'), "{bad:?}: {refused}");
+        assert_eq!(r.cmd(&["SET", "z", "1"]), "+QUEUED\r\n", "later commands are still queued");
+        assert_eq!(r.cmd(&["EXEC"]), "-EXECABORT Transaction discarded because of previous errors.\r\n", "{bad:?}");
+        assert_eq!(r.cmd(&["EXISTS", "y", "z"]), ":0\r\n", "nothing ran after {bad:?}");
+        assert_eq!(r.cmd(&["PING"]), "+PONG\r\n", "the client left MULTI");
+    }
+    r.cmd(&["MULTI"]);
+    assert_eq!(r.cmd(&["SAVE"]), "-ERR Command not allowed inside a transaction\r\n");
+    r.cmd(&["DISCARD"]);
+}
+
+#[test]
+fn resp3_shapes_inside_exec() {
+    let s = Server::start();
+    let mut r = s.raw();
+    r.cmd(&["HELLO", "3"]);
+    r.cmd(&["HSET", "h", "f", "v"]);
+    r.cmd(&["WATCH", "w"]);
+    assert_eq!(
+        cmds(
+            &mut r,
+            &[
+                &["MULTI"],
+                &["HGETALL", "h"],
+                &["GET", "nothing"],
+                &["ZADD", "z", "1.5", "m"],
+                &["ZSCORE", "z", "m"],
+                &["EXEC"]
+            ]
+        ),
+        [
+            "+OK\r\n",
+            "+QUEUED\r\n",
+            "+QUEUED\r\n",
+            "+QUEUED\r\n",
+            "+QUEUED\r\n",
+            "*4\r\n%1\r\n$1\r\nf\r\n$1\r\nv\r\n_\r\n:1\r\n,1.5\r\n"
+        ]
+    );
+    // A watched key changed: a null, `_` in RESP3.
+    r.cmd(&["WATCH", "w"]);
+    r.cmd(&["SET", "w", "1"]);
+    assert_eq!(cmds(&mut r, &[&["MULTI"], &["PING"], &["EXEC"]]), ["+OK\r\n", "+QUEUED\r\n", "_\r\n"]);
+}
+
+/// `WATCH key; <change by the other client>; MULTI; INCR probe; EXEC`: true if EXEC ran.
+fn exec_survives(me: &mut Raw, other: &mut Raw, key: &str, change: &[&str]) -> bool {
+    assert_eq!(me.cmd(&["WATCH", key]), "+OK\r\n");
+    if !change.is_empty() {
+        let r = other.cmd(change);
+        assert!(!r.starts_with('-'), "{change:?}: {r}");
+    }
+    me.cmd(&["MULTI"]);
+    me.cmd(&["INCR", "probe"]);
+    match me.cmd(&["EXEC"]).as_str() {
+        "*-1\r\n" => false,
+        r if r.starts_with("*1\r\n:") => true,
+        r => panic!("{key} {change:?}: unexpected EXEC reply {r}"),
+    }
+}
+
+#[test]
+fn watch_aborts_on_exactly_the_changes_redis_counts() {
+    let s = Server::start();
+    let mut me = s.raw();
+    let mut other = s.raw();
+    let setup = |o: &mut Raw| {
+        o.cmd(&["FLUSHALL"]);
+        o.cmd(&["SET", "x", "30"]);
+        o.cmd(&["HSET", "h", "f", "v"]);
+        o.cmd(&["SADD", "s", "a"]);
+        o.cmd(&["ZADD", "z", "1", "m"]);
+        o.cmd(&["RPUSH", "l", "a", "b"]);
+    };
+    let aborts: &[(&str, &[&str])] = &[
+        ("x", &["SET", "x", "40"]),
+        ("x", &["SET", "x", "30"]),
+        ("x", &["DEL", "x"]),
+        ("x", &["EXPIRE", "x", "100"]),
+        ("x", &["RENAME", "x", "y"]),
+        ("y", &["RENAME", "x", "y"]),
+        ("x", &["APPEND", "x", ""]),
+        ("h", &["HSET", "h", "f", "v"]),
+        ("h", &["HDEL", "h", "f"]),
+        ("s", &["SADD", "s", "b"]),
+        ("z", &["ZADD", "z", "2", "m"]),
+        ("z", &["ZINCRBY", "z", "1", "m"]),
+        ("l", &["LSET", "l", "0", "a"]),
+        ("l", &["LPOP", "l"]),
+        ("x", &["FLUSHALL"]),
+        ("dst", &["SUNIONSTORE", "dst", "s"]),
+    ];
+    for (key, change) in aborts {
+        setup(&mut other);
+        assert!(!exec_survives(&mut me, &mut other, key, change), "WATCH {key} then {change:?} must abort EXEC");
+    }
+    let survives: &[(&str, &[&str])] = &[
+        ("x", &[]),
+        ("x", &["SET", "other", "1"]),
+        ("x", &["GET", "x"]),
+        ("missing", &["DEL", "missing"]),
+        ("s", &["SADD", "s", "a"]),
+        ("h", &["HDEL", "h", "nofield"]),
+        ("z", &["ZADD", "z", "1", "m"]),
+        ("x", &["SETNX", "x", "1"]),
+        ("x", &["EXPIRE", "x", "100", "XX"]),
+        ("missing", &["FLUSHALL"]),
+        ("s", &["SUNIONSTORE", "dst", "s"]),
+        ("x", &["PERSIST", "x"]),
+    ];
+    for (key, change) in survives {
+        setup(&mut other);
+        assert!(exec_survives(&mut me, &mut other, key, change), "WATCH {key} then {change:?} must not abort EXEC");
+    }
+    // The client's own write counts.
+    setup(&mut other);
+    me.cmd(&["WATCH", "x"]);
+    me.cmd(&["SET", "x", "31"]);
+    assert_eq!(cmds(&mut me, &[&["MULTI"], &["PING"], &["EXEC"]])[2], "*-1\r\n");
+    // Keys are no longer watched after EXEC (successful or not), DISCARD or UNWATCH.
+    me.cmd(&["SET", "x", "40"]);
+    assert!(exec_survives(&mut me, &mut other, "x", &[]));
+    me.cmd(&["SET", "x", "41"]);
+    assert!(exec_survives(&mut me, &mut other, "nothing", &[]));
+    me.cmd(&["WATCH", "x"]);
+    other.cmd(&["SET", "x", "1"]);
+    assert_eq!(me.cmd(&["UNWATCH"]), "+OK\r\n");
+    assert_eq!(cmds(&mut me, &[&["MULTI"], &["PING"], &["EXEC"]])[2], "*1\r\n+PONG\r\n", "UNWATCH clears it");
+    me.cmd(&["WATCH", "x"]);
+    other.cmd(&["SET", "x", "2"]);
+    me.cmd(&["MULTI"]);
+    me.cmd(&["DISCARD"]);
+    me.cmd(&["SET", "x", "10"]);
+    assert_eq!(cmds(&mut me, &[&["MULTI"], &["INCR", "x"], &["EXEC"]])[2], "*1\r\n:11\r\n", "DISCARD unwatches");
+}
+
+#[test]
+fn optimistic_increments_lose_no_update() {
+    // Clients on both cores increment one counter with WATCH / GET / MULTI / SET /
+    // EXEC, retrying when EXEC is refused, while others INCR it directly (pipelined,
+    // so their writes are in flight when a transaction is checked): the counter
+    // ends at exactly the plain increments plus the transactions that succeeded.
+    // A check that does not wait for the writes proposed before it, or is not
+    // adjacent to the write it guards, lets an increment be lost.
+    let s = Server::start_with(&["--cores", "2"]);
+    s.raw().cmd(&["SET", "counter", "0"]);
+    let optimistic: Vec<_> = (0..4)
+        .map(|_| {
+            let port = s.port;
+            std::thread::spawn(move || {
+                let mut c = Raw::connect(port);
+                let (mut won, mut lost) = (0u64, 0u64);
+                for _ in 0..150 {
+                    c.cmd(&["WATCH", "counter"]);
+                    let v: u64 = c.cmd(&["GET", "counter"]).lines().nth(1).unwrap().parse().unwrap();
+                    c.cmd(&["MULTI"]);
+                    c.cmd(&["SET", "counter", &(v + 1).to_string()]);
+                    match c.cmd(&["EXEC"]).as_str() {
+                        "*1\r\n+OK\r\n" => won += 1,
+                        "*-1\r\n" => lost += 1,
+                        r => panic!("EXEC: {r}"),
+                    }
+                }
+                (won, lost)
+            })
+        })
+        .collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let plain: Vec<_> = (0..2)
+        .map(|_| {
+            let (port, stop) = (s.port, stop.clone());
+            std::thread::spawn(move || {
+                let mut c = Raw::connect(port);
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let batch = crate::common::encode_cmd(&[b"INCR", b"counter"]).repeat(8);
+                    c.send(&batch);
+                    for _ in 0..8 {
+                        assert!(c.read_reply().starts_with(b":"));
+                    }
+                    n += 8;
+                    // Leave the transactions room to win now and then.
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                n
+            })
+        })
+        .collect();
+    let (mut won, mut lost) = (0, 0);
+    for w in optimistic {
+        let (a, b) = w.join().unwrap();
+        won += a;
+        lost += b;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let incrs: u64 = plain.into_iter().map(|t| t.join().unwrap()).sum();
+    let total = won + incrs;
+    assert_eq!(s.raw().cmd(&["GET", "counter"]), format!("${}\r\n{total}\r\n", total.to_string().len()));
+    println!("{won} transactions, {lost} refused, {incrs} plain increments");
+    assert!(lost > 0 && won > 0, "the clients contended, and some won");
+}
+
+#[test]
+fn watch_sees_expiry() {
+    let s = Server::start();
+    let mut me = s.raw();
+    let mut other = s.raw();
+    // A key alive at WATCH that expires before EXEC, reaped or not: EXEC aborts.
+    me.cmd(&["SET", "k", "1", "PX", "100"]);
+    me.cmd(&["WATCH", "k"]);
+    std::thread::sleep(Duration::from_millis(150));
+    assert_eq!(cmds(&mut me, &[&["MULTI"], &["INCR", "k"], &["EXEC"]])[2], "*-1\r\n");
+    // A key already expired when watched may be reaped without aborting it.
+    me.cmd(&["SET", "gone", "1", "PX", "1"]);
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(exec_survives(&mut me, &mut other, "gone", &["DEL", "gone"]));
+    // Active expiry reaps a watched live key: EXEC aborts.
+    me.cmd(&["SET", "k2", "1", "PX", "50"]);
+    me.cmd(&["WATCH", "k2"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while other.cmd(&["DBSIZE"]) != ":0\r\n" && other.cmd(&["EXISTS", "k2"]) != ":0\r\n" {
+        assert!(Instant::now() < deadline, "k2 never expired");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(cmds(&mut me, &[&["MULTI"], &["PING"], &["EXEC"]])[2], "*-1\r\n");
+}
+
+#[test]
+fn blocking_commands_inside_multi_do_not_block() {
+    let s = Server::start();
+    let mut r = s.raw();
+    r.cmd(&["MULTI"]);
+    for c in [
+        &["BLPOP", "el", "0"][..],
+        &["BRPOP", "el", "0"],
+        &["BRPOPLPUSH", "el1", "el2", "0"],
+        &["BLMOVE", "el1", "el2", "LEFT", "LEFT", "0"],
+        &["BZPOPMIN", "ez", "0"],
+        &["BZPOPMAX", "ez", "0"],
+        &["BLMPOP", "0", "1", "el", "LEFT"],
+        &["BZMPOP", "0", "1", "ez", "MIN"],
+    ] {
+        assert_eq!(r.cmd(c), "+QUEUED\r\n");
+    }
+    let started = Instant::now();
+    assert_eq!(r.cmd(&["EXEC"]), "*8\r\n*-1\r\n*-1\r\n$-1\r\n$-1\r\n*-1\r\n*-1\r\n*-1\r\n*-1\r\n");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // With data there, they pop like their non-blocking forms.
+    r.cmd(&["RPUSH", "l", "a", "b"]);
+    r.cmd(&["MULTI"]);
+    r.cmd(&["BLPOP", "l", "0"]);
+    r.cmd(&["BLMOVE", "l", "m", "LEFT", "RIGHT", "0"]);
+    assert_eq!(r.cmd(&["EXEC"]), "*2\r\n*2\r\n$1\r\nl\r\n$1\r\na\r\n$1\r\nb\r\n");
+}
+
+#[test]
+fn no_other_command_sees_a_transaction_half_done() {
+    // A transaction writes an intermediate value and overwrites it: readers on
+    // both cores must never see the intermediate one, nor an unbalanced pair.
+    let s = Server::start_with(&["--cores", "2"]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let readers: Vec<_> = (0..3)
+        .map(|_| {
+            let port = s.port;
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut r = Raw::connect(port);
+                let mut reads = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let v = r.cmd(&["GET", "k"]);
+                    assert!(!v.contains("half"), "a reader saw the transaction half done");
+                    let both = r.cmd(&["MGET", "a", "b"]);
+                    let nums: Vec<i64> = both.lines().filter_map(|l| l.parse().ok()).collect();
+                    if nums.len() == 2 {
+                        assert_eq!(nums[0] + nums[1], 100, "a reader saw a transfer half done: {both:?}");
+                    }
+                    reads += 1;
+                }
+                reads
+            })
+        })
+        .collect();
+    let mut w = s.raw();
+    w.cmd(&["MSET", "a", "100", "b", "0"]);
+    for i in 0..300 {
+        w.cmd(&["MULTI"]);
+        w.cmd(&["SET", "k", "half"]);
+        w.cmd(&["DECRBY", "a", "1"]);
+        w.cmd(&["INCRBY", "b", "1"]);
+        w.cmd(&["SET", "k", &format!("done{i}")]);
+        let r = w.cmd(&["EXEC"]);
+        assert!(r.starts_with("*4\r\n+OK\r\n"), "{r}");
+        w.cmd(&["MULTI"]);
+        w.cmd(&["INCRBY", "a", "1"]);
+        w.cmd(&["DECRBY", "b", "1"]);
+        w.cmd(&["EXEC"]);
+    }
+    stop.store(true, Ordering::Relaxed);
+    for t in readers {
+        assert!(t.join().unwrap() > 10, "readers ran");
+    }
+}
+
+#[test]
+fn cross_region_transactions_are_refused() {
+    let s = Server::start_with(&["--cores", "2", "--regions", "4"]);
+    let mut r = s.raw();
+    // Two keys in different regions (their slots fall in different quarters).
+    let quarter = |k: &str| crate::common::key_slot(k.as_bytes()) / 4096;
+    let (a, b) = ("a", (0..100).map(|i| format!("k{i}")).find(|k| quarter(k) != quarter("a")).unwrap());
+    r.cmd(&["MULTI"]);
+    r.cmd(&["SET", a, "1"]);
+    r.cmd(&["SET", &b, "2"]);
+    assert_eq!(r.cmd(&["EXEC"]), "-CROSSSLOT Keys in request don't hash to the same slot\r\n");
+    assert_eq!(r.cmd(&["EXISTS", a]), ":0\r\n");
+    assert_eq!(r.cmd(&["EXISTS", &b]), ":0\r\n");
+    // Hash tags keep a transaction in one region.
+    r.cmd(&["MULTI"]);
+    r.cmd(&["SET", "{u}a", "1"]);
+    r.cmd(&["INCR", "{u}b"]);
+    assert_eq!(r.cmd(&["EXEC"]), "*2\r\n+OK\r\n:1\r\n");
+}
+
+#[test]
+fn a_transaction_survives_kill_9_whole_or_not_at_all() {
+    // Clients move amounts between accounts with MULTI/EXEC and log each transfer
+    // in the same transaction, while the server is killed and restarted. After
+    // every restart the total holds and every acknowledged transfer is there.
+    let seed = std::env::var("NEOKV_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand_seed);
+    println!("seed {seed}");
+    let mut s = Server::start_with(&["--cores", "2"]);
+    const ACCOUNTS: u64 = 8;
+    let mut r = s.raw();
+    for i in 0..ACCOUNTS {
+        r.cmd(&["SET", &format!("{{bank}}acct{i}"), "1000"]);
+    }
+    let mut acked: Vec<String> = Vec::new();
+    let mut rng = seed;
+    let mut next = || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    for round in 0..4 {
+        let stop = Arc::new(AtomicBool::new(false));
+        let workers: Vec<_> = (0..3)
+            .map(|w| {
+                let port = s.port;
+                let stop = stop.clone();
+                let mut seed = next() | 1;
+                std::thread::spawn(move || {
+                    let mut acked = Vec::new();
+                    let mut c = Raw::connect(port);
+                    for n in 0.. {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        let (from, to, amt) = (seed % ACCOUNTS, (seed >> 8) % ACCOUNTS, (seed >> 16) % 50);
+                        let id = format!("r{round}w{w}n{n}");
+                        let lines: [&[&str]; 5] = [
+                            &["MULTI"],
+                            &["DECRBY", &format!("{{bank}}acct{from}"), &amt.to_string()],
+                            &["INCRBY", &format!("{{bank}}acct{to}"), &amt.to_string()],
+                            &["RPUSH", "{bank}log", &id],
+                            &["EXEC"],
+                        ];
+                        let mut ok = true;
+                        let mut last = String::new();
+                        for l in lines {
+                            let a: Vec<&[u8]> = l.iter().map(|s| s.as_bytes()).collect();
+                            c.send(&crate::common::encode_cmd(&a));
+                            let mut out = Vec::new();
+                            if crate::common::read_frame(&mut c.r, &mut out).is_err() {
+                                ok = false;
+                                break;
+                            }
+                            last = String::from_utf8_lossy(&out).into_owned();
+                        }
+                        if !ok {
+                            break;
+                        }
+                        if last.starts_with("*3\r\n:") {
+                            acked.push(id);
+                        }
+                    }
+                    acked
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(300 + next() % 700));
+        println!("round {round}: kill -9");
+        s.kill9();
+        stop.store(true, Ordering::Relaxed);
+        for w in workers {
+            acked.extend(w.join().unwrap());
+        }
+        s.kill_and_restart();
+        let mut r = s.raw();
+        let mut total = 0i64;
+        for i in 0..ACCOUNTS {
+            let v = r.cmd(&["GET", &format!("{{bank}}acct{i}")]);
+            total += v.lines().nth(1).unwrap().parse::<i64>().unwrap();
+        }
+        assert_eq!(total, 1000 * ACCOUNTS as i64, "seed {seed} round {round}: the total moved");
+        let log = r.cmd(&["LRANGE", "{bank}log", "0", "-1"]);
+        let logged: std::collections::HashSet<&str> = log.lines().filter(|l| l.starts_with('r')).collect();
+        for id in &acked {
+            assert!(logged.contains(id.as_str()), "seed {seed}: acknowledged transfer {id} lost");
+        }
+        println!("round {round}: {} transfers acknowledged so far, {} logged", acked.len(), logged.len());
+    }
+    assert!(acked.len() > 20, "transfers ran");
+}
+
+fn rand_seed() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1
+}
