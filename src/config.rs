@@ -61,6 +61,7 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("list-max-ziplist-size", "-2"),
     ("logfile", ""),
     ("loglevel", "notice"),
+    ("lua-memory-limit", "256mb"),
     ("lua-time-limit", "5000"),
     ("maxmemory", "0"),
     ("maxmemory-policy", "noeviction"),
@@ -145,6 +146,11 @@ impl Config {
         }
     }
 
+    /// One parameter's value.
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.params.get(name).map(|s| s.as_str())
+    }
+
     /// Every parameter as (name, value), sorted by name.
     pub fn params(&self) -> impl Iterator<Item = (&str, &str)> {
         self.params.iter().map(|(k, v)| (k.as_str(), v.as_str()))
@@ -173,6 +179,23 @@ impl Config {
                 return Err(bad("appendfsync is fixed at start in NeoKV (use --appendfsync)"));
             }
             "port" | "bind" | "dir" => return Err(bad("can't set immutable config")),
+            "busy-reply-threshold" | "lua-time-limit" => {
+                let ms: i64 = value.parse().map_err(|_| bad("argument couldn't be parsed into an integer"))?;
+                if ms < 0 {
+                    return Err(bad("argument must be between 0 and 9223372036854775807 inclusive"));
+                }
+                // One setting under two names, as in Redis 7.
+                self.params.insert("busy-reply-threshold".into(), ms.to_string());
+                self.params.insert("lua-time-limit".into(), ms.to_string());
+                return Ok(());
+            }
+            "lua-memory-limit" => {
+                let v = parse_memory(value)
+                    .filter(|v| *v >= 0)
+                    .ok_or_else(|| bad("argument couldn't be parsed into an integer"))?;
+                self.params.insert(name.to_string(), v.to_string());
+                return Ok(());
+            }
             _ => {}
         }
         self.params.insert(name.to_string(), value.to_string());

@@ -33,6 +33,7 @@ pub mod cmd;
 pub mod config;
 pub mod protocol;
 pub mod raft;
+pub mod script;
 pub mod server;
 pub mod shard;
 pub mod storage;

@@ -145,6 +145,22 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The region being applied, inside apply.
+    pub fn apply_region(&self) -> Option<u32> {
+        match &self.env {
+            Env::Apply { apply, .. } => Some(apply.region),
+            _ => None,
+        }
+    }
+
+    /// Run `f` on the apply batch, inside apply (`None` elsewhere).
+    pub fn with_apply<T>(&mut self, f: impl FnOnce(&mut ApplyCtx) -> T) -> Option<T> {
+        match &mut self.env {
+            Env::Apply { apply, .. } => Some(f(apply)),
+            _ => None,
+        }
+    }
+
     /// True inside apply or a script: no cursors to remember, no waiting, no
     /// blocking pool.
     pub fn detached(&self) -> bool {

@@ -8,6 +8,7 @@
 //! | `args.rs` | argument grammars several families share |
 //! | `elements.rs` | element scans and random picks of Hash, Set, Sorted Set |
 //! | `txn.rs` | MULTI/EXEC/WATCH, and the executor that runs a transaction inside apply |
+//! | `script.rs` | EVAL, SCRIPT, FUNCTION, FCALL, and the hosts scripts call commands through |
 //! | `string.rs` ... `zset.rs`, `keyspace.rs`, `server.rs` | the families: handlers first, rows last |
 //!
 //! Handlers parse and plan; they read through [`Ctx`] (on the connection's core,
@@ -24,6 +25,7 @@ pub mod hash;
 pub mod info;
 pub mod keyspace;
 pub mod list;
+pub mod script;
 pub mod server;
 pub mod session;
 pub mod set;
@@ -132,6 +134,21 @@ pub fn run(core: &Core, session: &mut Session, spec: &'static CommandSpec, args:
     let (Handler::Fn(f) | Handler::Container(Some(f))) = spec.handler else {
         return Plan::Reply(Reply::error("ERR container command without subcommand"));
     };
+    // While a script runs past the busy threshold, only what Redis allows runs.
+    if spec.flags & flag::ALLOW_BUSY == 0 {
+        if let Some(c) = core.shared.scripts.busy_script() {
+            let busy = script::busy_reply(&c);
+            if spec.name == "exec" && session.multi.is_some() {
+                txn::reset(&core.shared, session);
+                if let Reply::Error(e) = busy {
+                    return Plan::Reply(Reply::Error(
+                        format!("EXECABORT Transaction discarded because of: {e}").into(),
+                    ));
+                }
+            }
+            return Plan::Reply(busy);
+        }
+    }
     let region = match region_of(core, spec, args) {
         Ok(r) => r,
         Err(e) => return Plan::Reply(e),

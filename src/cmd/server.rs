@@ -350,8 +350,14 @@ fn info_cmd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     })
 }
 
-fn time(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+fn time(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    // Inside a script or transaction time stands still at the log entry's (or
+    // the command's) time, so every replica computes the same thing.
+    let d = if ctx.detached() {
+        Duration::from_millis(ctx.now_ms())
+    } else {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default()
+    };
     reply(Reply::Array(vec![
         Reply::bulk_str(&d.as_secs().to_string()),
         Reply::bulk_str(&d.subsec_micros().to_string()),

@@ -28,6 +28,9 @@ pub mod flag {
     /// keyspace inline (GETEX without options), so earlier pipelined writes must
     /// be applied before it runs.
     pub const READS_INLINE: u32 = 1 << 30;
+    /// Not a Redis flag: a script (EVAL, FCALL): queued in a transaction, it runs
+    /// inside apply with the keyspace commands.
+    pub const PROGRAM: u32 = 1 << 29;
 
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
@@ -59,6 +62,7 @@ pub enum Group {
     Set,
     SortedSet,
     Transactions,
+    Scripting,
 }
 
 impl Group {
@@ -73,6 +77,7 @@ impl Group {
             Group::Connection => "connection",
             Group::Server => "server",
             Group::Transactions => "transactions",
+            Group::Scripting => "scripting",
         }
     }
     pub fn acl_category(self) -> &'static str {
@@ -86,6 +91,7 @@ impl Group {
             Group::Connection => "@connection",
             Group::Server => "@admin",
             Group::Transactions => "@transaction",
+            Group::Scripting => "@scripting",
         }
     }
 }
@@ -311,6 +317,7 @@ pub fn table() -> &'static Table {
             super::set::COMMANDS,
             super::zset::COMMANDS,
             super::txn::COMMANDS,
+            super::script::COMMANDS,
         ] {
             rows.extend(family.iter());
         }

@@ -52,7 +52,7 @@ impl std::fmt::Debug for ExecPlan {
 impl Queued {
     /// True for a command that reads or writes the keyspace: it runs inside apply.
     pub fn in_apply(&self) -> bool {
-        self.spec.flags & (WRITE | READONLY) != 0
+        self.spec.flags & (WRITE | READONLY | PROGRAM) != 0
     }
 }
 
@@ -77,7 +77,7 @@ fn runs_now(spec: &CommandSpec) -> bool {
 
 /// Inside MULTI: queue the command (`+QUEUED`) or refuse it (flagging the
 /// transaction). `None` if the client is not in MULTI or the command runs now.
-pub fn queue(session: &mut Session, spec: &'static CommandSpec, args: &[Bytes]) -> Option<Reply> {
+pub fn queue(shared: &Shared, session: &mut Session, spec: &'static CommandSpec, args: &[Bytes]) -> Option<Reply> {
     if runs_now(spec) {
         return None;
     }
@@ -86,6 +86,12 @@ pub fn queue(session: &mut Session, spec: &'static CommandSpec, args: &[Bytes]) 
     if !authed && spec.flags & NO_AUTH == 0 {
         multi.failed = true;
         return Some(Reply::error("NOAUTH Authentication required."));
+    }
+    if spec.flags & ALLOW_BUSY == 0 {
+        if let Some(c) = shared.scripts.busy_script() {
+            multi.failed = true;
+            return Some(super::script::busy_reply(&c));
+        }
     }
     if spec.flags & NO_MULTI != 0 {
         multi.failed = true;
@@ -222,6 +228,16 @@ impl Programs for Executor {
             out.push(run_in_apply(&shared, &mut session, apply, &mut rng, &argv.args)?);
         }
         Ok(Reply::Array(out))
+    }
+
+    fn eval(&self, apply: &mut ApplyCtx, op: &pb::Eval) -> Result<Reply, StorageError> {
+        let Some(shared) = self.shared.upgrade() else { return Ok(Reply::error("ERR server shutting down")) };
+        super::script::apply_eval(&shared, apply, op)
+    }
+
+    fn functions(&self, apply: &mut ApplyCtx, op: &pb::Functions) -> Result<Reply, StorageError> {
+        let Some(shared) = self.shared.upgrade() else { return Ok(Reply::error("ERR server shutting down")) };
+        super::script::apply_function_change(&shared, apply, op)
     }
 }
 

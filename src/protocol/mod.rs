@@ -7,6 +7,7 @@
 pub mod cursor;
 pub mod decode;
 pub mod number;
+pub mod rdb;
 pub mod reply;
 
 pub use cursor::ArgCursor;

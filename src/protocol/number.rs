@@ -66,6 +66,14 @@ pub fn fmt_double(v: f64) -> String {
     String::from_utf8_lossy(&out[..n.max(0) as usize]).into_owned()
 }
 
+/// A double as C's `%.17g` prints it (Lua numbers passed to `redis.call`).
+pub fn fmt_g17(v: f64) -> String {
+    let mut out = [0u8; 64];
+    // SAFETY: buffer is 64 bytes; %.17g of a double is at most ~25 chars.
+    let n = unsafe { neokv_fmt_g17(v, out.as_mut_ptr() as *mut c_char, out.len()) };
+    String::from_utf8_lossy(&out[..n.max(0) as usize]).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

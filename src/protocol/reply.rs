@@ -34,6 +34,10 @@ pub enum Reply {
     Double(f64),
     /// RESP3 verbatim string (`=len\r\ntxt:...`); RESP2 bulk string.
     Verbatim(Bytes),
+    /// A verbatim string of another format than `txt` (scripts return these).
+    VerbatimAs([u8; 3], Bytes),
+    /// RESP3 big number (`(digits`); RESP2 bulk string.
+    BigNumber(String),
     /// RESP3 boolean; RESP2 integer 0/1.
     Bool(bool),
 }
@@ -118,14 +122,13 @@ impl Reply {
                     bulk(out, s.as_bytes());
                 }
             }
-            Reply::Verbatim(b) => {
+            Reply::Verbatim(b) => verbatim(out, resp, b"txt", b),
+            Reply::VerbatimAs(f, b) => verbatim(out, resp, f, b),
+            Reply::BigNumber(n) => {
                 if resp >= 3 {
-                    int_line(out, b'=', b.len() as i64 + 4);
-                    out.put_slice(b"txt:");
-                    out.put_slice(b);
-                    out.put_slice(b"\r\n");
+                    line(out, b'(', n.as_bytes());
                 } else {
-                    bulk(out, b);
+                    bulk(out, n.as_bytes());
                 }
             }
             Reply::Bool(v) => {
@@ -136,6 +139,18 @@ impl Reply {
                 }
             }
         }
+    }
+}
+
+fn verbatim(out: &mut BytesMut, resp: u8, format: &[u8; 3], b: &[u8]) {
+    if resp >= 3 {
+        int_line(out, b'=', b.len() as i64 + 4);
+        out.put_slice(format);
+        out.put_u8(b':');
+        out.put_slice(b);
+        out.put_slice(b"\r\n");
+    } else {
+        bulk(out, b);
     }
 }
 

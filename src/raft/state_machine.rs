@@ -19,7 +19,7 @@ use super::{LogId, SnapshotMeta, StoredMembership, TypeConfig};
 use crate::protocol::Reply;
 use crate::storage::keys::{state_key, StateKind};
 use crate::storage::{Cf, Storage};
-use crate::types::write::apply_cmd;
+use crate::types::write::{apply_cmd, is_program};
 use crate::types::ApplyCtx;
 
 fn io_err(e: impl std::fmt::Display) -> io::Error {
@@ -89,8 +89,9 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
     where
         Strm: futures_util::Stream<Item = Result<EntryResponder<TypeConfig>, io::Error>> + Unpin + OptionalSend,
     {
-        let mut ctx =
-            ApplyCtx::new(&self.storage, self.slot_start, self.slot_end).with_watches(self.deps.watches.clone());
+        let mut ctx = ApplyCtx::new(&self.storage, self.slot_start, self.slot_end)
+            .for_region(self.region)
+            .with_watches(self.deps.watches.clone());
         if let Some(p) = &self.deps.programs {
             ctx = ctx.with_programs(p.clone());
         }
@@ -108,11 +109,24 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
                         )));
                     }
                     ctx.begin_entry(entry.log_id.index, p.0.now_ms);
-                    let mut out = Vec::with_capacity(p.0.cmds.len());
-                    for c in &p.0.cmds {
-                        out.push(apply_cmd(&mut ctx, c).map_err(io_err)?);
+                    let cmds = p.0.cmds;
+                    if cmds.iter().any(is_program) {
+                        // A transaction or script may run long: off the reactor, so the
+                        // core's connections (and SCRIPT KILL) are served meanwhile.
+                        let work = move || {
+                            let out: Result<Vec<Reply>, _> = cmds.iter().map(|c| apply_cmd(&mut ctx, c)).collect();
+                            (ctx, out)
+                        };
+                        let (back, out) = glommio::executor().spawn_blocking(work).await;
+                        ctx = back;
+                        out.map_err(io_err)?
+                    } else {
+                        let mut out = Vec::with_capacity(cmds.len());
+                        for c in &cmds {
+                            out.push(apply_cmd(&mut ctx, c).map_err(io_err)?);
+                        }
+                        out
                     }
-                    out
                 }
                 EntryPayload::Membership(m) => {
                     self.membership = StoredMembership::new(Some(entry.log_id), m);

@@ -228,7 +228,7 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
             };
             last_spec = Some(spec);
             if session.multi.is_some() {
-                if let Some(r) = cmd::txn::queue(&mut session, spec, &args) {
+                if let Some(r) = cmd::txn::queue(&shared, &mut session, spec, &args) {
                     drain(&mut pending, &mut out, &mut session).await;
                     r.encode(session.resp, &mut out);
                     continue;

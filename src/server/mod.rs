@@ -39,6 +39,7 @@ pub fn run(config: Config) -> Result<(), String> {
     let shared = Arc::new(Shared::new(storage.clone(), router, config, outboxes));
     // Transactions run inside apply through the command table.
     let _ = shared.programs.set(Arc::new(crate::cmd::txn::Executor::new(&shared)));
+    crate::cmd::script::load_functions(&shared)?;
     install_signal_handler(storage)?;
 
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);

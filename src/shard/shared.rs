@@ -82,6 +82,10 @@ pub struct Shared {
     pub blocked: Arc<crate::types::blocked::Blocked>,
     /// Keys clients watch (WATCH), and what happened to them.
     pub watches: Arc<crate::types::watches::Watches>,
+    /// Cached scripts and the scripts running now.
+    pub scripts: Arc<crate::script::Registry>,
+    /// Each region's function libraries (replicated: changed by apply).
+    pub functions: RwLock<HashMap<u32, crate::script::functions::Libraries>>,
     /// Runs transactions inside apply; set once by the server at start (the
     /// command layer implements it).
     pub programs: std::sync::OnceLock<Arc<dyn crate::types::write::Programs>>,
@@ -113,6 +117,8 @@ impl Shared {
             blocked: Default::default(),
             watches: Arc::new(crate::types::watches::Watches::new(regions)),
             programs: std::sync::OnceLock::new(),
+            scripts: Default::default(),
+            functions: RwLock::new(HashMap::new()),
             router,
             config: RwLock::new(config),
             mesh,

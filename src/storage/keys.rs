@@ -46,6 +46,14 @@ impl KeyType {
 }
 
 /// Metadata key: `[slot:2][key_len:4][key]`.
+/// The key of library `name` of `region` in `Cf::Functions`.
+pub fn function_key(region: u32, name: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(4 + name.len());
+    k.extend_from_slice(&region.to_be_bytes());
+    k.extend_from_slice(name);
+    k
+}
+
 pub fn meta_key(slot: u16, key: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(6 + key.len());
     k.extend_from_slice(&slot.to_be_bytes());

@@ -29,6 +29,7 @@ pub const CF_EXPIRE_INDEX: &str = "expire_index";
 pub const CF_LINKS: &str = "links";
 pub const CF_RAFT_LOG: &str = "raft_log";
 pub const CF_RAFT_STATE: &str = "raft_state";
+pub const CF_FUNCTIONS: &str = "functions";
 
 /// A storage failure. The message is RocksDB's.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -81,6 +82,8 @@ pub enum Cf {
     Links,
     RaftLog,
     RaftState,
+    /// Function libraries, per region: `[region:4][library name]` -> code.
+    Functions,
 }
 
 impl Cf {
@@ -93,6 +96,7 @@ impl Cf {
             Cf::Links => CF_LINKS,
             Cf::RaftLog => CF_RAFT_LOG,
             Cf::RaftState => CF_RAFT_STATE,
+            Cf::Functions => CF_FUNCTIONS,
         }
     }
 }
@@ -207,6 +211,10 @@ impl Batch {
     pub fn delete_range(&mut self, cf: Cf, from: impl Into<Vec<u8>>, to: impl Into<Vec<u8>>) {
         self.ops.push(BatchOp::DeleteRange(cf, from.into(), to.into()));
     }
+    /// Drop the writes added after the first `len`.
+    pub fn truncate(&mut self, len: usize) {
+        self.ops.truncate(len);
+    }
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
     }
@@ -278,6 +286,7 @@ impl Storage {
             ColumnFamilyDescriptor::new(CF_LINKS, collected(gc::What::Links, false)),
             ColumnFamilyDescriptor::new(CF_RAFT_LOG, log_opts),
             ColumnFamilyDescriptor::new(CF_RAFT_STATE, Options::default()),
+            ColumnFamilyDescriptor::new(CF_FUNCTIONS, Options::default()),
         ];
         let db = Arc::new(DB::open_cf_descriptors(&db_opts, path, cfs)?);
         db_slot.set(&db);

@@ -36,6 +36,8 @@ fn element_slot(cf: Cf) -> Option<usize> {
 /// See the module doc.
 pub struct ApplyCtx {
     storage: Storage,
+    /// The region being applied.
+    pub region: u32,
     /// The leader's clock, from the log entry.
     pub now_ms: u64,
     slot_start: u16,
@@ -72,6 +74,7 @@ impl ApplyCtx {
     pub fn new(storage: &Storage, slot_start: u16, slot_end: u32) -> Self {
         ApplyCtx {
             storage: storage.clone(),
+            region: 0,
             now_ms: 0,
             slot_start,
             slot_end,
@@ -88,6 +91,27 @@ impl ApplyCtx {
             versions_used: 0,
             pick_ends: AHashMap::new(),
         }
+    }
+
+    /// Apply for `region`.
+    pub fn for_region(mut self, region: u32) -> Self {
+        self.region = region;
+        self
+    }
+
+    /// The storage under the overlay (what a script's host reads besides it).
+    pub fn storage(&self) -> &Storage {
+        &self.storage
+    }
+
+    /// Record a deletion outside the data column families in the same batch.
+    pub fn del_raw(&mut self, cf: Cf, key: impl Into<Vec<u8>>) {
+        self.batch.delete(cf, key);
+    }
+
+    /// Record a range deletion outside the data column families in the same batch.
+    pub fn del_raw_range(&mut self, cf: Cf, from: impl Into<Vec<u8>>, to: impl Into<Vec<u8>>) {
+        self.batch.delete_range(cf, from, to);
     }
 
     /// Consult `watches` (FLUSH marks the watched keys that existed).

@@ -20,6 +20,16 @@ use super::{hash, keyspace, list, set, string, zset, ApplyCtx};
 pub trait Programs: Send + Sync {
     /// Run a transaction's commands in order against `ctx`; one reply each.
     fn exec(&self, ctx: &mut ApplyCtx, op: &crate::pb::Exec) -> Result<Reply, StorageError>;
+    /// Run a script or a function against `ctx`.
+    fn eval(&self, ctx: &mut ApplyCtx, op: &crate::pb::Eval) -> Result<Reply, StorageError>;
+    /// Change the region's function libraries.
+    fn functions(&self, ctx: &mut ApplyCtx, op: &crate::pb::Functions) -> Result<Reply, StorageError>;
+}
+
+/// True for an operation that may run long (a transaction, a script, a library
+/// to compile): apply runs the entries holding one off the reactor.
+pub fn is_program(cmd: &WriteCmd) -> bool {
+    matches!(cmd.op, Some(Op::Exec(_) | Op::Eval(_) | Op::Functions(_)))
 }
 
 /// Apply one command; a command-level failure is an error *reply*, a storage
@@ -70,6 +80,14 @@ pub fn apply_cmd(ctx: &mut ApplyCtx, cmd: &WriteCmd) -> Result<Reply, StorageErr
         Op::Exec(o) => match ctx.programs() {
             Some(p) => Ok(Ok(p.exec(ctx, o)?)),
             None => Ok(Ok(Reply::error("ERR transactions cannot run here"))),
+        },
+        Op::Eval(o) => match ctx.programs() {
+            Some(p) => Ok(Ok(p.eval(ctx, o)?)),
+            None => Ok(Ok(Reply::error("ERR scripts cannot run here"))),
+        },
+        Op::Functions(o) => match ctx.programs() {
+            Some(p) => Ok(Ok(p.functions(ctx, o)?)),
+            None => Ok(Ok(Reply::error("ERR functions cannot run here"))),
         },
     }?;
     Ok(r.unwrap_or_else(|e| Reply::Error(e.to_string().into())))

@@ -871,3 +871,237 @@ fn shrinker_finds_a_minimal_sequence() {
     assert_eq!(short.len(), 1);
     assert_eq!(short[0][0], "INFO");
 }
+
+// ---- scripts and functions: a corpus compared byte for byte ----
+
+/// Scripts covering the conversion rules, errors and their positions, pcall,
+/// the libraries Redis loads, globals protection and shebang flags. Nothing
+/// here depends on hash order, addresses or randomness.
+const SCRIPTS: &[&str] = &[
+    "return 1",
+    "return 100.5",
+    "return -0.5",
+    "return 'x'",
+    "return true",
+    "return false",
+    "return nil",
+    "return {}",
+    "return {1,2,3}",
+    "return {1,nil,3}",
+    "return {1,{2,{3,'x'}}}",
+    "return {ok='fine'}",
+    "return {ok='a\\r\\nb'}",
+    "return {err='CODE msg'}",
+    "return {err='nocode'}",
+    "return {err=1}",
+    "return {double=3.141}",
+    "return {double=0.1}",
+    "return {double=1/0}",
+    "return {big_number='123'}",
+    "return {verbatim_string={format='txt', string='hi'}}",
+    "return {map={a=1}}",
+    "return {set={a=true}}",
+    "return {1, 'two', {ok='three'}, {err='FOUR five'}}",
+    "return redis.call('set', KEYS[1], ARGV[1])",
+    "return redis.call('get', KEYS[1])",
+    "return redis.call('get', 'missing')",
+    "return redis.call('hgetall', 'h')",
+    "return redis.call('lrange', 'l', 0, -1)",
+    "return redis.call('zrange', 'z', 0, -1, 'withscores')",
+    "return redis.call('zscore', 'z', 'm')",
+    "return redis.call('ping')",
+    "return redis.call('incr', 'n')",
+    "return redis.call('type', 'h')",
+    "return redis.call('exists', 'h', 'l', 'nope')",
+    "return redis.call('incrbyfloat', 'f', 0.1)",
+    "return redis.call('set', 'big', 9007199254740991) and redis.call('get', 'big')",
+    "return redis.pcall('lpush', 'h', 'x')",
+    "return redis.pcall('nosuch')",
+    "return redis.pcall('get')",
+    "redis.setresp(3) return redis.call('hgetall', 'h')",
+    "redis.setresp(3) return redis.call('zscore', 'z', 'm')",
+    "redis.setresp(3) return redis.call('get', 'missing')",
+    "redis.setresp(3) return redis.call('smembers', 'oneset')",
+    "redis.setresp(3) return {double=1.5}",
+    "redis.setresp(3) return true",
+    "redis.setresp(3) return false",
+    "redis.setresp(3) return redis.call('zrange', 'z', 0, -1, 'withscores')",
+    "return redis.call('nosuch')",
+    "return redis.call('get')",
+    "return redis.call('lpush', 'h', 'x')",
+    "return redis.call('set', 'a', {})",
+    "return redis.call()",
+    "return a",
+    "x = 1",
+    "redis.call = 1",
+    "return print",
+    "return 1 +",
+    "error('boom')",
+    "error({err='MY code'})",
+    "error('boom', 0)",
+    "local t = nil return t.x",
+    "return redis.error_reply('X y')",
+    "return redis.error_reply('plain')",
+    "return redis.error_reply()",
+    "return redis.status_reply('S')",
+    "return redis.setresp(4)",
+    "return redis.sha1hex()",
+    "return redis.sha1hex('abc')",
+    "return redis.log(redis.LOG_WARNING)",
+    "return redis.log(9, 'x')",
+    "return redis.set_repl(9)",
+    "return redis.replicate_commands()",
+    "return redis.call('blpop', 'l', 0)",
+    "return redis.call('eval', 'return 1', 0)",
+    "return redis.call('multi')",
+    "local ok, e = pcall(function() error('x') end) return {tostring(ok), e}",
+    "local ok, e = pcall(function() redis.call('nosuch') end) return {tostring(ok), e}",
+    "return {pcall(function() return 1, 2 end)}",
+    "return {xpcall(function() error({err='T x'}) end, function(e) return e.err end)}",
+    "return cjson.encode({a={1,2,{b='c'}}})",
+    "return cjson.decode('[1,2,3]')",
+    "return cjson.decode('{\"a\":1}').a",
+    "return cjson.encode(cjson.decode('{\"a\":[1,2.5,\"x\",null]}'))",
+    "return cjson.encode('a/b\\n\\1')",
+    "return cjson.encode(0.1)",
+    "return cjson.encode(1e300)",
+    "return cjson.decode('bad')",
+    "return cjson.encode(function() end)",
+    "return cjson.encode({[1]=1,[3]=3})",
+    "return cjson.encode({[1]=1,[30]=3})",
+    "return cjson.encode({})",
+    "return tostring(cjson.null == cjson.decode('null'))",
+    "return cmsgpack.pack(1, 'a', {1,2}, {a=1}, true, 3.5, -1, 2^40)",
+    "return {cmsgpack.unpack(cmsgpack.pack(1, 'a', {1,2}))}",
+    "return cmsgpack.unpack('\\193')",
+    "return bit.band(0xff, 0x0f)",
+    "return bit.tohex(-1)",
+    "return bit.tohex(255, -4)",
+    "return bit.lshift(1, 31)",
+    "return bit.arshift(-256, 4)",
+    "return bit.bswap(0x12345678)",
+    "return bit.tobit(2^32 + 1)",
+    "return bit.band()",
+    "return struct.pack('>I2', 1)",
+    "return {struct.unpack('<i4 >h', struct.pack('<i4 >h', -5, 300))}",
+    "return struct.size('i4d')",
+    "return struct.pack('q')",
+    "return math.floor(2.7)",
+    "return string.format('%05.2f', 3.14159)",
+    "return string.rep('ab', 3)",
+    "return table.concat({1,2,3}, ',')",
+    "return tostring(1e15)",
+    "return tostring(0.1)",
+    "return {#KEYS, #ARGV, KEYS[1], ARGV[1]}",
+    "return tostring(_G == _G)",
+    "return type(_G)",
+    "local g = getmetatable(_G) g.x = 1",
+    "setmetatable(_G, nil)",
+    "return type(rawget(_G, 'redis'))",
+    "local n = 0 for k, v in pairs(redis) do n = n + 1 end return n > 10",
+    "return loadstring('return 1 + 1')()",
+    "loadstring('x = 1')()",
+    "return loadstring(string.dump(function() return 1 end))",
+    "#!lua\nreturn 1",
+    "#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])",
+    "#!lua flags=no-writes\nreturn redis.call('set', KEYS[1], 'b')",
+    "#!lua flags=bogus\nreturn 1",
+    "#!python\nreturn 1",
+    "#!lua foo\nreturn 1",
+    "#!lua",
+    "#!lua flags=allow-oom,no-writes\nreturn 1",
+    "local t = {} for i = 1, 100 do t[i] = i * 2 end return t",
+    "return redis.call('hincrbyfloat', 'h2', 'f', 1.5)",
+];
+
+/// Libraries for FUNCTION LOAD and the calls compared after each.
+const LIBRARIES: &[(&str, &[&[&str]])] = &[
+    (
+        "#!lua name=lib1\nredis.register_function('f1', function(keys, args) return redis.call('set', keys[1], args[1]) end)\nredis.register_function{function_name='f2', callback=function(keys) return redis.call('get', keys[1]) end, flags={'no-writes'}, description='d'}",
+        &[&["FCALL", "f1", "1", "k", "v"], &["FCALL", "F2", "1", "k"], &["FCALL_RO", "f2", "1", "k"], &["FCALL_RO", "f1", "1", "k", "v"], &["FCALL", "nope", "0"], &["FCALL", "f1", "x"], &["FCALL", "f1", "2", "k"], &["FUNCTION", "LIST", "bogus"], &["FUNCTION", "STATS"]],
+    ),
+    ("#!lua name=lib1\nredis.register_function('g', function() return 1 end)", &[&["FCALL", "g", "0"]]),
+    ("#!lua name=lib2\nredis.register_function('f1', function() return 1 end)", &[&["FCALL", "f1", "0", "a"]]),
+    ("#!lua name=lib3\nreturn 1", &[]),
+    ("return 1", &[]),
+    ("#!lua name=lib3\nredis.call('ping')", &[]),
+    ("#!lua name=lib3\na = 1", &[]),
+    ("#!lua name=lib3\nredis.register_function('f', 1)", &[]),
+    ("#!lua name=lib3\nredis.register_function{function_name='f', callback=function() end, flags={'bogus'}}", &[]),
+    ("#!lua name=lib3\nredis.register_function('f', function() end) redis.register_function('f', function() end)", &[]),
+    ("#!lua name=lib3\nlocal function helper(x) return x * 2 end redis.register_function('twice', function(keys, args) return helper(tonumber(args[1])) end)", &[&["FCALL", "twice", "0", "21"], &["FUNCTION", "DELETE", "lib3"], &["FUNCTION", "DELETE", "lib3"], &["FCALL", "twice", "0", "1"]]),
+    // FUNCTION LIST with one function per library: Redis lists a library's
+    // functions in the order of a randomly seeded hash table.
+    ("#!lua name=lib4\nredis.register_function('boom', function() return redis.call('nosuch') end)", &[&["FCALL", "boom", "0"], &["FUNCTION", "DELETE", "lib1"], &["FUNCTION", "DELETE", "lib2"], &["FUNCTION", "LIST"], &["FUNCTION", "LIST", "WITHCODE"], &["FUNCTION", "LIST", "LIBRARYNAME", "lib*"], &["FUNCTION", "LIST", "LIBRARYNAME", "nomatch*"]]),
+    ("#!lua name=lib5 extra=1\nredis.register_function('z', function() end)", &[]),
+    ("#!lua name=lib1\nredis.register_function('g', function() return 2 end)", &[&["FUNCTION", "LOAD", "REPLACE", "#!lua name=lib1\nredis.register_function('g', function() return 2 end)"], &["FCALL", "g", "0"], &["FUNCTION", "FLUSH"], &["FUNCTION", "LIST"]]),
+];
+
+fn setup_script_data(c: &mut Raw) {
+    for cmd in [
+        &["FLUSHALL"][..],
+        &["FUNCTION", "FLUSH"],
+        &["SCRIPT", "FLUSH"],
+        &["HSET", "h", "f", "v"],
+        &["RPUSH", "l", "a", "b"],
+        &["ZADD", "z", "1.5", "m"],
+        &["SADD", "oneset", "only"],
+    ] {
+        let args: Vec<&[u8]> = cmd.iter().map(|s| s.as_bytes()).collect();
+        c.send(&encode_cmd(&args));
+        c.read_reply();
+    }
+}
+
+#[test]
+fn scripts_and_functions_match_redis() {
+    let neo_server = Server::start();
+    let oracle = Oracle::start();
+    let mut failures = Vec::new();
+    for resp in ["2", "3"] {
+        let mut neo = neo_server.raw();
+        let mut redis = oracle.raw();
+        for c in [&mut neo, &mut redis] {
+            c.send(&encode_cmd(&[b"HELLO", resp.as_bytes()]));
+            c.read_reply();
+        }
+        for script in SCRIPTS {
+            for cmd in ["EVAL", "EVAL_RO"] {
+                setup_script_data(&mut neo);
+                setup_script_data(&mut redis);
+                let args: Vec<&[u8]> = vec![cmd.as_bytes(), script.as_bytes(), b"1", b"key", b"arg"];
+                neo.send(&encode_cmd(&args));
+                redis.send(&encode_cmd(&args));
+                let (a, b) = (neo.read_reply(), redis.read_reply());
+                if a != b {
+                    failures.push(format!(
+                        "RESP{resp} {cmd} {script:?}\n  neokv: {:?}\n  redis: {:?}",
+                        String::from_utf8_lossy(&a),
+                        String::from_utf8_lossy(&b)
+                    ));
+                }
+            }
+        }
+        setup_script_data(&mut neo);
+        setup_script_data(&mut redis);
+        for (code, calls) in LIBRARIES {
+            let load: Vec<&[u8]> = vec![b"FUNCTION", b"LOAD", code.as_bytes()];
+            let mut steps: Vec<Vec<&[u8]>> = vec![load];
+            steps.extend(calls.iter().map(|c| c.iter().map(|s| s.as_bytes()).collect()));
+            for args in steps {
+                neo.send(&encode_cmd(&args));
+                redis.send(&encode_cmd(&args));
+                let (a, b) = (neo.read_reply(), redis.read_reply());
+                if a != b {
+                    failures.push(format!(
+                        "RESP{resp} {:?}\n  neokv: {:?}\n  redis: {:?}",
+                        args.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect::<Vec<_>>(),
+                        String::from_utf8_lossy(&a),
+                        String::from_utf8_lossy(&b)
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} replies differ:\n{}", failures.len(), failures.join("\n"));
+}

@@ -10,6 +10,7 @@ mod keyspace;
 mod list;
 mod protocol;
 mod regions;
+mod script;
 mod server;
 mod set;
 mod string;

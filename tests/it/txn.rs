@@ -395,11 +395,15 @@ fn cross_region_transactions_are_refused() {
     assert_eq!(r.cmd(&["EXEC"]), "*2\r\n+OK\r\n:1\r\n");
 }
 
+/// A transfer as a script: both balances and the log entry, or nothing.
+const TRANSFER: &str = "redis.call('decrby', KEYS[1], ARGV[1]) redis.call('incrby', KEYS[2], ARGV[1]) redis.call('rpush', KEYS[3], ARGV[2]) return 1";
+
 #[test]
 fn a_transaction_survives_kill_9_whole_or_not_at_all() {
-    // Clients move amounts between accounts with MULTI/EXEC and log each transfer
-    // in the same transaction, while the server is killed and restarted. After
-    // every restart the total holds and every acknowledged transfer is there.
+    // Clients move amounts between accounts with MULTI/EXEC and with a Lua script,
+    // logging each transfer in the same transaction or script, while the server is
+    // killed and restarted. After every restart the total holds and every
+    // acknowledged transfer is there.
     let seed = std::env::var("NEOKV_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand_seed);
     println!("seed {seed}");
     let mut s = Server::start_with(&["--cores", "2"]);
@@ -435,16 +439,23 @@ fn a_transaction_survives_kill_9_whole_or_not_at_all() {
                         seed ^= seed << 17;
                         let (from, to, amt) = (seed % ACCOUNTS, (seed >> 8) % ACCOUNTS, (seed >> 16) % 50);
                         let id = format!("r{round}w{w}n{n}");
-                        let lines: [&[&str]; 5] = [
-                            &["MULTI"],
-                            &["DECRBY", &format!("{{bank}}acct{from}"), &amt.to_string()],
-                            &["INCRBY", &format!("{{bank}}acct{to}"), &amt.to_string()],
-                            &["RPUSH", "{bank}log", &id],
-                            &["EXEC"],
-                        ];
+                        let (from, to, amt) =
+                            (format!("{{bank}}acct{from}"), format!("{{bank}}acct{to}"), amt.to_string());
+                        // Half the transfers are transactions, half are scripts.
+                        let lines: Vec<Vec<&str>> = if n % 2 == 0 {
+                            vec![
+                                vec!["MULTI"],
+                                vec!["DECRBY", &from, &amt],
+                                vec!["INCRBY", &to, &amt],
+                                vec!["RPUSH", "{bank}log", &id],
+                                vec!["EXEC"],
+                            ]
+                        } else {
+                            vec![vec!["EVAL", TRANSFER, "3", &from, &to, "{bank}log", &amt, &id]]
+                        };
                         let mut ok = true;
                         let mut last = String::new();
-                        for l in lines {
+                        for l in &lines {
                             let a: Vec<&[u8]> = l.iter().map(|s| s.as_bytes()).collect();
                             c.send(&crate::common::encode_cmd(&a));
                             let mut out = Vec::new();
@@ -457,7 +468,7 @@ fn a_transaction_survives_kill_9_whole_or_not_at_all() {
                         if !ok {
                             break;
                         }
-                        if last.starts_with("*3\r\n:") {
+                        if last.starts_with("*3\r\n:") || last == ":1\r\n" {
                             acked.push(id);
                         }
                     }

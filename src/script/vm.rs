@@ -1,0 +1,977 @@
+//! The sandboxed Lua VM: one per thread that runs scripts (a thread-local
+//! [`Engine`]), holding the compiled EVAL scripts and the loaded function
+//! libraries.
+//!
+//! The sandbox is Redis's: base, table, string and math, plus cjson, cmsgpack,
+//! bit and struct; no `print`, `dofile`, `loadfile`, `os`, `io` or `require`.
+//! Globals are read-only: a script's environment is an empty proxy whose reads go
+//! to the real globals (a missing one is "Script attempted to access nonexistent
+//! global variable") and whose writes fail ("Attempt to modify a readonly
+//! table"); every library table is such a proxy too. Stock Lua 5.1 has no
+//! read-only tables, so `setmetatable`, `getmetatable`, `rawset`, `loadstring`
+//! and `load` are wrapped to keep the proxies whole.
+//!
+//! A run installs, for its duration only, the function `redis.call` reaches (a
+//! scoped closure over the caller's [`Host`]), KEYS and ARGV, the `math.random`
+//! seed, and an instruction hook that marks the run busy past its threshold and
+//! stops it when killed (switching to a per-line hook so `pcall` cannot swallow
+//! the kill). Errors raised in a script come back as Redis does it:
+//! `<error> script: <name>, on @user_script:<line>.`
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, RegistryKey, StdLib, Table, Value, VmState};
+
+use super::convert::{args_from_lua, error_table, lua_to_reply, normalize_error, reply_to_lua};
+use super::functions::FunctionMeta;
+use super::{parse_shebang, Flags, Host, RunArgs, KILLED};
+use crate::protocol::Reply;
+
+/// The Redis version scripts see (`redis.REDIS_VERSION`).
+pub const REDIS_VERSION: &str = "7.0.15";
+const REDIS_VERSION_NUM: u32 = 0x0007_000f;
+/// Instructions between two hook calls (Redis's 100000).
+const HOOK_EVERY: u32 = 100_000;
+/// How long a library's top-level code may run at FUNCTION LOAD.
+const LOAD_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// Globals scripts may see (Redis's allow-list), besides the libraries.
+const ALLOWED: &[&str] = &[
+    "xpcall",
+    "tostring",
+    "getfenv",
+    "setmetatable",
+    "next",
+    "assert",
+    "tonumber",
+    "rawequal",
+    "collectgarbage",
+    "getmetatable",
+    "rawset",
+    "pcall",
+    "coroutine",
+    "type",
+    "_G",
+    "select",
+    "unpack",
+    "gcinfo",
+    "pairs",
+    "rawget",
+    "loadstring",
+    "ipairs",
+    "_VERSION",
+    "setfenv",
+    "load",
+    "error",
+    "newproxy",
+    "string",
+    "table",
+    "math",
+];
+
+/// Redis's `lrand48` (the generator behind `math.random`): the same numbers on
+/// every platform for a seed.
+struct Rand48(u64);
+
+impl Rand48 {
+    fn seed(&mut self, s: i64) {
+        self.0 = (((s as u32 as u64) << 16) | 0x330e) & ((1 << 48) - 1);
+    }
+    fn next(&mut self) -> u32 {
+        self.0 = (self.0.wrapping_mul(0x5_deec_e66d).wrapping_add(0xb)) & ((1 << 48) - 1);
+        (self.0 >> 17) as u32
+    }
+}
+
+/// The functions `redis.register_function` collects while a library loads.
+type Registering = Rc<RefCell<Option<Vec<(FunctionMeta, RegistryKey)>>>>;
+
+/// A library loaded in this VM: its code and its callbacks by lowercase name.
+struct Loaded {
+    code: Bytes,
+    callbacks: HashMap<String, RegistryKey>,
+}
+
+/// One thread's VM. See the module doc.
+pub struct Engine {
+    lua: Lua,
+    generation: u64,
+    memory_limit: usize,
+    scripts: HashMap<String, RegistryKey>,
+    libraries: HashMap<String, Loaded>,
+    /// Per-run state: `raw` (what `redis.call` reaches), `resp`.
+    ctl: RegistryKey,
+    /// The real globals behind the scripts' read-only `_G`.
+    real_g: RegistryKey,
+    /// The metatable of the functions' `_G` proxy (its `__index` switches
+    /// between the library API, while loading, and the globals, while running).
+    fn_meta: RegistryKey,
+    lib_api: RegistryKey,
+    fn_g: RegistryKey,
+    fn_env: RegistryKey,
+    /// Filled by `redis.register_function` while a library loads.
+    registering: Registering,
+    /// `runner(f, handler, ...)`: `f(...)` under the error handler.
+    runner: RegistryKey,
+    rng: Rc<RefCell<Rand48>>,
+}
+
+thread_local! {
+    static ENGINE: RefCell<Option<Engine>> = const { RefCell::new(None) };
+}
+
+/// Run `f` with this thread's engine, (re)creating it when SCRIPT FLUSH bumped
+/// `generation` or the memory limit changed.
+pub fn with_engine<T>(generation: u64, memory_limit: usize, f: impl FnOnce(&mut Engine) -> T) -> T {
+    ENGINE.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let stale = slot.as_ref().is_none_or(|e| e.generation != generation || e.memory_limit != memory_limit);
+        if stale {
+            *slot = None;
+            match Engine::new(generation, memory_limit) {
+                Ok(e) => *slot = Some(e),
+                Err(e) => panic!("the Lua sandbox could not be built: {e}"),
+            }
+        }
+        let engine = slot.as_mut().expect("created above");
+        let out = f(engine);
+        // A VM near its memory limit is rebuilt rather than left to fail scripts.
+        if engine.memory_limit > 0 && engine.lua.used_memory() > engine.memory_limit / 10 * 9 {
+            *slot = None;
+        }
+        out
+    })
+}
+
+/// Lua code run once per VM: the wrappers that keep the sandbox whole, the
+/// parts of `redis.*` written in Lua, and the `pcall` Redis replaces.
+const PRELUDE: &str = r#"
+local ctl, real_g, protected, api = ...
+local error, type, select, rawset, setmetatable, getmetatable, loadstring, load, setfenv, tostring =
+      error, type, select, rawset, setmetatable, getmetatable, loadstring, load, setfenv, tostring
+local pcall, unpack, string, next = pcall, unpack, string, next
+local function raise(msg) error({err = "ERR " .. msg}) end
+local readonly = function() error("Attempt to modify a readonly table", 2) end
+
+-- A read-only view of `t`.
+local function proxy(t)
+  local p = {}
+  local mt = {__index = t, __newindex = readonly}
+  mt.__metatable = setmetatable({}, {__index = mt, __newindex = readonly, __metatable = false})
+  setmetatable(p, mt)
+  protected[p] = t
+  return p
+end
+api.proxy = proxy
+
+local function error_reply(...)
+  if select('#', ...) ~= 1 or type((...)) ~= 'string' then return {err = "ERR wrong number or type of arguments"} end
+  return {err = api.normalize((...))}
+end
+local function status_reply(...)
+  if select('#', ...) ~= 1 or type((...)) ~= 'string' then return {err = "ERR wrong number or type of arguments"} end
+  return {ok = (...)}
+end
+
+-- The `redis` table of EVAL and of running functions (without the EVAL-only
+-- entries), filled by the host with its native functions.
+for _, r in ipairs({api.eval_redis, api.fn_redis}) do
+  r.error_reply = error_reply
+  r.status_reply = status_reply
+  r.LOG_DEBUG, r.LOG_VERBOSE, r.LOG_NOTICE, r.LOG_WARNING = 0, 1, 2, 3
+  r.REPL_NONE, r.REPL_AOF, r.REPL_SLAVE, r.REPL_REPLICA, r.REPL_ALL = 0, 1, 2, 2, 3
+end
+api.eval_redis.replicate_commands = function() return true end
+api.eval_redis.breakpoint = function() return false end
+api.eval_redis.debug = function() end
+
+-- Call f(...) under the error handler h (Lua 5.1's xpcall passes no arguments).
+api.runner = function(f, h, ...)
+  local a = {n = select('#', ...), ...}
+  return xpcall(function() return f(unpack(a, 1, a.n)) end, h)
+end
+
+-- Redis replaces pcall: an error table's text comes back as a string.
+real_g.pcall = function(f, ...)
+  local r = {pcall(f, ...)}
+  if not r[1] and type(r[2]) == 'table' and type(r[2].err) == 'string' then return false, r[2].err end
+  return unpack(r, 1, table.maxn(r))
+end
+-- Refused in the API call itself, with no position (as Redis's C API refuses).
+real_g.setmetatable = function(t, mt)
+  if protected[t] then error("Attempt to modify a readonly table", 0) end
+  return setmetatable(t, mt)
+end
+real_g.rawset = function(t, k, v)
+  if protected[t] then error("Attempt to modify a readonly table", 0) end
+  return rawset(t, k, v)
+end
+-- Reads see through a read-only view to the table behind it, as Redis's
+-- read-only tables are the tables themselves.
+local rawget = rawget
+real_g.rawget = function(t, k)
+  local real = protected[t]
+  if real ~= nil then return rawget(real, k) end
+  return rawget(t, k)
+end
+local function next_(t, k)
+  local real = protected[t]
+  if real ~= nil then return next(real, k) end
+  return next(t, k)
+end
+real_g.next = next_
+real_g.pairs = function(t) return next_, t, nil end
+local string_mt = getmetatable("")
+local string_mt_view = proxy(string_mt)
+real_g.getmetatable = function(v)
+  local mt = getmetatable(v)
+  if mt == string_mt then return string_mt_view end
+  return mt
+end
+-- Code loaded by a script runs in the script's environment, never as bytecode.
+local function guard(loader)
+  return function(chunk, ...)
+    if type(chunk) == 'string' and chunk:byte(1) == 27 then return nil, "binary chunks are not allowed" end
+    local f, e = loader(chunk, ...)
+    if f then setfenv(f, getfenv(2)) end
+    return f, e
+  end
+end
+real_g.loadstring = guard(loadstring)
+real_g.load = guard(load)
+"#;
+
+impl Engine {
+    fn new(generation: u64, memory_limit: usize) -> mlua::Result<Engine> {
+        let lua = Lua::new_with(StdLib::TABLE | StdLib::STRING | StdLib::MATH, LuaOptions::default())?;
+        let g = lua.globals();
+        // Only Redis's allowed globals stay.
+        let names: Vec<String> = g.pairs::<String, Value>().filter_map(|p| p.ok().map(|(k, _)| k)).collect();
+        for n in names {
+            if !ALLOWED.contains(&n.as_str()) {
+                g.raw_set(n, Value::Nil)?;
+            }
+        }
+        super::libs::install(&lua)?;
+        let rng = Rc::new(RefCell::new(Rand48(0)));
+        install_random(&lua, &g, rng.clone())?;
+
+        let ctl = lua.create_table()?;
+        let protected = lua.create_table()?;
+        let weak = lua.create_table()?;
+        weak.raw_set("__mode", "k")?;
+        protected.set_metatable(Some(weak))?;
+        let api = lua.create_table()?;
+        let eval_redis = lua.create_table()?;
+        let fn_redis = lua.create_table()?;
+        lua.set_named_registry_value(CTL, ctl.clone())?;
+        for r in [&eval_redis, &fn_redis] {
+            install_natives(&lua, r)?;
+        }
+        api.raw_set("eval_redis", eval_redis.clone())?;
+        api.raw_set("fn_redis", fn_redis.clone())?;
+        api.raw_set("normalize", lua.create_function(|_, s: String| Ok(normalize_error(&s)))?)?;
+        lua.load(PRELUDE).set_name("=neokv").call::<()>((ctl.clone(), g.clone(), protected, api.clone()))?;
+        let proxy: Function = api.get("proxy")?;
+        let runner: Function = api.get("runner")?;
+
+        // The libraries, read-only.
+        for name in ["string", "table", "math", "cjson", "cmsgpack", "bit", "struct", "coroutine"] {
+            if let Value::Table(t) = g.raw_get::<Value>(name)? {
+                g.raw_set(name, proxy.call::<Table>(t)?)?;
+            }
+        }
+        g.raw_set("redis", proxy.call::<Table>(eval_redis)?)?;
+        // A missing global is an error.
+        let missing = lua.create_function(|lua, (_t, k): (Value, Value)| -> mlua::Result<()> {
+            let name = match &k {
+                Value::String(s) => String::from_utf8_lossy(&s.as_bytes()).into_owned(),
+                other => other.to_string()?,
+            };
+            // Placed where the global was read, as `luaL_error` places it.
+            let at = lua
+                .inspect_stack(1, |d| match (d.source().short_src, d.current_line()) {
+                    (Some(src), Some(line)) => format!("{src}:{line}: "),
+                    _ => String::new(),
+                })
+                .unwrap_or_default();
+            Err(mlua::Error::RuntimeError(format!(
+                "{at}Script attempted to access nonexistent global variable '{name}'"
+            )))
+        })?;
+        let real_meta = lua.create_table()?;
+        real_meta.raw_set("__index", missing.clone())?;
+        g.set_metatable(Some(real_meta))?;
+        let eval_env = proxy.call::<Table>(g.clone())?;
+        g.raw_set("_G", eval_env.clone())?;
+
+        // Functions: while loading, only the library API; while running, the
+        // globals with their own `redis` table.
+        let lib_redis = lua.create_table()?;
+        let registering: Registering = Rc::new(RefCell::new(None));
+        install_register(&lua, &lib_redis, registering.clone())?;
+        install_log(&lua, &lib_redis)?;
+        for (k, v) in [("LOG_DEBUG", 0), ("LOG_VERBOSE", 1), ("LOG_NOTICE", 2), ("LOG_WARNING", 3)] {
+            lib_redis.raw_set(k, v)?;
+        }
+        lib_redis.raw_set("REDIS_VERSION", REDIS_VERSION)?;
+        lib_redis.raw_set("REDIS_VERSION_NUM", REDIS_VERSION_NUM)?;
+        let strict = lua.create_table()?;
+        strict.raw_set("__index", missing.clone())?;
+        lib_redis.set_metatable(Some(strict.clone()))?;
+        let lib_api = lua.create_table()?;
+        lib_api.raw_set("redis", proxy.call::<Table>(lib_redis)?)?;
+        lib_api.set_metatable(Some(strict))?;
+        let fn_g = lua.create_table()?;
+        let fn_g_meta = lua.create_table()?;
+        fn_g_meta.raw_set("__index", g.clone())?;
+        fn_g.set_metatable(Some(fn_g_meta))?;
+        fn_g.raw_set("redis", proxy.call::<Table>(fn_redis)?)?;
+        let fn_env = proxy.call::<Table>(fn_g.clone())?;
+        fn_g.raw_set("_G", fn_env.clone())?;
+        let fn_meta = fn_env.metatable().ok_or_else(|| mlua::Error::RuntimeError("proxy without metatable".into()))?;
+
+        // Everything loaded from now on sees the read-only globals.
+        lua.load("setfenv(0, ...)").set_name("=neokv").call::<()>(eval_env)?;
+        if memory_limit > 0 {
+            lua.set_memory_limit(memory_limit)?;
+        }
+        Ok(Engine {
+            ctl: lua.create_registry_value(ctl)?,
+            real_g: lua.create_registry_value(g)?,
+            fn_meta: lua.create_registry_value(fn_meta)?,
+            lib_api: lua.create_registry_value(lib_api)?,
+            fn_g: lua.create_registry_value(fn_g)?,
+            fn_env: lua.create_registry_value(fn_env)?,
+            runner: lua.create_registry_value(runner)?,
+            lua,
+            generation,
+            memory_limit,
+            scripts: HashMap::new(),
+            libraries: HashMap::new(),
+            registering,
+            rng,
+        })
+    }
+
+    /// Check that a script compiles (SCRIPT LOAD, EVAL); Redis's error text.
+    pub fn check(&mut self, sha: &str, body: &[u8]) -> Result<Flags, String> {
+        let (flags, at) = parse_shebang(body)?;
+        self.compiled(sha, &body[at..])?;
+        Ok(flags)
+    }
+
+    fn compiled(&mut self, sha: &str, code: &[u8]) -> Result<Function, String> {
+        if let Some(k) = self.scripts.get(sha) {
+            if let Ok(f) = self.lua.registry_value::<Function>(k) {
+                return Ok(f);
+            }
+        }
+        let f = self
+            .lua
+            .load(code)
+            .set_name("@user_script")
+            .into_function()
+            .map_err(|e| format!("Error compiling script (new function): {}", lua_message(&e)))?;
+        let key = self.lua.create_registry_value(f.clone()).map_err(|e| e.to_string())?;
+        self.scripts.insert(sha.to_string(), key);
+        Ok(f)
+    }
+
+    /// Run an EVAL script (`sha` names it, `body` is its text).
+    pub fn eval(&mut self, sha: &str, body: &[u8], run: &RunArgs<'_>, host: &mut dyn Host) -> Reply {
+        let code = match parse_shebang(body) {
+            Ok((_, at)) => &body[at..],
+            Err(e) => return Reply::error(format!("ERR {e}")),
+        };
+        let f = match self.compiled(sha, code) {
+            Ok(f) => f,
+            Err(e) => return Reply::error(format!("ERR {e}")),
+        };
+        let set = || -> mlua::Result<()> {
+            let g: Table = self.lua.registry_value(&self.real_g)?;
+            g.raw_set("KEYS", strings(&self.lua, run.keys)?)?;
+            g.raw_set("ARGV", strings(&self.lua, run.args)?)?;
+            Ok(())
+        };
+        if let Err(e) = set() {
+            return Reply::error(format!("ERR {}", lua_message(&e)));
+        }
+        self.run(sha, "@user_script", f, Vec::new(), run, host)
+    }
+
+    /// Load (or reload) a function library into this VM: its functions, or
+    /// Redis's error text.
+    pub fn load_library(&mut self, meta_name: &str, code: &Bytes) -> Result<Vec<FunctionMeta>, String> {
+        let body = super::functions::code_of(code)?;
+        let f = self
+            .lua
+            .load(body)
+            .set_name("@user_function")
+            .set_environment(self.lua.registry_value::<Table>(&self.fn_env).map_err(|e| e.to_string())?)
+            .into_function()
+            .map_err(|e| format!("Error compiling function: {}", lua_message(&e)))?;
+        let meta: Table = self.lua.registry_value(&self.fn_meta).map_err(|e| e.to_string())?;
+        let lib_api: Table = self.lua.registry_value(&self.lib_api).map_err(|e| e.to_string())?;
+        let fn_g: Table = self.lua.registry_value(&self.fn_g).map_err(|e| e.to_string())?;
+        let _ = meta.raw_set("__index", lib_api);
+        *self.registering.borrow_mut() = Some(Vec::new());
+        let deadline = Instant::now() + LOAD_TIMEOUT;
+        let _ = self.lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_EVERY), move |_, _| {
+            if Instant::now() >= deadline {
+                return Err(mlua::Error::RuntimeError("FUNCTION LOAD timeout".into()));
+            }
+            Ok(VmState::Continue)
+        });
+        let handler = self.handler();
+        let result = handler.and_then(|h| {
+            let xpcall: Function = self.lua.globals().get("xpcall")?;
+            xpcall.call::<MultiValue>((f, h))
+        });
+        self.lua.remove_hook();
+        let _ = meta.raw_set("__index", fn_g);
+        let registered = self.registering.borrow_mut().take().unwrap_or_default();
+        let values = result.map_err(|e| format!("Error registering functions: ERR {}", lua_message(&e)))?;
+        let mut it = values.into_iter();
+        if !matches!(it.next(), Some(Value::Boolean(true))) {
+            let msg = match it.next() {
+                Some(Value::Table(t)) => t.raw_get::<String>("err").unwrap_or_else(|_| "ERR unknown error".into()),
+                Some(v) => format!("ERR {}", v.to_string().unwrap_or_default()),
+                None => "ERR unknown error".into(),
+            };
+            return Err(format!("Error registering functions: {msg}"));
+        }
+        if registered.is_empty() {
+            return Err("No functions registered".into());
+        }
+        let mut callbacks = HashMap::new();
+        let mut metas = Vec::new();
+        for (m, key) in registered {
+            callbacks.insert(m.name.to_ascii_lowercase(), key);
+            metas.push(m);
+        }
+        self.libraries.insert(meta_name.to_string(), Loaded { code: code.clone(), callbacks });
+        Ok(metas)
+    }
+
+    /// Run function `name` of library `lib` (whose code is `code`).
+    pub fn fcall(&mut self, lib: &str, code: &Bytes, name: &str, run: &RunArgs<'_>, host: &mut dyn Host) -> Reply {
+        let stale = self.libraries.get(lib).is_none_or(|l| l.code != *code);
+        if stale {
+            if let Err(e) = self.load_library(lib, code) {
+                return Reply::error(format!("ERR {e}"));
+            }
+        }
+        let cb = self
+            .libraries
+            .get(lib)
+            .and_then(|l| l.callbacks.get(&name.to_ascii_lowercase()))
+            .and_then(|k| self.lua.registry_value::<Function>(k).ok());
+        let Some(cb) = cb else { return Reply::error("ERR Function not found") };
+        let make = || -> mlua::Result<Vec<Value>> {
+            let keys = strings(&self.lua, run.keys)?;
+            let args = strings(&self.lua, run.args)?;
+            Ok(vec![Value::Table(keys), Value::Table(args)])
+        };
+        let args = match make() {
+            Ok(a) => a,
+            Err(e) => return Reply::error(format!("ERR {}", lua_message(&e))),
+        };
+        self.run(name, "@user_function", cb, args, run, host)
+    }
+
+    /// The error handler every run is wrapped in (Redis's `__redis__err__handler`):
+    /// an error becomes a table `{err=...}` with the script's source and line.
+    fn handler(&self) -> mlua::Result<Function> {
+        self.lua.create_function(|lua, err: Value| {
+            let t = match err {
+                Value::Table(t) => t,
+                other => {
+                    let t = lua.create_table()?;
+                    let msg = match &other {
+                        Value::String(s) => String::from_utf8_lossy(&s.as_bytes()).into_owned(),
+                        Value::Error(e) => lua_message(e),
+                        v => v.to_string().unwrap_or_default(),
+                    };
+                    t.raw_set("err", format!("ERR {msg}"))?;
+                    t
+                }
+            };
+            // Redis's rule: the function that raised the error, or its caller if
+            // that was a C function; NeoKV's own Lua helpers are looked through.
+            let frame = |level: usize| {
+                lua.inspect_stack(level, |d| {
+                    let s = d.source();
+                    (s.source.map(|x| x.to_string()), s.what, d.current_line())
+                })
+            };
+            let mut level = 1;
+            if matches!(frame(level), Some((_, "C", _))) {
+                level += 1;
+            }
+            while let Some((Some(src), _, _)) = frame(level) {
+                if src != "=neokv" {
+                    break;
+                }
+                level += 1;
+                if matches!(frame(level), Some((_, "C", _))) {
+                    level += 1;
+                }
+            }
+            if let Some((Some(src), _, Some(line))) = frame(level) {
+                t.raw_set("source", src)?;
+                t.raw_set("line", line)?;
+            }
+            Ok(t)
+        })
+    }
+
+    /// Run `f(args)` as one script run: `name` in errors, the run's seed, hook and
+    /// `redis.call` host; the reply.
+    fn run(
+        &mut self,
+        name: &str,
+        source: &str,
+        f: Function,
+        args: Vec<Value>,
+        run: &RunArgs<'_>,
+        host: &mut dyn Host,
+    ) -> Reply {
+        let (ctl, runner) =
+            match (self.lua.registry_value::<Table>(&self.ctl), self.lua.registry_value::<Function>(&self.runner)) {
+                (Ok(c), Ok(r)) => (c, r),
+                _ => return Reply::error("ERR the Lua sandbox is broken"),
+            };
+        self.rng.borrow_mut().seed(run.seed as i64);
+        let _ = ctl.raw_set("resp", 2);
+        let killed = Rc::new(Cell::new(false));
+        install_hook(&self.lua, run.control.clone(), killed.clone());
+        let handler = match self.handler() {
+            Ok(h) => h,
+            Err(e) => return Reply::error(format!("ERR {e}")),
+        };
+        let control = run.control;
+        let outcome: mlua::Result<MultiValue> = self.lua.scope(|scope| {
+            let raw = scope.create_function_mut(|lua, vals: MultiValue| {
+                let vals: Vec<Value> = vals.into_iter().collect();
+                let resp = ctl.raw_get::<u8>("resp").unwrap_or(2);
+                let argv = match args_from_lua(&vals) {
+                    Ok(a) => a,
+                    Err(msg) => return Ok((false, Value::Table(error_table(lua, &format!("-ERR {msg}"))?))),
+                };
+                if control.kill.load(Ordering::Relaxed) {
+                    return Ok((false, Value::Table(error_table(lua, KILLED)?)));
+                }
+                match host.call(&argv, resp) {
+                    Reply::Error(e) => Ok((false, Value::Table(error_table(lua, &e)?))),
+                    r => Ok((true, reply_to_lua(lua, r, resp)?)),
+                }
+            })?;
+            ctl.raw_set("raw", raw)?;
+            let mut call = vec![Value::Function(f), Value::Function(handler)];
+            call.extend(args);
+            let r = runner.call::<MultiValue>(MultiValue::from_vec(call));
+            ctl.raw_set("raw", Value::Nil)?;
+            r
+        });
+        self.lua.remove_hook();
+        let resp = ctl.raw_get::<u8>("resp").unwrap_or(2);
+        let values = match outcome {
+            Ok(v) => v,
+            Err(e) => return Reply::error(format!("ERR Error running script {name}: {}", lua_message(&e))),
+        };
+        let mut it = values.into_iter();
+        let ok = matches!(it.next(), Some(Value::Boolean(true)));
+        let v = it.next().unwrap_or(Value::Nil);
+        if ok {
+            return lua_to_reply(&v, resp);
+        }
+        if killed.get() {
+            let line = match &v {
+                Value::Table(t) => t.raw_get::<Option<i64>>("line").ok().flatten(),
+                _ => None,
+            };
+            return Reply::error(match line {
+                Some(l) => format!("{KILLED} script: {name}, on {source}:{l}."),
+                None => KILLED.to_string(),
+            });
+        }
+        script_error(name, &v)
+    }
+}
+
+/// A Lua array of `items` as strings (KEYS, ARGV).
+fn strings(lua: &Lua, items: &[Bytes]) -> mlua::Result<Table> {
+    let t = lua.create_table_with_capacity(items.len(), 0)?;
+    for (i, b) in items.iter().enumerate() {
+        t.raw_set(i + 1, lua.create_string(b)?)?;
+    }
+    Ok(t)
+}
+
+/// The error reply of a failed run (`luaCallFunction`'s format).
+fn script_error(name: &str, v: &Value) -> Reply {
+    let Value::Table(t) = v else {
+        return Reply::error(format!("ERR Error running script {name}, {}", v.to_string().unwrap_or_default()));
+    };
+    let err: Option<String> = t.raw_get("err").ok().flatten();
+    let Some(err) = err else { return Reply::error(format!("ERR Error running script {name}, execution failure")) };
+    let source: Option<String> = t.raw_get("source").ok().flatten();
+    let line: Option<i64> = t.raw_get("line").ok().flatten();
+    Reply::Error(
+        match (source, line) {
+            (Some(s), Some(l)) => format!("{err} script: {name}, on {s}:{l}."),
+            _ => err,
+        }
+        .into(),
+    )
+}
+
+/// The text of an mlua error as Lua produced it (no Rust decorations).
+pub fn lua_message(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        mlua::Error::RuntimeError(m) => m.clone(),
+        mlua::Error::MemoryError(m) => m.clone(),
+        mlua::Error::CallbackError { cause, .. } => lua_message(cause),
+        mlua::Error::WithContext { cause, .. } => lua_message(cause),
+        other => other.to_string(),
+    }
+}
+
+/// The instruction hook of a run: busy marking and SCRIPT KILL.
+fn install_hook(lua: &Lua, control: Arc<super::Control>, killed: Rc<Cell<bool>>) {
+    let _ = lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_EVERY), move |lua, _| {
+        if control.tick() {
+            killed.set(true);
+            let k = killed.clone();
+            // Every line from now on, so a pcall cannot swallow the kill.
+            lua.set_hook(HookTriggers::new().every_line(), move |_, _| {
+                k.set(true);
+                Err(mlua::Error::RuntimeError(KILLED.into()))
+            })?;
+            return Err(mlua::Error::RuntimeError(KILLED.into()));
+        }
+        Ok(VmState::Continue)
+    });
+}
+
+/// The registry name of the per-run state table (`raw`: what `redis.call`
+/// reaches in this run; `resp`: the script's protocol).
+const CTL: &str = "neokv.ctl";
+
+/// Push the error table `{err = "ERR <msg>"}` and raise it (a C function's
+/// error, as Redis's API functions raise them).
+unsafe fn raise(l: *mut mlua::ffi::lua_State, msg: &std::ffi::CStr) -> std::os::raw::c_int {
+    use mlua::ffi;
+    ffi::lua_createtable(l, 0, 1);
+    ffi::lua_pushstring(l, c"ERR ".as_ptr());
+    ffi::lua_pushstring(l, msg.as_ptr());
+    ffi::lua_concat(l, 2);
+    ffi::lua_setfield(l, -2, c"err".as_ptr());
+    ffi::lua_error(l)
+}
+
+/// `redis.call` / `redis.pcall` (`raising`): C functions, as in Redis, so that
+/// `return redis.call(...)` keeps the script's frame for the error position
+/// (a tail call to a Lua function would replace it). They hand the arguments
+/// to this run's `raw`, which answers `(ok, value)`.
+unsafe fn redis_call(l: *mut mlua::ffi::lua_State, raising: bool) -> std::os::raw::c_int {
+    use mlua::ffi;
+    let n = ffi::lua_gettop(l);
+    ffi::lua_getfield(l, ffi::LUA_REGISTRYINDEX, c"neokv.ctl".as_ptr());
+    ffi::lua_getfield(l, -1, c"raw".as_ptr());
+    ffi::lua_remove(l, -2);
+    if ffi::lua_isnil(l, -1) != 0 {
+        return raise(l, c"redis.call/pcall can only be called inside a script invocation");
+    }
+    ffi::lua_insert(l, 1);
+    ffi::lua_call(l, n, 2);
+    if raising && ffi::lua_toboolean(l, -2) == 0 {
+        ffi::lua_error(l);
+    }
+    1
+}
+
+unsafe extern "C-unwind" fn call_c(l: *mut mlua::ffi::lua_State) -> std::os::raw::c_int {
+    redis_call(l, true)
+}
+
+unsafe extern "C-unwind" fn pcall_c(l: *mut mlua::ffi::lua_State) -> std::os::raw::c_int {
+    redis_call(l, false)
+}
+
+/// `redis.call`, `redis.pcall`, `redis.setresp`, `redis.set_repl`, `redis.log`,
+/// `redis.sha1hex` and the version fields.
+fn install_natives(lua: &Lua, r: &Table) -> mlua::Result<()> {
+    // SAFETY: the functions only use the Lua API on their own stack, and raise
+    // errors with no Rust value alive.
+    unsafe {
+        r.raw_set("call", lua.create_c_function(call_c)?)?;
+        r.raw_set("pcall", lua.create_c_function(pcall_c)?)?;
+    }
+    let in_run = |lua: &Lua, what: &str| -> mlua::Result<Table> {
+        let ctl: Table = lua.named_registry_value(CTL)?;
+        if ctl.raw_get::<Value>("raw")?.is_nil() {
+            return Err(mlua::Error::RuntimeError(format!("{what} can only be called inside a script invocation")));
+        }
+        Ok(ctl)
+    };
+    r.raw_set(
+        "setresp",
+        lua.create_function(move |lua, vals: MultiValue| {
+            let ctl = in_run(lua, "redis.setresp")?;
+            if vals.len() != 1 {
+                return Err(mlua::Error::RuntimeError("redis.setresp() requires one argument.".into()));
+            }
+            let n = match vals.into_iter().next() {
+                Some(Value::Integer(n)) => n as f64,
+                Some(Value::Number(n)) => n,
+                _ => 0.0,
+            };
+            if n != 2.0 && n != 3.0 {
+                return Err(mlua::Error::RuntimeError("RESP version must be 2 or 3.".into()));
+            }
+            ctl.raw_set("resp", n as i64)
+        })?,
+    )?;
+    r.raw_set(
+        "set_repl",
+        lua.create_function(move |lua, vals: MultiValue| {
+            in_run(lua, "redis.set_repl")?;
+            if vals.len() != 1 {
+                return Err(mlua::Error::RuntimeError("redis.set_repl() requires two arguments.".into()));
+            }
+            let ok = match vals.into_iter().next() {
+                Some(Value::Integer(n)) => (0..=3).contains(&n),
+                Some(Value::Number(n)) => n.fract() == 0.0 && (0.0..=3.0).contains(&n),
+                _ => false,
+            };
+            if !ok {
+                return Err(mlua::Error::RuntimeError(
+                    "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.".into(),
+                ));
+            }
+            Ok(())
+        })?,
+    )?;
+    install_log(lua, r)?;
+    r.raw_set(
+        "sha1hex",
+        lua.create_function(|lua, vals: MultiValue| {
+            if vals.len() != 1 {
+                return Err(mlua::Error::RuntimeError("wrong number of arguments".into()));
+            }
+            let s = match vals.into_iter().next() {
+                Some(Value::String(s)) => s.as_bytes().to_vec(),
+                Some(Value::Integer(i)) => i.to_string().into_bytes(),
+                Some(Value::Number(n)) => crate::protocol::number::fmt_g17(n).into_bytes(),
+                _ => Vec::new(),
+            };
+            lua.create_string(super::sha1hex(&s))
+        })?,
+    )?;
+    r.raw_set("REDIS_VERSION", REDIS_VERSION)?;
+    r.raw_set("REDIS_VERSION_NUM", REDIS_VERSION_NUM)?;
+    Ok(())
+}
+
+fn install_log(lua: &Lua, r: &Table) -> mlua::Result<()> {
+    r.raw_set(
+        "log",
+        lua.create_function(|_, vals: MultiValue| {
+            let vals: Vec<Value> = vals.into_iter().collect();
+            if vals.len() < 2 {
+                return Err(mlua::Error::RuntimeError("redis.log() requires two arguments or more.".into()));
+            }
+            let level = match vals[0] {
+                Value::Integer(i) => i,
+                Value::Number(n) => n as i64,
+                _ => return Err(mlua::Error::RuntimeError("First argument must be a number (log level).".into())),
+            };
+            if !(0..=3).contains(&level) {
+                return Err(mlua::Error::RuntimeError("Invalid debug level.".into()));
+            }
+            let mut msg = String::new();
+            for v in &vals[1..] {
+                let part = match v {
+                    Value::String(s) => String::from_utf8_lossy(&s.as_bytes()).into_owned(),
+                    Value::Integer(i) => i.to_string(),
+                    Value::Number(n) => crate::protocol::number::fmt_g17(*n),
+                    _ => continue,
+                };
+                if !msg.is_empty() {
+                    msg.push(' ');
+                }
+                msg.push_str(&part);
+            }
+            if level >= 2 {
+                eprintln!("lua: {msg}");
+            }
+            Ok(())
+        })?,
+    )
+}
+
+/// `math.random` and `math.randomseed` on Redis's generator.
+fn install_random(lua: &Lua, g: &Table, rng: Rc<RefCell<Rand48>>) -> mlua::Result<()> {
+    let math: Table = g.raw_get("math")?;
+    let r = rng.clone();
+    math.raw_set(
+        "random",
+        lua.create_function(move |_, vals: MultiValue| {
+            let x = (r.borrow_mut().next() % i32::MAX as u32) as f64 / i32::MAX as f64;
+            let int = |v: &Value, n: usize| -> mlua::Result<i64> {
+                match v {
+                    Value::Integer(i) => Ok(*i),
+                    Value::Number(f) => Ok(*f as i64),
+                    _ => Err(mlua::Error::RuntimeError(format!("bad argument #{n} to 'random' (number expected)"))),
+                }
+            };
+            let vals: Vec<Value> = vals.into_iter().collect();
+            match vals.len() {
+                0 => Ok(x),
+                1 => {
+                    let u = int(&vals[0], 1)?;
+                    if u < 1 {
+                        return Err(mlua::Error::RuntimeError(
+                            "bad argument #1 to 'random' (interval is empty)".into(),
+                        ));
+                    }
+                    Ok((x * u as f64).floor() + 1.0)
+                }
+                2 => {
+                    let (l, u) = (int(&vals[0], 1)?, int(&vals[1], 2)?);
+                    if l > u {
+                        return Err(mlua::Error::RuntimeError(
+                            "bad argument #2 to 'random' (interval is empty)".into(),
+                        ));
+                    }
+                    Ok((x * (u - l + 1) as f64).floor() + l as f64)
+                }
+                _ => Err(mlua::Error::RuntimeError("wrong number of arguments".into())),
+            }
+        })?,
+    )?;
+    math.raw_set(
+        "randomseed",
+        lua.create_function(move |_, seed: Value| {
+            let s = match seed {
+                Value::Integer(i) => i,
+                Value::Number(f) => f as i64,
+                _ => return Err(mlua::Error::RuntimeError("bad argument #1 to 'randomseed' (number expected)".into())),
+            };
+            rng.borrow_mut().seed(s);
+            Ok(())
+        })?,
+    )?;
+    Ok(())
+}
+
+/// `redis.register_function` of the library API (FUNCTION LOAD only).
+fn install_register(
+    lua: &Lua,
+    r: &Table,
+    registering: Registering,
+) -> mlua::Result<()> {
+    let err = |m: &str| mlua::Error::RuntimeError(m.to_string());
+    r.raw_set(
+        "register_function",
+        lua.create_function(move |lua, vals: MultiValue| {
+            let vals: Vec<Value> = vals.into_iter().collect();
+            let mut slot = registering.borrow_mut();
+            let Some(list) = slot.as_mut() else {
+                return Err(err("redis.register_function can only be called on FUNCTION LOAD command"));
+            };
+            let (name, cb, flags, description) = match vals.len() {
+                1 => {
+                    let Value::Table(t) = &vals[0] else {
+                        return Err(err("calling redis.register_function with a single argument is only applicable to Lua table (representing named arguments)."));
+                    };
+                    super::functions::named_args(t)?
+                }
+                2 => {
+                    let name = match &vals[0] {
+                        Value::String(s) => String::from_utf8_lossy(&s.as_bytes()).into_owned(),
+                        Value::Integer(i) => i.to_string(),
+                        Value::Number(n) => crate::protocol::number::fmt_g17(*n),
+                        _ => return Err(err("first argument to redis.register_function must be a string")),
+                    };
+                    let Value::Function(f) = &vals[1] else {
+                        return Err(err("second argument to redis.register_function must be a function"));
+                    };
+                    (name, f.clone(), Flags::default(), None)
+                }
+                _ => return Err(err("wrong number of arguments to redis.register_function")),
+            };
+            if !super::functions::valid_name(&name) {
+                return Err(err(
+                    "Function names can only contain letters and numbers and must be at least one character long",
+                ));
+            }
+            if list.iter().any(|(m, _)| m.name == name) {
+                return Err(err("Function already exists in the library"));
+            }
+            let key = lua.create_registry_value(cb)?;
+            list.push((FunctionMeta { name, flags, description }, key));
+            Ok(())
+        })?,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::script::{Control, Registry};
+
+    /// A host that answers every command with a canned reply.
+    struct Echo;
+    impl Host for Echo {
+        fn call(&mut self, args: &[Bytes], _resp: u8) -> Reply {
+            match &args[0][..] {
+                b"nosuch" => Reply::error("ERR Unknown Redis command called from script"),
+                b"wrong" => Reply::error("WRONGTYPE Operation against a key holding the wrong kind of value"),
+                _ => Reply::Bulk(args[args.len() - 1].clone()),
+            }
+        }
+        fn known(&self, _args: &[Bytes]) -> bool {
+            true
+        }
+    }
+
+    fn eval(body: &str) -> Reply {
+        let reg = Arc::new(Registry::default());
+        let control = Arc::new(Control::new(&reg, "s".into(), false, Vec::new(), Duration::ZERO));
+        let run = RunArgs { keys: &[], args: &[], seed: 1, control: &control, memory_limit: 0 };
+        let mut e = Engine::new(0, 0).unwrap();
+        e.eval("s", body.as_bytes(), &run, &mut Echo)
+    }
+
+    #[test]
+    fn errors_carry_the_script_position() {
+        assert_eq!(
+            eval("return redis.call('nosuch')"),
+            Reply::error("ERR Unknown Redis command called from script script: s, on @user_script:1.")
+        );
+        assert_eq!(
+            eval("local x = 1\nreturn redis.call('wrong')"),
+            Reply::error(
+                "WRONGTYPE Operation against a key holding the wrong kind of value script: s, on @user_script:2."
+            )
+        );
+        assert_eq!(
+            eval("return redis.pcall('wrong')"),
+            Reply::error("WRONGTYPE Operation against a key holding the wrong kind of value")
+        );
+        assert_eq!(eval("return bit.band(5, 3)"), Reply::Int(1));
+        assert_eq!(eval("return redis.call('get', 'x')"), Reply::bulk_str("x"));
+    }
+}
