@@ -189,6 +189,12 @@ impl Config {
                 self.params.insert("lua-time-limit".into(), ms.to_string());
                 return Ok(());
             }
+            "notify-keyspace-events" => {
+                let f = crate::types::notify::parse(value)
+                    .ok_or_else(|| bad("Invalid event class character. Use 'Ag$lshzxeKEtmdn'."))?;
+                self.params.insert(name.to_string(), crate::types::notify::render(f));
+                return Ok(());
+            }
             "lua-memory-limit" => {
                 let v = parse_memory(value)
                     .filter(|v| *v >= 0)

@@ -156,13 +156,16 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError>
             "stats" => {
                 let _ = write!(
                     s,
-                    "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:0\r\nkeyspace_hits:0\r\nkeyspace_misses:0\r\npubsub_channels:0\r\npubsub_patterns:0\r\n",
+                    "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:0\r\nkeyspace_hits:0\r\nkeyspace_misses:0\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\n",
                     shared.total(|s| &s.connections),
                     shared.total(|s| &s.commands),
                     shared.total(|s| &s.net_input),
                     shared.total(|s| &s.net_output),
                     shared.rejected_connections.load(Ordering::Relaxed),
                     shared.expired_keys.load(Ordering::Relaxed),
+                    shared.pubsub.counts().0,
+                    shared.pubsub.numpat(),
+                    shared.pubsub.counts().1,
                 );
             }
             "replication" => {

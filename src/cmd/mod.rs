@@ -9,6 +9,7 @@
 //! | `elements.rs` | element scans and random picks of Hash, Set, Sorted Set |
 //! | `txn.rs` | MULTI/EXEC/WATCH, and the executor that runs a transaction inside apply |
 //! | `script.rs` | EVAL, SCRIPT, FUNCTION, FCALL, and the hosts scripts call commands through |
+//! | `pubsub.rs` | SUBSCRIBE and the other Pub/Sub commands (the registry is `shard::pubsub`) |
 //! | `string.rs` ... `zset.rs`, `keyspace.rs`, `server.rs` | the families: handlers first, rows last |
 //!
 //! Handlers parse and plan; they read through [`Ctx`] (on the connection's core,
@@ -25,6 +26,7 @@ pub mod hash;
 pub mod info;
 pub mod keyspace;
 pub mod list;
+pub mod pubsub;
 pub mod script;
 pub mod server;
 pub mod session;
@@ -134,6 +136,10 @@ pub fn run(core: &Core, session: &mut Session, spec: &'static CommandSpec, args:
     let (Handler::Fn(f) | Handler::Container(Some(f))) = spec.handler else {
         return Plan::Reply(Reply::error("ERR container command without subcommand"));
     };
+    // A RESP2 client with subscriptions runs only what Redis allows in that context.
+    if session.resp == 2 && pubsub::subscribed(session) && !pubsub::allowed_while_subscribed(spec) {
+        return Plan::Reply(pubsub::not_allowed(spec));
+    }
     // While a script runs past the busy threshold, only what Redis allows runs.
     if spec.flags & flag::ALLOW_BUSY == 0 {
         if let Some(c) = core.shared.scripts.busy_script() {

@@ -18,7 +18,11 @@ use crate::types::glob::glob_match;
 /// The Redis version NeoKV's replies and COMMAND docs follow.
 pub const REDIS_VERSION: &str = "7.0.15";
 
-fn ping(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+fn ping(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if args.len() <= 2 && ctx.session.resp == 2 && super::pubsub::subscribed(ctx.session) {
+        let what = args.get(1).cloned().unwrap_or_default();
+        return reply(Reply::Array(vec![Reply::bulk_str("pong"), Reply::Bulk(what)]));
+    }
     match args.len() {
         1 => reply(Reply::Simple("PONG".into())),
         2 => reply(Reply::Bulk(args[1].clone())),
@@ -182,14 +186,19 @@ pub fn client_line(c: &ClientEntry) -> String {
     };
     let cmd = super::table::spec_by_id(c.last_cmd.load(Ordering::Relaxed)).map(|r| r.name).unwrap_or("NULL");
     let idle = c.last_active.lock().map(|t| t.elapsed().as_secs()).unwrap_or(0);
+    let subs = c.subs.each_ref().map(|n| n.load(Ordering::Relaxed));
     format!(
-        "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+        "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={} db=0 sub={} psub={} ssub={} multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
         c.id,
         c.addr,
         c.laddr,
         s(&c.name),
         c.created.elapsed().as_secs(),
         idle,
+        if subs.iter().any(|n| *n > 0) { "P" } else { "N" },
+        subs[0],
+        subs[1],
+        subs[2],
         cmd,
         c.resp.load(Ordering::Relaxed),
         s(&c.lib_name),
@@ -298,6 +307,15 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 )))
             }
             Err(SetError::Invalid(msg)) => return Err(err(format!("ERR {msg}"))),
+        }
+    }
+    if let Some(l) = staged.param("client-output-buffer-limit").and_then(crate::shard::pubsub::Limits::parse) {
+        ctx.shared.pubsub.set_limits(l);
+    }
+    // From the value as set: CONFIG GET's form leaves `n` out after `A`.
+    if let Some(kv) = args[2..].chunks(2).rev().find(|kv| kv[0].eq_ignore_ascii_case(b"notify-keyspace-events")) {
+        if let Some(f) = crate::types::notify::parse(&String::from_utf8_lossy(&kv[1])) {
+            ctx.shared.pubsub.set_notify(f);
         }
     }
     *cfg = staged;

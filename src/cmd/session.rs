@@ -1,8 +1,7 @@
 //! Per-connection state commands can change: protocol version, name, auth, and
 //! the transaction being queued with the keys watched for it.
 
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::sync::Arc;
 
 use super::txn::Multi;
 use crate::shard::shared::ClientEntry;
@@ -25,6 +24,10 @@ pub struct Session {
     pub multi: Option<Multi>,
     /// Keys WATCHed for the next EXEC.
     pub watched: Vec<Watched>,
+    /// Pub/Sub subscriptions.
+    pub pubsub: Option<super::pubsub::SubState>,
+    /// EXEC is running the transaction's commands (Redis's DENY_BLOCKING).
+    pub in_exec: bool,
 }
 
 impl Session {
@@ -38,24 +41,15 @@ impl Session {
             entry,
             multi: None,
             watched: Vec::new(),
+            pubsub: None,
+            in_exec: false,
         }
     }
 
     /// The session a transaction's or script's commands run with inside apply:
     /// no connection, the client's protocol, the entry's time.
     pub fn detached(resp: u8, now_ms: u64) -> Session {
-        let entry = Arc::new(ClientEntry {
-            id: 0,
-            addr: String::new(),
-            laddr: String::new(),
-            created: Instant::now(),
-            last_active: Mutex::new(Instant::now()),
-            last_cmd: usize::MAX.into(),
-            resp: resp.into(),
-            name: Mutex::new(None),
-            lib_name: Mutex::new(None),
-            lib_ver: Mutex::new(None),
-        });
+        let entry = Arc::new(ClientEntry::new(0, String::new(), String::new()));
         Session { resp, now_ms, ..Session::new(entry, true) }
     }
 }

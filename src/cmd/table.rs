@@ -63,6 +63,7 @@ pub enum Group {
     SortedSet,
     Transactions,
     Scripting,
+    PubSub,
 }
 
 impl Group {
@@ -78,6 +79,7 @@ impl Group {
             Group::Server => "server",
             Group::Transactions => "transactions",
             Group::Scripting => "scripting",
+            Group::PubSub => "pubsub",
         }
     }
     pub fn acl_category(self) -> &'static str {
@@ -92,6 +94,7 @@ impl Group {
             Group::Server => "@admin",
             Group::Transactions => "@transaction",
             Group::Scripting => "@scripting",
+            Group::PubSub => "@pubsub",
         }
     }
 }
@@ -318,6 +321,7 @@ pub fn table() -> &'static Table {
             super::zset::COMMANDS,
             super::txn::COMMANDS,
             super::script::COMMANDS,
+            super::pubsub::COMMANDS,
         ] {
             rows.extend(family.iter());
         }

@@ -40,6 +40,11 @@ pub enum Reply {
     BigNumber(String),
     /// RESP3 boolean; RESP2 integer 0/1.
     Bool(bool),
+    /// RESP3 push (`>`: Pub/Sub frames); RESP2 array.
+    Push(Vec<Reply>),
+    /// Several replies in a row for one command (SUBSCRIBE a b answers one
+    /// frame per channel).
+    Frames(Vec<Reply>),
 }
 
 impl Reply {
@@ -136,6 +141,17 @@ impl Reply {
                     out.put_slice(if *v { b"#t\r\n" } else { b"#f\r\n" });
                 } else {
                     out.put_slice(if *v { b":1\r\n" } else { b":0\r\n" });
+                }
+            }
+            Reply::Push(items) => {
+                int_line(out, if resp >= 3 { b'>' } else { b'*' }, items.len() as i64);
+                for r in items {
+                    r.encode(resp, out);
+                }
+            }
+            Reply::Frames(items) => {
+                for r in items {
+                    r.encode(resp, out);
                 }
             }
         }

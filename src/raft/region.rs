@@ -55,6 +55,8 @@ pub struct RegionDeps {
     pub watches: Arc<Watches>,
     /// Runs transactions inside apply.
     pub programs: Option<Arc<dyn Programs>>,
+    /// Where keyspace events go (the node's Pub/Sub).
+    pub notify: Option<Arc<dyn crate::types::notify::Sink>>,
 }
 
 /// A transaction whose watched keys must not have changed before it runs.

@@ -95,6 +95,9 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         if let Some(p) = &self.deps.programs {
             ctx = ctx.with_programs(p.clone());
         }
+        if let Some(n) = &self.deps.notify {
+            ctx = ctx.with_notify(n.flags());
+        }
         let mut responders = Vec::new();
         while let Some(item) = entries.next().await {
             let (entry, responder) = item?;
@@ -150,6 +153,11 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         let index = self.applied.map(|l| l.index).unwrap_or(0);
         self.deps.watches.applied_batch(self.region, index, &applied.modified, &applied.reaped);
         self.deps.blocked.notify_written(&applied.written);
+        // Keyspace events: published by the node applying the batch. Standalone,
+        // that is the region's leader; cluster mode will publish on the leader only.
+        if let (Some(n), false) = (&self.deps.notify, applied.events.is_empty()) {
+            n.publish(std::mem::take(&mut applied.events));
+        }
         for (r, replies) in responders {
             r.send(replies);
         }

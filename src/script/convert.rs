@@ -67,6 +67,9 @@ pub fn reply_to_lua(lua: &Lua, r: Reply, resp: u8) -> mlua::Result<Value> {
         Reply::BigNumber(n) => s(n.as_bytes())?,
         Reply::Bool(b) if resp3 => Value::Boolean(b),
         Reply::Bool(b) => Value::Number(b as i64 as f64),
+        Reply::Push(items) => array(lua, items, resp)?,
+        // One command answering several frames (SUBSCRIBE) is not callable from scripts.
+        Reply::Frames(items) => array(lua, items, resp)?,
     })
 }
 

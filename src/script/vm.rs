@@ -875,11 +875,7 @@ fn install_random(lua: &Lua, g: &Table, rng: Rc<RefCell<Rand48>>) -> mlua::Resul
 }
 
 /// `redis.register_function` of the library API (FUNCTION LOAD only).
-fn install_register(
-    lua: &Lua,
-    r: &Table,
-    registering: Registering,
-) -> mlua::Result<()> {
+fn install_register(lua: &Lua, r: &Table, registering: Registering) -> mlua::Result<()> {
     let err = |m: &str| mlua::Error::RuntimeError(m.to_string());
     r.raw_set(
         "register_function",

@@ -7,7 +7,7 @@
 
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::BytesMut;
@@ -15,9 +15,12 @@ use futures_channel::oneshot;
 use futures_lite::{AsyncReadExt, AsyncWriteExt};
 use glommio::net::TcpStream;
 
+use futures_util::StreamExt;
+
 use crate::cmd::txn::ExecPlan;
 use crate::cmd::{self, Plan, Session, Shape};
 use crate::protocol::{DecodeLimits, Decoder, Reply};
+use crate::shard::pubsub::Message;
 use crate::shard::shared::ClientEntry;
 use crate::shard::Core;
 use crate::types::now_ms;
@@ -135,6 +138,7 @@ async fn exec(core: &Core, session: &mut Session, mut plan: ExecPlan) -> Reply {
     session.now_ms = now_ms();
     let mut data = data.into_iter();
     let mut out = Vec::with_capacity(plan.queue.len());
+    session.in_exec = true;
     for (spec, args, in_apply) in plan.queue {
         if in_apply {
             out.push(data.next().unwrap_or_else(|| Reply::error("ERR transaction reply missing")));
@@ -142,7 +146,47 @@ async fn exec(core: &Core, session: &mut Session, mut plan: ExecPlan) -> Reply {
             out.push(local_reply(cmd::run(core, session, spec, &args)).await);
         }
     }
+    session.in_exec = false;
     Reply::Array(out)
+}
+
+/// Encode one Pub/Sub message for the client.
+fn push(session: &mut Session, m: Message, out: &mut BytesMut) {
+    if let Some(ps) = &session.pubsub {
+        ps.sub.taken(&m);
+    }
+    m.reply().encode(session.resp, out);
+}
+
+/// Encode the Pub/Sub messages waiting, up to a write's worth.
+fn deliver_pushes(session: &mut Session, out: &mut BytesMut) {
+    while out.len() < 64 * 1024 {
+        let Some(m) = session.pubsub.as_mut().and_then(|ps| ps.rx.try_recv().ok()) else { break };
+        push(session, m, out);
+    }
+}
+
+/// Write `out` to the client unless the connection is killed meanwhile (a
+/// subscriber that does not read must not pin its core's write forever); false
+/// if the connection is done.
+async fn write_out(
+    stream: &mut TcpStream,
+    out: &mut BytesMut,
+    kill: &mut oneshot::Receiver<()>,
+    stats: &crate::shard::shared::CoreStats,
+) -> bool {
+    if out.is_empty() {
+        return true;
+    }
+    stats.net_output.fetch_add(out.len() as u64, Ordering::Relaxed);
+    let write = async { stream.write_all(out).await.is_ok() };
+    let killed = async {
+        let _ = kill.await;
+        false
+    };
+    let ok = futures_lite::future::or(write, killed).await;
+    out.clear();
+    ok
 }
 
 pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
@@ -158,18 +202,7 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
     let addr = stream.peer_addr().map(|a| a.to_string()).unwrap_or_default();
     let laddr = stream.local_addr().map(|a| a.to_string()).unwrap_or_default();
     let id = shared.next_client_id.fetch_add(1, Ordering::Relaxed);
-    let entry = Arc::new(ClientEntry {
-        id,
-        addr,
-        laddr,
-        created: Instant::now(),
-        last_active: Mutex::new(Instant::now()),
-        last_cmd: usize::MAX.into(),
-        resp: 2.into(),
-        name: Mutex::new(None),
-        lib_name: Mutex::new(None),
-        lib_ver: Mutex::new(None),
-    });
+    let entry = Arc::new(ClientEntry::new(id, addr, laddr));
     if let Ok(mut c) = shared.clients.lock() {
         c.insert(id, entry.clone());
     }
@@ -187,14 +220,49 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
     // The region of the writes in `pending` (they all go to one region).
     let mut pending_region: Option<u32> = None;
 
+    // CLIENT KILL and the Pub/Sub buffer limits close the connection through this.
+    let (kill_tx, mut kill_rx) = oneshot::channel::<()>();
+    entry.on_kill(kill_tx);
+
     // Reads land in a fixed scratch buffer and only the bytes read are appended to
     // the query buffer: zero-filling spare capacity on every read would cost more
     // than copying a typical request.
     let mut scratch = vec![0u8; READ_CHUNK];
     'conn: loop {
-        let n = match stream.read(&mut scratch).await {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
+        enum Event {
+            Read(std::io::Result<usize>),
+            Pushed(Option<Message>),
+            Killed,
+        }
+        // Wait for bytes from the client, a message for its subscriptions, or a kill.
+        let event = {
+            let read = async { Event::Read(stream.read(&mut scratch).await) };
+            let killed = async {
+                let _ = (&mut kill_rx).await;
+                Event::Killed
+            };
+            match session.pubsub.as_mut() {
+                Some(ps) => {
+                    let pushed = async { Event::Pushed(ps.rx.next().await) };
+                    futures_lite::future::or(killed, futures_lite::future::or(pushed, read)).await
+                }
+                None => futures_lite::future::or(killed, read).await,
+            }
+        };
+        let n = match event {
+            Event::Killed => break,
+            Event::Pushed(m) => {
+                if let Some(m) = m {
+                    push(&mut session, m, &mut out);
+                    deliver_pushes(&mut session, &mut out);
+                }
+                if !write_out(&mut stream, &mut out, &mut kill_rx, stats).await {
+                    break 'conn;
+                }
+                continue;
+            }
+            Event::Read(Ok(0)) | Event::Read(Err(_)) => break,
+            Event::Read(Ok(n)) => n,
         };
         rbuf.extend_from_slice(&scratch[..n]);
         session.now_ms = now_ms();
@@ -308,12 +376,11 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                 *t = Instant::now();
             }
         }
-        if !out.is_empty() {
-            stats.net_output.fetch_add(out.len() as u64, Ordering::Relaxed);
-            if stream.write_all(&out).await.is_err() {
-                break 'conn;
-            }
-            out.clear();
+        // Messages published meanwhile (to this client's own channels too) follow
+        // the replies.
+        deliver_pushes(&mut session, &mut out);
+        if !write_out(&mut stream, &mut out, &mut kill_rx, stats).await {
+            break 'conn;
         }
         if close {
             break;
@@ -321,6 +388,7 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
     }
     let _ = stream.close().await;
     cmd::txn::reset(&shared, &mut session);
+    cmd::pubsub::reset(&shared, &mut session);
     if let Ok(mut c) = shared.clients.lock() {
         c.remove(&id);
     };

@@ -7,6 +7,7 @@
 //! Depends on `storage`, `cluster`, `raft`, `types`.
 
 pub mod expire;
+pub mod pubsub;
 pub mod shared;
 
 use std::cell::RefCell;
@@ -60,6 +61,7 @@ impl Core {
             blocked: self.shared.blocked.clone(),
             watches: self.shared.watches.clone(),
             programs: self.shared.programs.get().cloned(),
+            notify: Some(self.shared.pubsub.clone()),
         };
         for route in routes {
             let snapshot_logs = self.shared.config().raft_snapshot_logs;

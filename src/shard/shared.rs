@@ -37,6 +37,42 @@ pub struct ClientEntry {
     pub name: Mutex<Option<Bytes>>,
     pub lib_name: Mutex<Option<Bytes>>,
     pub lib_ver: Mutex<Option<Bytes>>,
+    /// Channels, patterns and shard channels subscribed (CLIENT LIST).
+    pub subs: [AtomicUsize; 3],
+    /// Tells the connection to close (CLIENT KILL, a Pub/Sub buffer limit).
+    kill: Mutex<Option<futures_channel::oneshot::Sender<()>>>,
+}
+
+impl ClientEntry {
+    pub fn new(id: u64, addr: String, laddr: String) -> ClientEntry {
+        ClientEntry {
+            id,
+            addr,
+            laddr,
+            created: Instant::now(),
+            last_active: Mutex::new(Instant::now()),
+            last_cmd: usize::MAX.into(),
+            resp: 2.into(),
+            name: Mutex::new(None),
+            lib_name: Mutex::new(None),
+            lib_ver: Mutex::new(None),
+            subs: Default::default(),
+            kill: Mutex::new(None),
+        }
+    }
+
+    /// Where `kill` is heard: the connection's loop.
+    pub fn on_kill(&self, tx: futures_channel::oneshot::Sender<()>) {
+        *self.kill.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
+    }
+
+    /// Close the connection (from any core); false if it was already told.
+    pub fn kill(&self) -> bool {
+        match self.kill.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            Some(tx) => tx.send(()).is_ok(),
+            None => false,
+        }
+    }
 }
 
 /// Bounded map of SCAN cursors to the metadata key they stopped at.
@@ -84,6 +120,8 @@ pub struct Shared {
     pub watches: Arc<crate::types::watches::Watches>,
     /// Cached scripts and the scripts running now.
     pub scripts: Arc<crate::script::Registry>,
+    /// Pub/Sub subscriptions of every connection.
+    pub pubsub: Arc<super::pubsub::PubSub>,
     /// Each region's function libraries (replicated: changed by apply).
     pub functions: RwLock<HashMap<u32, crate::script::functions::Libraries>>,
     /// Runs transactions inside apply; set once by the server at start (the
@@ -118,6 +156,7 @@ impl Shared {
             watches: Arc::new(crate::types::watches::Watches::new(regions)),
             programs: std::sync::OnceLock::new(),
             scripts: Default::default(),
+            pubsub: Default::default(),
             functions: RwLock::new(HashMap::new()),
             router,
             config: RwLock::new(config),

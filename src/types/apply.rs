@@ -14,6 +14,7 @@ use bytes::Bytes;
 
 use super::cache::Epochs;
 use super::mkey;
+use super::notify::{self, Event};
 use super::view::Source;
 use super::watches::Watches;
 use super::write::Programs;
@@ -57,6 +58,10 @@ pub struct ApplyCtx {
     watches: Option<Arc<Watches>>,
     /// Runs transactions and scripts (`None` where only single commands apply).
     programs: Option<Arc<dyn Programs>>,
+    /// The keyspace event classes to record (0 when `notify-keyspace-events`
+    /// names no channel), and the events recorded.
+    notify: u32,
+    events: Vec<Event>,
     flushed: bool,
     batch: Batch,
     /// Versions for new composite keys: `entry index << VERSION_SHIFT`, plus a
@@ -85,6 +90,8 @@ impl ApplyCtx {
             reaped: Vec::new(),
             watches: None,
             programs: None,
+            notify: 0,
+            events: Vec::new(),
             flushed: false,
             batch: Batch::new(),
             version_base: 1 << VERSION_SHIFT,
@@ -124,6 +131,47 @@ impl ApplyCtx {
     pub fn with_programs(mut self, programs: Arc<dyn Programs>) -> Self {
         self.programs = Some(programs);
         self
+    }
+
+    /// Record the keyspace events of the classes in `flags` (a
+    /// `notify-keyspace-events` value) for this batch.
+    pub fn with_notify(mut self, flags: u32) -> Self {
+        self.notify = if flags & (notify::KEYSPACE | notify::KEYEVENT) != 0 { flags } else { 0 };
+        self
+    }
+
+    /// Record keyspace event `name` of `class` on `key` (published once the
+    /// batch is stored). Commands call it after their writes, as Redis does.
+    pub fn event(&mut self, class: u32, name: &'static str, key: &[u8]) {
+        if self.notify & class != 0 {
+            self.events.push(Event { name, key: Bytes::copy_from_slice(key) });
+        }
+    }
+
+    /// The `del` event that follows a command's own when it left `key` empty
+    /// (and so deleted it).
+    pub fn event_if_gone(&mut self, key: &[u8]) -> Result<(), StorageError> {
+        if self.notify & notify::GENERIC != 0 && self.live_meta(&mkey(key))?.is_none() {
+            self.event(notify::GENERIC, "del", key);
+        }
+        Ok(())
+    }
+
+    /// Whether `key` exists, asked by a *STORE before it replaces its
+    /// destination, for the `del` event of an empty result (false, unread,
+    /// when no generic events are recorded).
+    pub fn exists_for_events(&self, key: &[u8]) -> Result<bool, StorageError> {
+        Ok(self.notify & notify::GENERIC != 0 && self.live_meta(&mkey(key))?.is_some())
+    }
+
+    /// A *STORE's event: `name` when it stored a result in `dst`, `del` when
+    /// an empty result deleted an existing `dst`.
+    pub fn store_event(&mut self, class: u32, name: &'static str, dst: &[u8], stored: bool, existed: bool) {
+        if stored {
+            self.event(class, name, dst);
+        } else if existed {
+            self.event(notify::GENERIC, "del", dst);
+        }
     }
 
     /// What runs transactions and scripts here, if anything.
@@ -247,6 +295,9 @@ impl ApplyCtx {
     /// Write a key's metadata over `old` (what the key held, if anything): the
     /// expire index gains the new TTL and loses the old one when it changes.
     pub fn put_meta_over(&mut self, mk: Vec<u8>, old: Option<&Meta>, value: Vec<u8>) {
+        if self.notify & notify::NEW != 0 {
+            self.event_new(&mk, old);
+        }
         let at = expire_of(&value);
         let old_at = old.map(|m| m.expire_ms).unwrap_or(0);
         if old_at != at {
@@ -261,6 +312,21 @@ impl ApplyCtx {
         self.overlay.insert(mk, Some(Bytes::from(value)));
     }
 
+    /// The `new` event, when the key `mk` (which held `old`, `None` = not read)
+    /// does not exist before this write.
+    fn event_new(&mut self, mk: &[u8], old: Option<&Meta>) {
+        let live = match old {
+            Some(m) => !m.is_expired(self.now_ms),
+            None => matches!(self.live_meta(mk), Ok(Some(_))),
+        };
+        if !live {
+            if let Some((_, key)) = decode_meta_key(mk) {
+                let key = key.to_vec();
+                self.event(notify::NEW, "new", &key);
+            }
+        }
+    }
+
     /// Delete a key whose metadata is `old`, with its expire index entry.
     pub fn del_key(&mut self, mk: Vec<u8>, old: &Meta) {
         self.modified.push(mk.clone());
@@ -270,6 +336,12 @@ impl ApplyCtx {
     /// Delete a key that exists but has expired at the entry's time (as Redis's
     /// expiry does: not a modification for a client that watched it expired).
     pub fn del_expired(&mut self, mk: Vec<u8>, old: &Meta) {
+        if self.notify & notify::EXPIRED != 0 {
+            if let Some((_, key)) = decode_meta_key(&mk) {
+                let key = key.to_vec();
+                self.event(notify::EXPIRED, "expired", &key);
+            }
+        }
         self.reaped.push(mk.clone());
         self.drop_meta(mk, old);
     }
@@ -365,7 +437,8 @@ impl ApplyCtx {
         let flushed = std::mem::replace(&mut self.flushed, false);
         let modified = std::mem::take(&mut self.modified);
         let reaped = std::mem::take(&mut self.reaped);
-        Applied { batch, written, modified, reaped, flushed }
+        let events = std::mem::take(&mut self.events);
+        Applied { batch, written, modified, reaped, flushed, events }
     }
 }
 
@@ -459,13 +532,14 @@ fn expire_of(value: &[u8]) -> u64 {
 
 /// What an apply batch changed: its writes, the metadata keys it changed (read
 /// cache, blocked clients), the keys commands modified and the expired keys
-/// reaped (WATCH), and whether it flushed its region.
+/// reaped (WATCH), whether it flushed its region, and its keyspace events.
 pub struct Applied {
     pub batch: Batch,
     pub written: Vec<Vec<u8>>,
     pub modified: Vec<Vec<u8>>,
     pub reaped: Vec<Vec<u8>>,
     pub flushed: bool,
+    pub events: Vec<Event>,
 }
 
 impl Applied {

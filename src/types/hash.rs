@@ -12,6 +12,7 @@ use crate::storage::keys::KeyType;
 use crate::storage::Cf;
 
 use super::coll::{each, find, Found};
+use super::notify::HASH;
 use super::view::Source;
 use super::write::ApplyResult;
 use super::{ApplyCtx, ReadResult, TypeError};
@@ -35,6 +36,7 @@ pub fn apply_hset(ctx: &mut ApplyCtx, op: &pb::Hset) -> ApplyResult {
     }
     if added > 0 || !op.nx {
         save(ctx, key, old.as_ref(), &found, &coll);
+        ctx.event(HASH, "hset", key);
     }
     Ok(Ok(Reply::Int(added)))
 }
@@ -57,7 +59,12 @@ fn save(
 }
 
 pub fn apply_hdel(ctx: &mut ApplyCtx, op: &pb::Hdel) -> ApplyResult {
-    Ok(Ok(Reply::Int(tri!(ctx.remove_elements(&op.key, KeyType::Hash, &op.fields)?))))
+    let n = tri!(ctx.remove_elements(&op.key, KeyType::Hash, &op.fields)?);
+    if n > 0 {
+        ctx.event(HASH, "hdel", &op.key);
+        ctx.event_if_gone(&op.key)?;
+    }
+    Ok(Ok(Reply::Int(n)))
 }
 
 pub fn apply_hincrby(ctx: &mut ApplyCtx, op: &pb::Hincrby) -> ApplyResult {
@@ -75,6 +82,7 @@ pub fn apply_hincrby(ctx: &mut ApplyCtx, op: &pb::Hincrby) -> ApplyResult {
     let new = tri!(cur.checked_add(op.delta).ok_or(TypeError::Overflow));
     ctx.put_element(Cf::Subkey, ek, Bytes::from(new.to_string()));
     save(ctx, key, old.as_ref(), &found, &coll);
+    ctx.event(HASH, "hincrby", key);
     Ok(Ok(Reply::Int(new)))
 }
 
@@ -95,6 +103,7 @@ pub fn apply_hincrbyfloat(ctx: &mut ApplyCtx, op: &pb::Hincrbyfloat) -> ApplyRes
     };
     ctx.put_element(Cf::Subkey, ek, new.clone());
     save(ctx, key, old.as_ref(), &found, &coll);
+    ctx.event(HASH, "hincrbyfloat", key);
     Ok(Ok(Reply::Bulk(new)))
 }
 

@@ -12,6 +12,7 @@ use crate::storage::{Cf, StorageError};
 
 use super::coll::Found;
 use super::glob::glob_match;
+use super::notify::{GENERIC, NEW};
 use super::view::Source;
 use super::write::ApplyResult;
 use super::{mkey, ApplyCtx, TypeError};
@@ -21,10 +22,12 @@ pub fn apply_del(ctx: &mut ApplyCtx, op: &pb::Del) -> ApplyResult {
     for k in &op.keys {
         let mk = mkey(k);
         if let Some(m) = ctx.any_meta(&mk)? {
-            if !m.is_expired(ctx.now_ms) {
-                n += 1;
-            }
+            let live = !m.is_expired(ctx.now_ms);
             ctx.del_any(mk, &m);
+            if live {
+                n += 1;
+                ctx.event(GENERIC, "del", k);
+            }
         }
     }
     Ok(Ok(Reply::Int(n)))
@@ -53,9 +56,11 @@ pub fn apply_expire(ctx: &mut ApplyCtx, op: &pb::Expire) -> ApplyResult {
     }
     if when <= ctx.now_ms {
         ctx.del_key(mk, &m);
+        ctx.event(GENERIC, "del", &op.key);
     } else {
         let new = Meta { expire_ms: when, ..m.clone() }.encode();
         ctx.put_meta_over(mk, Some(&m), new);
+        ctx.event(GENERIC, "expire", &op.key);
     }
     Ok(Ok(Reply::Int(1)))
 }
@@ -66,6 +71,7 @@ pub fn apply_persist(ctx: &mut ApplyCtx, op: &pb::Persist) -> ApplyResult {
         Some(m) if m.expire_ms != 0 => {
             let new = Meta { expire_ms: 0, ..m.clone() }.encode();
             ctx.put_meta_over(mk, Some(&m), new);
+            ctx.event(GENERIC, "persist", &op.key);
             Ok(Ok(Reply::Int(1)))
         }
         _ => Ok(Ok(Reply::Int(0))),
@@ -85,6 +91,10 @@ pub fn apply_rename(ctx: &mut ApplyCtx, op: &pb::Rename) -> ApplyResult {
     if op.nx && old_dst.as_ref().is_some_and(|d| !d.is_expired(ctx.now_ms)) {
         return Ok(Ok(Reply::Nil));
     }
+    // Redis deletes a replaced destination and adds the key anew.
+    if old_dst.as_ref().is_some_and(|d| !d.is_expired(ctx.now_ms)) {
+        ctx.event(NEW, "new", &op.to);
+    }
     let moved = match Coll::from_meta(&m) {
         // A composite key keeps its elements where they are: the new name's
         // metadata names the namespace's owner, and a link tells the garbage
@@ -103,6 +113,8 @@ pub fn apply_rename(ctx: &mut ApplyCtx, op: &pb::Rename) -> ApplyResult {
     };
     ctx.put_meta_over(dst, old_dst.as_ref(), moved);
     ctx.del_key(src, &m);
+    ctx.event(GENERIC, "rename_from", &op.from);
+    ctx.event(GENERIC, "rename_to", &op.to);
     Ok(Ok(Reply::Ok))
 }
 
@@ -115,6 +127,9 @@ pub fn apply_copy(ctx: &mut ApplyCtx, op: &pb::Copy) -> ApplyResult {
     let old_dst = ctx.any_meta(&dst)?;
     if !op.replace && old_dst.as_ref().is_some_and(|d| !d.is_expired(ctx.now_ms)) {
         return Ok(Ok(Reply::Int(0)));
+    }
+    if old_dst.as_ref().is_some_and(|d| !d.is_expired(ctx.now_ms)) {
+        ctx.event(NEW, "new", &op.to);
     }
     let copied = match Found::from_meta(&op.from, m.clone()) {
         // Elements are copied into a fresh namespace of the destination.
@@ -140,6 +155,7 @@ pub fn apply_copy(ctx: &mut ApplyCtx, op: &pb::Copy) -> ApplyResult {
         None => m.encode(),
     };
     ctx.put_meta_over(dst, old_dst.as_ref(), copied);
+    ctx.event(GENERIC, "copy_to", &op.to);
     Ok(Ok(Reply::Int(1)))
 }
 

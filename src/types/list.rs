@@ -13,6 +13,7 @@ use crate::storage::meta::Coll;
 use crate::storage::{Cf, StorageError};
 
 use super::coll::{each, find, Found};
+use super::notify::LIST;
 use super::view::Source;
 use super::write::ApplyResult;
 use super::{mkey, ApplyCtx, ReadResult, TypeError};
@@ -114,6 +115,7 @@ pub fn apply_push(ctx: &mut ApplyCtx, op: &pb::Push) -> ApplyResult {
     let mut coll = found.coll.clone();
     ctx.list_push(&found, &mut coll, op.left, &op.values);
     ctx.save_coll(key, old.as_ref(), &coll);
+    ctx.event(LIST, if op.left { "lpush" } else { "rpush" }, key);
     Ok(Ok(Reply::Int(coll.size as i64)))
 }
 
@@ -131,6 +133,8 @@ pub fn apply_pop(ctx: &mut ApplyCtx, op: &pb::Pop) -> ApplyResult {
         let got = ctx.list_pop(&found, &mut coll, op.left, op.count)?;
         if !got.is_empty() {
             ctx.save_coll(key, Some(&found.meta), &coll);
+            ctx.event(LIST, if op.left { "lpop" } else { "rpop" }, key);
+            ctx.event_if_gone(key)?;
         }
         return Ok(Ok(Reply::Array(vec![
             Reply::Bulk(key.clone()),
@@ -146,6 +150,7 @@ pub fn apply_lset(ctx: &mut ApplyCtx, op: &pb::Lset) -> ApplyResult {
     let Some(p) = position(i, found.coll.size) else { return Ok(Err(TypeError::IndexOutOfRange)) };
     ctx.put_element(Cf::Subkey, at(&found, found.coll.head + p), op.value.clone());
     ctx.touch(&op.key);
+    ctx.event(LIST, "lset", &op.key);
     Ok(Ok(Reply::Ok))
 }
 
@@ -185,6 +190,7 @@ pub fn apply_linsert(ctx: &mut ApplyCtx, op: &pb::Linsert) -> ApplyResult {
     ctx.put_element(Cf::Subkey, at(&found, coll.head + q), elem.clone());
     coll.size += 1;
     ctx.save_coll(key, Some(&found.meta), &coll);
+    ctx.event(LIST, "linsert", key);
     Ok(Ok(Reply::Int(coll.size as i64)))
 }
 
@@ -221,6 +227,8 @@ pub fn apply_lrem(ctx: &mut ApplyCtx, op: &pb::Lrem) -> ApplyResult {
     coll.tail = next;
     coll.size -= removed;
     ctx.save_coll(key, Some(&found.meta), &coll);
+    ctx.event(LIST, "lrem", key);
+    ctx.event_if_gone(key)?;
     Ok(Ok(Reply::Int(removed as i64)))
 }
 
@@ -230,14 +238,22 @@ pub fn apply_lrem(ctx: &mut ApplyCtx, op: &pb::Lrem) -> ApplyResult {
 pub fn apply_ltrim(ctx: &mut ApplyCtx, op: &pb::Ltrim) -> ApplyResult {
     let key = &op.key;
     let Some(found) = tri!(find(ctx, key, KeyType::List)?) else { return Ok(Ok(Reply::Ok)) };
+    trim(ctx, op, found)?;
+    ctx.event(LIST, "ltrim", key);
+    ctx.event_if_gone(key)?;
+    Ok(Ok(Reply::Ok))
+}
+
+fn trim(ctx: &mut ApplyCtx, op: &pb::Ltrim, found: Found) -> Result<(), StorageError> {
+    let key = &op.key;
     let size = found.coll.size;
     let Some((s, e)) = range_of(op.start, op.stop, size) else {
         ctx.del_key(mkey(key), &found.meta);
-        return Ok(Ok(Reply::Ok));
+        return Ok(());
     };
     let kept = e - s + 1;
     if kept == size {
-        return Ok(Ok(Reply::Ok));
+        return Ok(());
     }
     let mut coll = found.coll.clone();
     if kept < size - kept {
@@ -247,7 +263,7 @@ pub fn apply_ltrim(ctx: &mut ApplyCtx, op: &pb::Ltrim) -> ApplyResult {
         let to = Found::fresh(key, &fresh);
         ctx.list_push(&to, &mut fresh, false, &elems);
         ctx.save_coll(key, Some(&found.meta), &fresh);
-        return Ok(Ok(Reply::Ok));
+        return Ok(());
     }
     for i in (coll.head..coll.head + s).chain(coll.head + e + 1..coll.tail) {
         ctx.del_element(Cf::Subkey, at(&found, i));
@@ -256,7 +272,7 @@ pub fn apply_ltrim(ctx: &mut ApplyCtx, op: &pb::Ltrim) -> ApplyResult {
     coll.head += s;
     coll.size = kept;
     ctx.save_coll(key, Some(&found.meta), &coll);
-    Ok(Ok(Reply::Ok))
+    Ok(())
 }
 
 /// LMOVE / RPOPLPUSH and their blocking forms.
@@ -278,6 +294,10 @@ pub fn apply_lmove(ctx: &mut ApplyCtx, op: &pb::Lmove) -> ApplyResult {
     let mut c = to.coll.clone();
     ctx.list_push(&to, &mut c, op.to_left, std::slice::from_ref(&elem));
     ctx.save_coll(dst, old.as_ref(), &c);
+    // Redis's order: the push, then the pop, then the source's deletion.
+    ctx.event(LIST, if op.to_left { "lpush" } else { "rpush" }, dst);
+    ctx.event(LIST, if op.from_left { "lpop" } else { "rpop" }, src);
+    ctx.event_if_gone(src)?;
     Ok(Ok(Reply::Bulk(elem)))
 }
 

@@ -27,6 +27,7 @@ pub mod glob;
 pub mod hash;
 pub mod keyspace;
 pub mod list;
+pub mod notify;
 pub mod set;
 pub mod string;
 pub mod view;

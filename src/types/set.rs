@@ -12,6 +12,7 @@ use crate::storage::keys::KeyType;
 use crate::storage::{Cf, StorageError};
 
 use super::coll::{each, find, Found, Rng};
+use super::notify::SET;
 use super::view::Source;
 use super::write::ApplyResult;
 use super::{ApplyCtx, ReadResult};
@@ -36,12 +37,18 @@ pub fn apply_sadd(ctx: &mut ApplyCtx, op: &pb::Sadd) -> ApplyResult {
     }
     if added > 0 {
         ctx.save_coll(key, old.as_ref(), &coll);
+        ctx.event(SET, "sadd", key);
     }
     Ok(Ok(Reply::Int(added)))
 }
 
 pub fn apply_srem(ctx: &mut ApplyCtx, op: &pb::Srem) -> ApplyResult {
-    Ok(Ok(Reply::Int(tri!(ctx.remove_elements(&op.key, KeyType::Set, &op.members)?))))
+    let n = tri!(ctx.remove_elements(&op.key, KeyType::Set, &op.members)?);
+    if n > 0 {
+        ctx.event(SET, "srem", &op.key);
+        ctx.event_if_gone(&op.key)?;
+    }
+    Ok(Ok(Reply::Int(n)))
 }
 
 /// SPOP key [count]: without `count`, one member or nil.
@@ -64,6 +71,8 @@ pub fn apply_spop(ctx: &mut ApplyCtx, op: &pb::Spop) -> ApplyResult {
     }
     if !picked.is_empty() {
         ctx.save_coll(key, Some(&found.meta), &coll);
+        ctx.event(SET, "spop", key);
+        ctx.event_if_gone(key)?;
     }
     Ok(Ok(if single {
         picked.into_iter().next().map(Reply::Bulk).unwrap_or(Reply::Nil)
@@ -214,6 +223,8 @@ pub fn apply_smove(ctx: &mut ApplyCtx, op: &pb::Smove) -> ApplyResult {
     let mut coll = from.coll.clone();
     coll.size -= 1;
     ctx.save_coll(src, Some(&from.meta), &coll);
+    ctx.event(SET, "srem", src);
+    ctx.event_if_gone(src)?;
     let (to, old) = tri!(ctx.open_coll(dst, KeyType::Set)?);
     let tk = to.element(member);
     if ctx.get_element(Cf::Subkey, &tk)?.is_none() {
@@ -221,6 +232,7 @@ pub fn apply_smove(ctx: &mut ApplyCtx, op: &pb::Smove) -> ApplyResult {
         let mut c = to.coll.clone();
         c.size += 1;
         ctx.save_coll(dst, old.as_ref(), &c);
+        ctx.event(SET, "sadd", dst);
     }
     Ok(Ok(Reply::Int(1)))
 }
@@ -302,7 +314,14 @@ pub fn algebra(src: &impl Source, op: Algebra, keys: &[Bytes], limit: usize) -> 
 pub fn apply_sstore(ctx: &mut ApplyCtx, op: &pb::Sstore) -> ApplyResult {
     let members = tri!(algebra(ctx, op.algebra(), &op.keys, 0)?);
     let n = members.len() as i64;
+    let existed = ctx.exists_for_events(&op.dst)?;
     store_set(ctx, &op.dst, members)?;
+    let name = match op.algebra() {
+        Algebra::Inter => "sinterstore",
+        Algebra::Union => "sunionstore",
+        Algebra::Diff => "sdiffstore",
+    };
+    ctx.store_event(SET, name, &op.dst, n > 0, existed);
     Ok(Ok(Reply::Int(n)))
 }
 

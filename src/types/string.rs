@@ -9,6 +9,7 @@ use crate::protocol::Reply;
 use crate::storage::keys::KeyType;
 use crate::storage::meta::{self, Meta};
 
+use super::notify::{GENERIC, STRING};
 use super::view::Source;
 use super::write::ApplyResult;
 use super::{mkey, ApplyCtx, ReadResult, TypeError, MAX_STRING_LEN};
@@ -26,6 +27,7 @@ pub fn apply_set(ctx: &mut ApplyCtx, op: &pb::Set) -> ApplyResult {
         // A plain SET needs nothing of the old value: write blind (no read). A stale
         // expire index entry of the old value is dropped when it comes due.
         ctx.put_meta(mk, meta::encode(KeyType::String, op.at_ms, &op.value));
+        set_events(ctx, op);
         return Ok(Ok(Reply::Ok));
     }
     let old = ctx.live_meta(&mk)?;
@@ -43,7 +45,16 @@ pub fn apply_set(ctx: &mut ApplyCtx, op: &pb::Set) -> ApplyResult {
     }
     let expire = if op.keepttl { old.as_ref().map(|m| m.expire_ms).unwrap_or(0) } else { op.at_ms };
     ctx.put_meta_over(mk, old.as_ref(), meta::encode(KeyType::String, expire, &op.value));
+    set_events(ctx, op);
     Ok(Ok(reply))
+}
+
+/// `set`, and `expire` when the SET gave the key a TTL (KEEPTTL does not).
+fn set_events(ctx: &mut ApplyCtx, op: &pb::Set) {
+    ctx.event(STRING, "set", &op.key);
+    if op.at_ms != 0 && !op.keepttl {
+        ctx.event(GENERIC, "expire", &op.key);
+    }
 }
 
 /// MSET, and MSETNX (`nx`: nil if any key exists).
@@ -57,6 +68,7 @@ pub fn apply_mset(ctx: &mut ApplyCtx, op: &pb::Mset) -> ApplyResult {
     }
     for (k, v) in op.keys.iter().zip(&op.values) {
         ctx.put_meta(mkey(k), meta::encode(KeyType::String, 0, v));
+        ctx.event(STRING, "set", k);
     }
     Ok(Ok(Reply::Ok))
 }
@@ -76,6 +88,7 @@ pub fn apply_incrby(ctx: &mut ApplyCtx, op: &pb::Incrby) -> ApplyResult {
     };
     let mut buf = itoa::Buffer::new();
     ctx.put_meta_over(mk, old.as_ref(), meta::encode(KeyType::String, expire, buf.format(new).as_bytes()));
+    ctx.event(STRING, "incrby", &op.key);
     Ok(Ok(Reply::Int(new)))
 }
 
@@ -91,6 +104,7 @@ pub fn apply_incrbyfloat(ctx: &mut ApplyCtx, op: &pb::Incrbyfloat) -> ApplyResul
     };
     let expire = old.as_ref().map(|m| m.expire_ms).unwrap_or(0);
     ctx.put_meta_over(mk, old.as_ref(), meta::encode(KeyType::String, expire, &new));
+    ctx.event(STRING, "incrbyfloat", &op.key);
     Ok(Ok(Reply::Bulk(Bytes::from(new))))
 }
 
@@ -108,6 +122,7 @@ pub fn apply_append(ctx: &mut ApplyCtx, op: &pb::Append) -> ApplyResult {
     v.extend_from_slice(add);
     let len = v.len();
     ctx.put_meta_over(mk, old.as_ref(), meta::encode(KeyType::String, expire, &v));
+    ctx.event(STRING, "append", &op.key);
     Ok(Ok(Reply::Int(len as i64)))
 }
 
@@ -129,6 +144,7 @@ pub fn apply_setrange(ctx: &mut ApplyCtx, op: &pb::Setrange) -> ApplyResult {
         let mut v = vec![0u8; end];
         v[offset..].copy_from_slice(add);
         ctx.put_meta(mk, meta::encode(KeyType::String, 0, &v));
+        ctx.event(STRING, "setrange", &op.key);
         return Ok(Ok(Reply::Int(v.len() as i64)));
     };
     if add.is_empty() {
@@ -143,6 +159,7 @@ pub fn apply_setrange(ctx: &mut ApplyCtx, op: &pb::Setrange) -> ApplyResult {
     }
     v[offset..end].copy_from_slice(add);
     ctx.put_meta_over(mk, Some(&m), meta::encode(KeyType::String, m.expire_ms, &v));
+    ctx.event(STRING, "setrange", &op.key);
     Ok(Ok(Reply::Int(v.len() as i64)))
 }
 
@@ -152,6 +169,7 @@ pub fn apply_getdel(ctx: &mut ApplyCtx, op: &pb::Getdel) -> ApplyResult {
         None => Ok(Ok(Reply::Nil)),
         Some(m) => {
             ctx.del_key(mk, &m);
+            ctx.event(GENERIC, "del", &op.key);
             Ok(Ok(Reply::Bulk(m.payload)))
         }
     }
@@ -164,11 +182,14 @@ pub fn apply_getex(ctx: &mut ApplyCtx, op: &pb::Getex) -> ApplyResult {
     if let Some(at) = op.at_ms {
         if at <= ctx.now_ms {
             ctx.del_key(mk, &m);
+            ctx.event(GENERIC, "del", &op.key);
         } else {
             ctx.put_meta_over(mk, Some(&m), meta::encode(KeyType::String, at, &m.payload));
+            ctx.event(GENERIC, "expire", &op.key);
         }
     } else if op.persist && m.expire_ms != 0 {
         ctx.put_meta_over(mk, Some(&m), meta::encode(KeyType::String, 0, &m.payload));
+        ctx.event(GENERIC, "persist", &op.key);
     }
     Ok(Ok(reply))
 }

@@ -37,6 +37,7 @@ use crate::storage::{Cf, StorageError};
 
 use super::coll::{find, prefix_end, Found};
 use super::list::range_of;
+use super::notify::ZSET;
 use super::view::Source;
 use super::write::ApplyResult;
 use super::{ApplyCtx, ReadResult, TypeError};
@@ -287,6 +288,8 @@ pub fn query(src: &impl Source, found: &Found, q: &Query, mut f: impl FnMut(&[u8
     let mut skip = q.offset as u64;
     let mut left = if q.count < 0 { u64::MAX } else { q.count as u64 };
     let mut lex_stop = None;
+    // Mixed-score lex walks: members are skipped until one passes this bound.
+    let mut lex_seek: Option<&LexBound> = None;
     let start = match &q.range {
         ZRange::Rank(start, stop) => {
             // LIMIT does not apply to ranks; positions count from the end with REV.
@@ -311,12 +314,24 @@ pub fn query(src: &impl Source, found: &Found, q: &Query, mut f: impl FnMut(&[u8
             }
         }
         ZRange::Lex(min, max) => {
-            // Lex ranges assume one score for every member (Redis's rule): seek to
-            // the bound within the score of the end the walk starts from.
+            // Lex ranges assume one score for every member. Then the walk seeks to
+            // the bound within that score. With mixed scores it does what Redis
+            // does (its listpack walk; its skiplist's answer depends on random
+            // node levels): nothing unless the lowest member is ≤ max and the
+            // highest ≥ min; else from the first member (in score order) past the
+            // start bound, as long as the members stay within the other.
             let Some(edge) = end_key(src, found, q.rev)? else { return Ok(()) };
             let at = |m: &[u8]| found.element(&[&edge[..8], m].concat());
+            let Some(other) = end_key(src, found, !q.rev)? else { return Ok(()) };
             lex_stop = Some(if q.rev { min } else { max });
-            if q.rev {
+            if edge[..8] != other[..8] {
+                let (lowest, highest) = if q.rev { (&other, &edge) } else { (&edge, &other) };
+                if !lex_le_max(&lowest[8..], max) || !lex_ge_min(&highest[8..], min) {
+                    return Ok(());
+                }
+                lex_seek = Some(if q.rev { max } else { min });
+                Start::Keys(found.prefix.clone(), scores_end(found))
+            } else if q.rev {
                 let to = match max {
                     LexBound::Max => scores_end(found),
                     LexBound::Min => return Ok(()),
@@ -350,6 +365,12 @@ pub fn query(src: &impl Source, found: &Found, q: &Query, mut f: impl FnMut(&[u8
     };
     src.scan(Cf::ZsetScore, &from, &to, q.rev, |k, _| {
         let m = &k[n + 8..];
+        if let Some(b) = lex_seek {
+            if !(if q.rev { lex_le_max(m, b) } else { lex_ge_min(m, b) }) {
+                return true;
+            }
+            lex_seek = None;
+        }
         if let Some(b) = lex_stop {
             if !(if q.rev { lex_ge_min(m, b) } else { lex_le_max(m, b) }) {
                 return false;
@@ -499,6 +520,9 @@ pub fn apply_zadd(ctx: &mut ApplyCtx, op: &pb::Zadd) -> ApplyResult {
     } else if changed > 0 {
         ctx.touch(key);
     }
+    if added > 0 || changed > 0 {
+        ctx.event(ZSET, if op.incr { "zincr" } else { "zadd" }, key);
+    }
     Ok(Ok(if op.incr {
         last.map(Reply::Double).unwrap_or(Reply::Nil)
     } else {
@@ -520,6 +544,8 @@ pub fn apply_zrem(ctx: &mut ApplyCtx, op: &pb::Zrem) -> ApplyResult {
     }
     if n > 0 {
         ctx.save_coll(key, Some(&found.meta), &coll);
+        ctx.event(ZSET, "zrem", key);
+        ctx.event_if_gone(key)?;
     }
     Ok(Ok(Reply::Int(n)))
 }
@@ -556,6 +582,10 @@ pub fn apply_zpop(ctx: &mut ApplyCtx, op: &pb::Zpop) -> ApplyResult {
         let n = op.count.min(i64::MAX as u64) as i64;
         let q = Query { range: ZRange::Rank(0, n - 1), rev: op.max, offset: 0, count: -1 };
         let got = if n == 0 { Vec::new() } else { remove_selected(ctx, key, &found, &q)? };
+        if !got.is_empty() {
+            ctx.event(ZSET, if op.max { "zpopmax" } else { "zpopmin" }, key);
+            ctx.event_if_gone(key)?;
+        }
         return Ok(Ok(Reply::Array(vec![
             Reply::Bulk(key.clone()),
             Reply::Array(got.into_iter().map(|(m, s)| Reply::Array(vec![Reply::Bulk(m), Reply::Double(s)])).collect()),
@@ -571,6 +601,15 @@ pub fn apply_zremrange(ctx: &mut ApplyCtx, op: &pb::Zremrange) -> ApplyResult {
     let key = &op.key;
     let Some(found) = tri!(find(ctx, key, KeyType::ZSet)?) else { return Ok(Ok(Reply::Int(0))) };
     let gone = remove_selected(ctx, key, &found, &Query { range, rev: false, offset: 0, count: -1 })?;
+    if !gone.is_empty() {
+        let name = match op.by() {
+            ZBy::Rank => "zremrangebyrank",
+            ZBy::Score => "zremrangebyscore",
+            ZBy::Lex => "zremrangebylex",
+        };
+        ctx.event(ZSET, name, key);
+        ctx.event_if_gone(key)?;
+    }
     Ok(Ok(Reply::Int(gone.len() as i64)))
 }
 
@@ -582,7 +621,9 @@ pub fn apply_zrangestore(ctx: &mut ApplyCtx, op: &pb::Zrangestore) -> ApplyResul
         None => Vec::new(),
     };
     let n = got.len() as i64;
+    let existed = ctx.exists_for_events(&op.dst)?;
     store(ctx, &op.dst, got)?;
+    ctx.store_event(ZSET, "zrangestore", &op.dst, n > 0, existed);
     Ok(Ok(Reply::Int(n)))
 }
 
@@ -734,7 +775,14 @@ pub fn combine(
 pub fn apply_zstore(ctx: &mut ApplyCtx, op: &pb::Zstore) -> ApplyResult {
     let got = tri!(combine(ctx, op.algebra(), &op.keys, &op.weights, op.aggregate(), 0)?);
     let n = got.len() as i64;
+    let existed = ctx.exists_for_events(&op.dst)?;
     store(ctx, &op.dst, got)?;
+    let name = match op.algebra() {
+        Algebra::Inter => "zinterstore",
+        Algebra::Union => "zunionstore",
+        Algebra::Diff => "zdiffstore",
+    };
+    ctx.store_event(ZSET, name, &op.dst, n > 0, existed);
     Ok(Ok(Reply::Int(n)))
 }
 

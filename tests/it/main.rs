@@ -9,6 +9,7 @@ mod hash;
 mod keyspace;
 mod list;
 mod protocol;
+mod pubsub;
 mod regions;
 mod script;
 mod server;

@@ -161,7 +161,9 @@ fn the_sandbox_protects_globals() {
     ] {
         let got = eval(&mut r, body, &[], &[]);
         assert!(
-            got.starts_with(&format!("-ERR user_script:1: Script attempted to access nonexistent global variable '{name}'")),
+            got.starts_with(&format!(
+                "-ERR user_script:1: Script attempted to access nonexistent global variable '{name}'"
+            )),
             "{body}: {got}"
         );
     }

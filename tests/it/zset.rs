@@ -288,3 +288,38 @@ fn zset_random_members_scan_and_store_forms() {
     assert_eq!(q::<i64>(&mut c, &["ZDIFFSTORE", "d", "1", "none"]), 0);
     assert_eq!(q::<i64>(&mut c, &["EXISTS", "d"]), 0, "an empty result deletes the destination");
 }
+
+/// Lex ranges over members of different scores: Redis walks in (score,
+/// member) order from the first member past the start bound while members stay
+/// within the other, and answers nothing unless the lowest member is ≤ max and
+/// the highest ≥ min. Each form checked against redis-server.
+#[test]
+fn lex_ranges_over_mixed_scores_match_redis() {
+    let s = Server::start();
+    let o = Oracle::start();
+    let (mut neo, mut redis) = (s.raw(), o.raw());
+    // The case: Redis stores none.
+    both(&mut neo, &mut redis, &["ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d"]);
+    assert_eq!(both(&mut neo, &mut redis, &["ZRANGESTORE", "z2", "z", "[f", "[g", "BYLEX"]), ":0\r\n");
+    both(&mut neo, &mut redis, &["ZADD", "m", "1", "x", "2", "c", "3", "m", "3", "a", "4", "b", "5", "z", "6", "q"]);
+    let bounds = ["-", "+", "[a", "(a", "[b", "(c", "[m", "(m", "[q", "[y", "(z", "[zz"];
+    for min in bounds {
+        for max in bounds {
+            for key in ["z", "m"] {
+                both(&mut neo, &mut redis, &["ZRANGEBYLEX", key, min, max]);
+                both(&mut neo, &mut redis, &["ZREVRANGEBYLEX", key, max, min]);
+                both(&mut neo, &mut redis, &["ZLEXCOUNT", key, min, max]);
+                both(&mut neo, &mut redis, &["ZRANGE", key, min, max, "BYLEX", "LIMIT", "1", "2"]);
+                both(&mut neo, &mut redis, &["ZRANGE", key, max, min, "BYLEX", "REV", "LIMIT", "1", "1"]);
+                both(&mut neo, &mut redis, &["ZRANGESTORE", "dst", key, min, max, "BYLEX"]);
+                both(&mut neo, &mut redis, &["ZRANGE", "dst", "0", "-1", "WITHSCORES"]);
+            }
+        }
+    }
+    for (min, max) in [("[b", "[m"), ("-", "[c"), ("[q", "+")] {
+        both(&mut neo, &mut redis, &["DEL", "c"]);
+        both(&mut neo, &mut redis, &["ZUNIONSTORE", "c", "1", "m"]);
+        both(&mut neo, &mut redis, &["ZREMRANGEBYLEX", "c", min, max]);
+        both(&mut neo, &mut redis, &["ZRANGE", "c", "0", "-1", "WITHSCORES"]);
+    }
+}
