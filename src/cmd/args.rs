@@ -7,7 +7,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::ctx::{err, CmdError};
-use crate::protocol::cursor::{parse_f64, parse_i64, ArgError};
+use crate::protocol::cursor::{parse_i64, parse_timeout_ms, ArgError};
 use crate::protocol::ArgCursor;
 use crate::storage::keys::KeyType;
 use crate::types::keyspace::parse_type_name;
@@ -25,10 +25,8 @@ pub fn invalid_expire(name: &str) -> CmdError {
 /// `numkeys key [key ...]` at `args[at..]` (SINTERCARD): the keys, and the
 /// arguments after them.
 pub fn numkeys(args: &[Bytes], at: usize) -> Result<(&[Bytes], &[Bytes]), CmdError> {
-    let n = int(&args[at])?;
-    if n <= 0 {
-        return Err(err("ERR numkeys should be greater than 0"));
-    }
+    // Not a number is "not greater than 0" too, as Redis words it.
+    let n = parse_i64(&args[at]).filter(|n| *n > 0).ok_or_else(|| err("ERR numkeys should be greater than 0"))?;
     let rest = &args[at + 1..];
     if n as u64 > rest.len() as u64 {
         return Err(err("ERR Number of keys can't be greater than number of args"));
@@ -42,10 +40,7 @@ pub fn card_limit(opts: &[Bytes]) -> Result<usize, CmdError> {
     let mut cur = ArgCursor::new(opts);
     while !cur.is_empty() {
         if cur.remaining() >= 2 && cur.eat("LIMIT") {
-            let l = cur.next_i64()?;
-            if l < 0 {
-                return Err(err("ERR LIMIT can't be negative"));
-            }
+            let l = parse_i64(cur.next()?).filter(|l| *l >= 0).ok_or_else(|| err("ERR LIMIT can't be negative"))?;
             limit = l as usize;
         } else {
             return Err(ArgError::Syntax.into());
@@ -57,21 +52,13 @@ pub fn card_limit(opts: &[Bytes]) -> Result<usize, CmdError> {
 /// A blocking command's timeout in seconds, as Redis reads it: `None` is 0
 /// (wait forever).
 pub fn timeout(arg: &[u8]) -> Result<Option<Duration>, CmdError> {
-    let negative = || err("ERR timeout is negative");
-    // Redis truncates to whole milliseconds in a long long; one that does not fit
-    // wraps negative. Whole seconds are exact here; others go through a double.
-    let ms = match parse_i64(arg) {
-        Some(s) => u64::try_from(i64::try_from(s as i128 * 1000).map_err(|_| negative())?).map_err(|_| negative())?,
-        None => {
-            let secs = parse_f64(arg).ok_or_else(|| err("ERR timeout is not a float or out of range"))?;
-            let ms = (secs * 1000.0).trunc();
-            if !(0.0..9.223_372_036_854_776e18).contains(&ms) {
-                return Err(negative());
-            }
-            ms as u64
-        }
-    };
-    Ok((ms >= 1).then(|| Duration::from_millis(ms)))
+    // Redis reads a long double and truncates to whole milliseconds in a long
+    // long; one that does not fit turns negative.
+    let ms = parse_timeout_ms(arg).ok_or_else(|| err("ERR timeout is not a float or out of range"))?;
+    if ms < 0 {
+        return Err(err("ERR timeout is negative"));
+    }
+    Ok((ms >= 1).then(|| Duration::from_millis(ms as u64)))
 }
 
 /// LEFT / RIGHT: true for LEFT.
@@ -124,29 +111,54 @@ pub fn pop_count(args: &[Bytes]) -> Result<Option<u64>, CmdError> {
     }
 }
 
-/// A random-count argument of HRANDFIELD / SRANDMEMBER / ZRANDMEMBER: `(count,
-/// distinct)`; with values the magnitude must leave room for doubling.
-pub fn rand_count(arg: &[u8], with_values: bool) -> Result<(u64, bool), CmdError> {
+/// The random count of SRANDMEMBER: `(count, distinct)` (negative: repeats).
+pub fn rand_count(arg: &[u8]) -> Result<(u64, bool), CmdError> {
     let n = int(arg)?;
-    if n >= 0 {
-        return Ok((n as u64, true));
-    }
     if n == i64::MIN {
         return Err(err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"));
     }
-    if with_values && -n > i64::MAX / 2 {
-        return Err(err("ERR value is out of range"));
-    }
-    Ok((n.unsigned_abs(), false))
+    Ok((n.unsigned_abs(), n >= 0))
 }
 
-/// Parse a SCAN cursor as Redis does (an unsigned 64-bit decimal).
+/// The `count [WITH...]` tail (`args[2..]`, not empty) of HRANDFIELD and
+/// ZRANDMEMBER, `word` naming the flag, checked in Redis's order: the count,
+/// then the syntax, then the room doubling a flagged count needs.
+/// `(count, distinct, flagged)`.
+pub fn rand_count_with(tail: &[Bytes], word: &str) -> Result<(u64, bool, bool), CmdError> {
+    let (count, distinct) = rand_count(&tail[0])?;
+    let flagged = match tail {
+        [_] => false,
+        [_, w] if w.eq_ignore_ascii_case(word.as_bytes()) => true,
+        _ => return Err(ArgError::Syntax.into()),
+    };
+    if flagged && count > (i64::MAX / 2) as u64 {
+        return Err(err("ERR value is out of range"));
+    }
+    Ok((count, distinct, flagged))
+}
+
+/// Parse a SCAN cursor as Redis does (C `strtoul`): an optional sign (a
+/// negative one wraps), decimal digits, nothing else; the empty string is 0; a
+/// leading space, trailing bytes or more than 64 bits are an invalid cursor.
 pub fn cursor(b: &[u8]) -> Result<u64, CmdError> {
-    std::str::from_utf8(b)
-        .ok()
-        .filter(|s| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()))
-        .and_then(|s| s.parse::<u64>().ok())
-        .ok_or_else(|| err("ERR invalid cursor"))
+    let invalid = || err("ERR invalid cursor");
+    let (neg, digits) = match b.first() {
+        Some(b'-') => (true, &b[1..]),
+        Some(b'+') => (false, &b[1..]),
+        _ => (false, b),
+    };
+    if digits.is_empty() {
+        // strtoul reads nothing: fine for "", not for a lone sign.
+        return if b.is_empty() { Ok(0) } else { Err(invalid()) };
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return Err(invalid());
+        }
+        v = v.checked_mul(10).and_then(|v| v.checked_add((c - b'0') as u64)).ok_or_else(invalid)?;
+    }
+    Ok(if neg { v.wrapping_neg() } else { v })
 }
 
 /// The options of SCAN and the element scans: `[MATCH pattern] [COUNT count]`,

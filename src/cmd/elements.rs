@@ -25,13 +25,15 @@ pub type Render = fn(&[u8], &[u8], &mut Vec<Reply>);
 /// last page stopped (an unknown cursor starts over: elements may repeat, none is
 /// skipped). Inside a transaction or a script every key comes back whole.
 pub fn elem_scan(ctx: &mut Ctx<'_>, args: &[Bytes], kind: KeyType, render: Render) -> CmdResult {
+    // Redis's order: the cursor, the key (absent: an empty page, options
+    // unread), its type, then the options.
     let cursor = cursor(&args[2])?;
-    let ScanOpts { count, pattern, .. } = ScanOpts::parse(&args[3..], false)?;
     let key = &args[1];
     let s = ctx.snap();
     let Some(found) = find(&s, key, kind)?? else {
         return reply(Reply::Array(vec![Reply::bulk_str("0"), Reply::Array(Vec::new())]));
     };
+    let ScanOpts { count, pattern, .. } = ScanOpts::parse(&args[3..], false)?;
     let cursors = &ctx.shared.scan_cursors;
     let after = if cursor == 0 || ctx.detached() {
         None

@@ -3,14 +3,14 @@
 
 use bytes::Bytes;
 
-use super::args::{int, rand_count};
+use super::args::{int, rand_count_with};
 use super::elements::{elem_scan, random_one};
 use super::table::{flag::*, keys, row, CommandSpec, Group};
 use super::{err, reply, CmdError, CmdResult, Ctx, Shape};
 use crate::pb::{self, write_cmd::Op};
 use crate::protocol::cursor::ArgError;
 use crate::protocol::number::{incr_by_float, FloatIncrError};
-use crate::protocol::{ArgCursor, Reply};
+use crate::protocol::Reply;
 use crate::storage::keys::KeyType;
 use crate::storage::Cf;
 use crate::types::coll::{find, Rng};
@@ -119,10 +119,7 @@ fn hrandfield(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args.len() == 2 {
         return random_one(ctx, &key, KeyType::Hash);
     }
-    let mut cur = ArgCursor::new(&args[3..]);
-    let with_values = cur.eat("WITHVALUES");
-    cur.finish()?;
-    let (count, distinct) = rand_count(&args[2], with_values)?;
+    let (count, distinct, with_values) = rand_count_with(&args[2..], "WITHVALUES")?;
     let resp3 = ctx.session.resp >= 3;
     let seed = ctx.random();
     ctx.walk([&args[1]], move |s| {

@@ -146,7 +146,8 @@ fn keys_cmd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn randomkey(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let slot = (ctx.random() % SLOT_COUNT as u64) as u16;
-    match ks::random_key(&ctx.reader(), slot)? {
+    let pick = ctx.random();
+    match ks::random_key(&ctx.reader(), slot, pick)? {
         Some(k) => reply(Reply::Bulk(k)),
         None => reply(Reply::Nil),
     }

@@ -196,8 +196,9 @@ fn brpoplpush(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn blmpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let t = timeout(&args[1])?;
+    // Redis reads the keys and options first, the timeout last.
     let op = mpop_op(args, 2)?;
+    let t = timeout(&args[1])?;
     let keys = op.keys.clone();
     let retry = pb::Pop { blocked: true, ..op.clone() };
     ctx.block(Op::Pop(op), Op::Pop(retry), &keys, t, Shape::Natural)

@@ -59,7 +59,8 @@ fn clip(b: &[u8], max: usize) -> String {
 /// Errors are Redis's replies for unknown commands and wrong arity.
 pub fn resolve(args: &[Bytes]) -> Result<&'static CommandSpec, Reply> {
     let t = table();
-    let Some(spec) = t.lookup(&args[0]) else {
+    // A subcommand's row name (`config|get`) is not a command a client can send.
+    let Some(spec) = t.lookup(&args[0]).filter(|s| !s.name.contains('|')) else {
         let mut rest = String::new();
         for a in &args[1..] {
             if rest.len() >= 128 {

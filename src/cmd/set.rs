@@ -71,7 +71,7 @@ fn srandmember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         3 => {}
         _ => return Err(ArgError::Syntax.into()),
     }
-    let (count, distinct) = rand_count(&args[2], false)?;
+    let (count, distinct) = rand_count(&args[2])?;
     let seed = ctx.random();
     ctx.walk([&args[1]], move |s| {
         let Some(found) = find(s, &key, KeyType::Set)?? else { return Ok(Reply::Array(Vec::new())) };

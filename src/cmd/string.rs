@@ -239,6 +239,10 @@ fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn lcs(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    // Redis checks both keys' types before the options.
+    let r = ctx.reader();
+    let a = st::get(&r, &args[1])?.map_err(|_| err("ERR The specified keys must contain string values"))?;
+    let b = st::get(&r, &args[2])?.map_err(|_| err("ERR The specified keys must contain string values"))?;
     let (mut getidx, mut getlen, mut withmatchlen, mut minmatchlen) = (false, false, false, 0i64);
     let mut cur = ArgCursor::new(&args[3..]);
     while !cur.is_empty() {
@@ -249,11 +253,8 @@ fn lcs(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         } else if cur.eat("WITHMATCHLEN") {
             withmatchlen = true;
         } else if cur.remaining() >= 2 && cur.eat("MINMATCHLEN") {
-            let v = cur.next_i64()?;
-            if v < 0 {
-                return Err(err(format!("ERR value is out of range, value must between 0 and {}", i64::MAX)));
-            }
-            minmatchlen = v;
+            // 7.0 reads a negative length as 0.
+            minmatchlen = cur.next_i64()?.max(0);
         } else {
             return Err(ArgError::Syntax.into());
         }
@@ -261,9 +262,6 @@ fn lcs(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if getidx && getlen {
         return Err(err("ERR If you want both the length and indexes, please just use IDX."));
     }
-    let r = ctx.reader();
-    let a = st::get(&r, &args[1])?.map_err(|_| err("ERR The specified keys must contain string values"))?;
-    let b = st::get(&r, &args[2])?.map_err(|_| err("ERR The specified keys must contain string values"))?;
     let (a, b) = (a.unwrap_or_default(), b.unwrap_or_default());
     if (a.len() as u64 + 1) * (b.len() as u64 + 1) >= u32::MAX as u64 / 4 {
         return Err(err("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"));

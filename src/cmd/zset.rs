@@ -4,13 +4,13 @@
 
 use bytes::Bytes;
 
-use super::args::{card_limit, int, mpop, pop_count, rand_count, timeout};
+use super::args::{card_limit, int, mpop, pop_count, rand_count_with, timeout};
 use super::elements::{elem_scan, random_one};
 use super::table::{dst_numkeys, flag::*, keys, numkeys, row, CommandSpec, Group};
 use super::{err, reply, CmdError, CmdResult, Ctx, Shape, INLINE_WALK};
 use crate::pb::{self, write_cmd::Op, Aggregate, Algebra, ZBy};
 use crate::protocol::cursor::{parse_f64, ArgError};
-use crate::protocol::{ArgCursor, Reply};
+use crate::protocol::Reply;
 use crate::storage::keys::KeyType;
 use crate::storage::Cf;
 use crate::types::coll::{find, Rng};
@@ -59,6 +59,11 @@ fn zadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn zincrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    // Redis runs ZINCRBY through ZADD's parser: a flag word where the
+    // increment goes leaves an odd score-member list.
+    if [&b"NX"[..], b"XX", b"GT", b"LT", b"CH", b"INCR"].iter().any(|f| args[2].eq_ignore_ascii_case(f)) {
+        return Err(ArgError::Syntax.into());
+    }
     let by = parse_f64(&args[2]).ok_or_else(not_float)?;
     let op = pb::Zadd {
         key: args[1].clone(),
@@ -349,8 +354,9 @@ fn bzpopmax(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn bzmpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let t = timeout(&args[1])?;
+    // Redis reads the keys and options first, the timeout last.
     let op = mpop_op(args, 2)?;
+    let t = timeout(&args[1])?;
     let keys = op.keys.clone();
     let retry = pb::Zpop { blocked: true, ..op.clone() };
     ctx.block(Op::Zpop(op), Op::Zpop(retry), &keys, t, Shape::Natural)
@@ -361,10 +367,7 @@ fn zrandmember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args.len() == 2 {
         return random_one(ctx, &key, KeyType::ZSet);
     }
-    let mut cur = ArgCursor::new(&args[3..]);
-    let with_scores = cur.eat("WITHSCORES");
-    cur.finish()?;
-    let (count, distinct) = rand_count(&args[2], with_scores)?;
+    let (count, distinct, with_scores) = rand_count_with(&args[2..], "WITHSCORES")?;
     let seed = ctx.random();
     ctx.walk([&args[1]], move |s| {
         let Some(found) = find(s, &key, KeyType::ZSet)?? else { return Ok(Reply::Array(Vec::new())) };

@@ -103,31 +103,37 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
     }
 }
 
-/// Redis `string2d` (used for scores and EXPIRE-style doubles): strtod over the
-/// whole string, no leading space, NaN rejected. Accepts "inf", "+inf", "-inf".
+extern "C" {
+    fn neokv_string2d(s: *const std::os::raw::c_char, len: usize, out: *mut f64) -> std::os::raw::c_int;
+    fn neokv_strtod_bound(s: *const std::os::raw::c_char, len: usize, out: *mut f64) -> std::os::raw::c_int;
+    fn neokv_timeout_ms(s: *const std::os::raw::c_char, len: usize, out: *mut i64) -> std::os::raw::c_int;
+}
+
+/// Redis `string2d` (scores, weights, increments): C `strtod` over the whole
+/// string, so hex (`0x10`), `inf` and `infinity` are numbers; a leading space,
+/// NaN, and overflow (`1e400`) or underflow to zero are not.
 pub fn parse_f64(s: &[u8]) -> Option<f64> {
-    if s.is_empty() || s[0].is_ascii_whitespace() {
-        return None;
-    }
-    let st = std::str::from_utf8(s).ok()?;
-    let lower = st.to_ascii_lowercase();
-    let v = match lower.as_str() {
-        "inf" | "+inf" | "infinity" | "+infinity" => f64::INFINITY,
-        "-inf" | "-infinity" => f64::NEG_INFINITY,
-        _ => {
-            // Rust's parser is stricter than strtod on hex floats; Redis accepts
-            // those rarely, and rejects "nan".
-            if lower.contains("nan") || lower.contains("inf") {
-                return None;
-            }
-            st.parse::<f64>().ok()?
-        }
-    };
-    if v.is_nan() {
-        None
-    } else {
-        Some(v)
-    }
+    let mut v = 0.0;
+    // SAFETY: the C side reads `len` bytes of `s` and writes one f64.
+    (unsafe { neokv_string2d(s.as_ptr().cast(), s.len(), &mut v) } == 1).then_some(v)
+}
+
+/// A score range bound's number as Redis's `zslParseRange` reads it: plain
+/// `strtod` to the end of the string (so a leading space, the empty string as
+/// 0 and `1e400` as infinity are accepted), NaN refused.
+pub fn parse_f64_bound(s: &[u8]) -> Option<f64> {
+    let mut v = 0.0;
+    // SAFETY: as in `parse_f64`.
+    (unsafe { neokv_strtod_bound(s.as_ptr().cast(), s.len(), &mut v) } == 1).then_some(v)
+}
+
+/// A blocking timeout in seconds as Redis reads it (a C `long double`), in
+/// milliseconds, truncated; `None` if it is not a number. Values beyond what
+/// milliseconds hold come back as `i64::MIN`, as on Redis's x86-64 builds.
+pub fn parse_timeout_ms(s: &[u8]) -> Option<i64> {
+    let mut v = 0i64;
+    // SAFETY: as in `parse_f64`.
+    (unsafe { neokv_timeout_ms(s.as_ptr().cast(), s.len(), &mut v) } == 1).then_some(v)
 }
 
 #[cfg(test)]
@@ -151,9 +157,24 @@ mod tests {
         assert_eq!(parse_f64(b"-inf"), Some(f64::NEG_INFINITY));
         assert_eq!(parse_f64(b"+inf"), Some(f64::INFINITY));
         assert_eq!(parse_f64(b"1e3"), Some(1000.0));
-        for bad in [&b"nan"[..], b"NaN", b"-nan", b"", b" 1", b"1x", b"inf1"] {
+        assert_eq!(parse_f64(b"0x10"), Some(16.0), "strtod reads hex");
+        assert_eq!(parse_f64(b"Infinity"), Some(f64::INFINITY));
+        for bad in [&b"nan"[..], b"NaN", b"-nan", b"", b" 1", b"1x", b"inf1", b"1e400", b"-1e400", b"1e-400"] {
             assert_eq!(parse_f64(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn range_bounds_and_timeouts_read_as_redis_reads_them() {
+        assert_eq!(parse_f64_bound(b""), Some(0.0));
+        assert_eq!(parse_f64_bound(b" 1"), Some(1.0));
+        assert_eq!(parse_f64_bound(b"1e400"), Some(f64::INFINITY));
+        assert_eq!(parse_f64_bound(b"nan"), None);
+        assert_eq!(parse_f64_bound(b"1 "), None);
+        assert_eq!(parse_timeout_ms(b"1.5"), Some(1500));
+        assert_eq!(parse_timeout_ms(b"1e400"), Some(i64::MIN));
+        assert_eq!(parse_timeout_ms(b"-0.0001"), Some(0));
+        assert_eq!(parse_timeout_ms(b"abc"), None);
     }
 
     #[test]

@@ -67,3 +67,57 @@ int neokv_incrbyfloat(const char *cur, size_t curlen, const char *incr, size_t i
 int neokv_fmt_g17(double v, char *out, size_t outlen) {
     return snprintf(out, outlen, "%.17g", v);
 }
+
+/* A NUL-terminated copy of s[0..len] (Redis's arguments are sds strings). */
+static char *cstr(const char *s, size_t len) {
+    char *b = malloc(len + 1);
+    if (b == NULL) return NULL;
+    memcpy(b, s, len);
+    b[len] = '\0';
+    return b;
+}
+
+/* Redis string2d (scores, weights): strtod over the whole string, no leading
+ * space, no overflow or underflow to zero, no NaN. Returns 1 on success. */
+int neokv_string2d(const char *s, size_t len, double *dp) {
+    char *b = cstr(s, len), *eptr;
+    double v;
+    int ok;
+    if (b == NULL) return 0;
+    errno = 0;
+    v = strtod(b, &eptr);
+    ok = !(len == 0 || isspace((unsigned char)b[0]) || (size_t)(eptr - b) != len ||
+           (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || fpclassify(v) == FP_ZERO)) || isnan(v));
+    free(b);
+    if (ok) *dp = v;
+    return ok;
+}
+
+/* A score range bound as Redis's zslParseRange reads it: plain strtod up to
+ * the string's end (leading space, the empty string, overflow all accepted),
+ * NaN refused. Returns 1 on success. */
+int neokv_strtod_bound(const char *s, size_t len, double *dp) {
+    char *b = cstr(s, len), *eptr;
+    double v;
+    int ok;
+    if (b == NULL) return 0;
+    v = strtod(b, &eptr);
+    ok = eptr[0] == '\0' && !isnan(v);
+    free(b);
+    if (ok) *dp = v;
+    return ok;
+}
+
+/* A blocking timeout in seconds as Redis reads it (string2ld, then the
+ * milliseconds as a long long; x86-64 turns an out-of-range conversion into
+ * LLONG_MIN, which Redis then calls negative). Returns 1 on success. */
+int neokv_timeout_ms(const char *s, size_t len, long long *ms) {
+    long double v, t;
+    if (!string2ld(s, len, &v)) return 0;
+    t = v * 1000.0L;
+    if (t >= -9223372036854775808.0L && t < 9223372036854775808.0L)
+        *ms = (long long)t;
+    else
+        *ms = (-9223372036854775807LL - 1);
+    return 1;
+}

@@ -22,6 +22,9 @@ use crate::storage::keys::{decode_meta_key, expire_index_key, slot_lower_bound, 
 use crate::storage::meta::Meta;
 use crate::storage::{Batch, Cf, Storage, StorageError};
 
+/// A FLUSH deletes up to this many keys one by one, more by range.
+const POINT_FLUSH_MAX: usize = 1024;
+
 /// Bits of a version below the entry's log index (new composite keys per entry).
 pub const VERSION_SHIFT: u32 = 24;
 
@@ -386,8 +389,27 @@ impl ApplyCtx {
             }
         }
         let (lo, hi) = (slot_lower_bound(self.slot_start), slot_upper_bound(self.slot_end));
-        for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore, Cf::ExpireIndex, Cf::Links] {
-            self.batch.delete_range(cf, lo.clone(), hi.clone());
+        // A small region is flushed as DEL deletes: each key's metadata goes, and
+        // the compaction filters (`storage::gc`) collect its elements, expire
+        // index entry and link. A big one is deleted by ranges. (Every range
+        // deletion stays in the memtable until it is flushed, and the reads after
+        // each new one re-sort them all: a test suite's FLUSHALL after every test
+        // would slow every read down by the number of flushes before it.)
+        let mut keys = Vec::new();
+        let mut small = true;
+        self.storage.scan(Cf::Metadata, &lo, &hi, false, |k, _| {
+            small = keys.len() < POINT_FLUSH_MAX;
+            if small {
+                keys.push(k.to_vec());
+            }
+            small
+        })?;
+        if small {
+            keys.into_iter().for_each(|k| self.batch.delete(Cf::Metadata, k));
+        } else {
+            for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore, Cf::ExpireIndex, Cf::Links] {
+                self.batch.delete_range(cf, lo.clone(), hi.clone());
+            }
         }
         self.overlay.clear();
         self.elements.iter_mut().for_each(BTreeMap::clear);

@@ -283,28 +283,30 @@ pub fn dbsize(r: &impl Source) -> Result<i64, StorageError> {
     Ok(n)
 }
 
-/// RANDOMKEY: the first live key at or after a random slot (wrapping).
-pub fn random_key(r: &impl Source, start_slot: u16) -> Result<Option<Bytes>, StorageError> {
-    let mut found = None;
+/// Live keys RANDOMKEY chooses among: the first ones at or after a random slot.
+const RANDOM_KEY_WINDOW: usize = 16;
+
+/// RANDOMKEY: one of the first [`RANDOM_KEY_WINDOW`] live keys at or after a
+/// random slot (wrapping), chosen by `pick`. Every key can come up (keys that
+/// share a slot too); with at most the window's worth of keys the choice is
+/// uniform, beyond it a key after a long run of empty slots comes up more often.
+pub fn random_key(r: &impl Source, start_slot: u16, pick: u64) -> Result<Option<Bytes>, StorageError> {
+    let mut window = Vec::new();
+    let now = r.now_ms();
     for (lo, hi) in [(start_slot as u32, crate::cluster::SLOT_COUNT), (0, start_slot as u32)] {
-        if lo >= hi {
+        if lo >= hi || window.len() == RANDOM_KEY_WINDOW {
             continue;
         }
-        let now = r.now_ms();
         r.scan(Cf::Metadata, &slot_lower_bound(lo as u16), &slot_upper_bound(hi), false, |k, v| {
-            match (decode_meta_key(k), Meta::decode_header(v)) {
-                (Some((_, key)), Some((_, at))) if !crate::storage::meta::expired(at, now) => {
-                    found = Some(Bytes::copy_from_slice(key));
-                    false
+            if let (Some((_, key)), Some((_, at))) = (decode_meta_key(k), Meta::decode_header(v)) {
+                if !crate::storage::meta::expired(at, now) {
+                    window.push(Bytes::copy_from_slice(key));
                 }
-                _ => true,
             }
+            window.len() < RANDOM_KEY_WINDOW
         })?;
-        if found.is_some() {
-            break;
-        }
     }
-    Ok(found)
+    Ok((!window.is_empty()).then(|| window.swap_remove((pick % window.len() as u64) as usize)))
 }
 
 /// The type filter SCAN accepts.

@@ -18,9 +18,18 @@ use super::write::ApplyResult;
 use super::{ApplyCtx, ReadResult};
 
 /// Up to this size (or when half the key or more is wanted) members are drawn
-/// exactly uniformly, by one walk; above it each draw seeks to a random point of
-/// the key range (O(log n), approximately uniform), as Redis's SPOP is O(1).
-const UNIFORM_PICK_MAX: u64 = 64;
+/// exactly uniformly, by one walk (a few hundred microseconds at most); above
+/// it a sorted set draws ranks through its counters (exact, O(log n)) and a set
+/// or hash seeks to a random point of its key range (O(log n), approximately
+/// uniform: Redis's SRANDMEMBER is O(1), a walk of a million members is not).
+const UNIFORM_PICK_MAX: u64 = 4096;
+
+/// A sorted set bigger than this draws by rank.
+const RANK_PICK_MIN: u64 = 256;
+
+/// A seek draws among this many members from where it lands, so members that
+/// sort close together (sharing a long prefix) are all within reach.
+const SEEK_WINDOW: usize = 64;
 
 pub fn apply_sadd(ctx: &mut ApplyCtx, op: &pb::Sadd) -> ApplyResult {
     let key = &op.key;
@@ -101,7 +110,8 @@ pub fn pick_with(
     if want == 0 {
         return Ok(out);
     }
-    if want >= size || size <= UNIFORM_PICK_MAX || want > size / 2 {
+    let by_rank = found.coll.kind == KeyType::ZSet && size > RANK_PICK_MIN;
+    if want >= size || (size <= UNIFORM_PICK_MAX && !by_rank) || want > size / 2 {
         // Floyd's sampling of `want` distinct positions, then one ordered walk.
         let mut chosen = BTreeSet::new();
         if want >= size {
@@ -129,6 +139,9 @@ pub fn pick_with(
             out.swap(k, rng.below(k as u64 + 1) as usize);
         }
         return Ok(out);
+    }
+    if by_rank {
+        return super::zset::pick_by_rank(src, found, want, rng);
     }
     if ends.is_none() {
         let (Some(first), Some(last)) = (bound(src, found, false)?, bound(src, found, true)?) else { return Ok(out) };
@@ -168,7 +181,8 @@ pub fn sample(
 }
 
 /// One member of a big set: seek to a random point between the first and last
-/// member (wrapping to the first). Not exactly uniform, O(log n).
+/// member, then take one of the [`SEEK_WINDOW`] members from there (wrapping
+/// to the first). Not exactly uniform, O(log n); every member can come up.
 fn pick_by_seek(
     src: &impl Source,
     found: &Found,
@@ -177,27 +191,33 @@ fn pick_by_seek(
     rng: &mut Rng,
 ) -> Result<Option<Bytes>, StorageError> {
     let common = first.iter().zip(last.iter()).take_while(|(a, b)| a == b).count();
-    // Past the common prefix, draw bytes from the range the two ends use (members
-    // like "user:123" then land on random digits, not between character groups).
+    // Past the common prefix, bytes mostly from the range the two ends use
+    // (members like "user:123" then land on random digits, not between
+    // character groups), sometimes any byte (so no run of members sorts where
+    // no target lands), of any length up to a little more than either end's.
     let tails = first[common..].iter().chain(last[common..].iter());
     let (lo, hi) = tails.fold((255u8, 0u8), |(lo, hi), &b| (lo.min(b), hi.max(b)));
     let (lo, hi) = if lo > hi { (0, 255) } else { (lo as u64, hi as u64) };
-    let len = first.len().max(last.len()) - common;
+    let len = first.len().max(last.len()) - common + 1;
     let mut target = first[..common].to_vec();
-    for _ in 0..len.max(1) {
-        target.push((lo + rng.below(hi - lo + 1)) as u8);
+    for _ in 0..rng.below(len as u64) + 1 {
+        let b = if rng.below(4) == 0 { rng.below(256) } else { lo + rng.below(hi - lo + 1) };
+        target.push(b as u8);
     }
-    let mut got = None;
+    let skip = rng.below(SEEK_WINDOW as u64) as usize;
     let n = found.prefix.len();
-    src.scan(Cf::Subkey, &found.element(&target), &found.end(), false, |k, _| {
-        got = Some(Bytes::copy_from_slice(&k[n..]));
-        false
-    })?;
-    match got {
-        Some(m) => Ok(Some(m)),
-        // Past the last member: wrap to the first live one (`first` may be stale).
-        None => bound(src, found, false),
+    let mut window = Vec::with_capacity(SEEK_WINDOW);
+    for from in [found.element(&target), found.prefix.clone()] {
+        src.scan(Cf::Subkey, &from, &found.end(), false, |k, _| {
+            window.push(Bytes::copy_from_slice(&k[n..]));
+            window.len() <= skip
+        })?;
+        if window.len() > skip {
+            break;
+        }
     }
+    // A key smaller than the window wraps to its start as often as needed.
+    Ok((!window.is_empty()).then(|| window.swap_remove(skip % window.len())))
 }
 
 fn bound(src: &impl Source, found: &Found, reverse: bool) -> Result<Option<Bytes>, StorageError> {

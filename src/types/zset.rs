@@ -30,7 +30,7 @@ use std::collections::BTreeMap;
 use bytes::Bytes;
 
 use crate::pb::{self, Aggregate, Algebra, ZBy};
-use crate::protocol::cursor::parse_f64;
+use crate::protocol::cursor::parse_f64_bound;
 use crate::protocol::Reply;
 use crate::storage::keys::KeyType;
 use crate::storage::{Cf, StorageError};
@@ -191,7 +191,7 @@ pub fn parse_score_bound(a: &[u8]) -> Option<ScoreBound> {
         Some(b'(') => (true, &a[1..]),
         _ => (false, a),
     };
-    parse_f64(num).map(|v| ScoreBound { v, excl })
+    parse_f64_bound(num).map(|v| ScoreBound { v, excl })
 }
 
 /// Redis's lex bound: `[a`, `(a`, `-`, `+`.
@@ -399,6 +399,36 @@ fn end_key(src: &impl Source, found: &Found, highest: bool) -> Result<Option<Vec
         out = Some(k[n..].to_vec());
         false
     })?;
+    Ok(out)
+}
+
+/// `want` (fewer than half) distinct members of a big sorted set, exactly
+/// uniformly: distinct random ranks (Floyd), each found through the counters.
+pub fn pick_by_rank(
+    src: &impl Source,
+    found: &Found,
+    want: u64,
+    rng: &mut super::coll::Rng,
+) -> Result<Vec<Bytes>, StorageError> {
+    let size = found.coll.size;
+    let mut ranks = Vec::new();
+    let mut chosen = std::collections::BTreeSet::new();
+    for j in size - want..size {
+        let t = rng.below(j + 1);
+        let r = if chosen.insert(t) { t } else { j };
+        chosen.insert(r);
+        ranks.push(r);
+    }
+    let mut out = Vec::with_capacity(ranks.len());
+    for r in ranks {
+        if let Some(k) = select(src, found, r)? {
+            out.push(Bytes::copy_from_slice(&k[8..]));
+        }
+    }
+    // Floyd's order leans towards high ranks: shuffle so the order says nothing.
+    for k in (1..out.len()).rev() {
+        out.swap(k, rng.below(k as u64 + 1) as usize);
+    }
     Ok(out)
 }
 

@@ -5,7 +5,7 @@
 
 use crate::common::{encode_cmd, Oracle, Raw, Server};
 
-struct Rng(u64);
+pub struct Rng(pub u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -69,7 +69,7 @@ fn gen_set_opts(r: &mut Rng, out: &mut Vec<String>) {
     }
 }
 
-fn gen(r: &mut Rng, step: usize) -> Vec<String> {
+pub fn gen(r: &mut Rng, step: usize) -> Vec<String> {
     let k = |r: &mut Rng| r.pick(KEYS).to_string();
     let v = |r: &mut Rng| r.pick(VALUES).to_string();
     let i = |r: &mut Rng| r.pick(INTS).to_string();
@@ -191,13 +191,13 @@ fn gen(r: &mut Rng, step: usize) -> Vec<String> {
 
 /// A parsed RESP2 reply, for comparisons that ignore element order.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum V {
+pub enum V {
     Line(Vec<u8>),
     Bulk(Option<Vec<u8>>),
     Arr(Option<Vec<V>>),
 }
 
-fn parse(r: &[u8], p: &mut usize) -> V {
+pub fn parse(r: &[u8], p: &mut usize) -> V {
     let nl = *p + r[*p..].iter().position(|&b| b == b'\n').unwrap();
     let head = &r[*p..nl - 1];
     *p = nl + 1;
@@ -217,7 +217,7 @@ fn parse(r: &[u8], p: &mut usize) -> V {
 }
 
 /// How a command's reply is compared.
-fn normalise(cmd: &str, with_pairs: bool, reply: &[u8]) -> V {
+pub fn normalise(cmd: &str, with_pairs: bool, reply: &[u8]) -> V {
     normalise_v(cmd, with_pairs, parse(reply, &mut 0))
 }
 
@@ -311,7 +311,7 @@ const HVALS: &[&str] = &["", "v", "0", "1", "-3", "10.5", "9223372036854775807",
 /// Hash and Set commands over the same keys as the string generator (WRONGTYPE
 /// mixes), with the string/keyspace generator mixed in for DEL, EXPIRE, RENAME,
 /// COPY, TYPE, FLUSH of composite keys.
-fn gen_composite(r: &mut Rng, step: usize) -> Vec<String> {
+pub fn gen_composite(r: &mut Rng, step: usize) -> Vec<String> {
     let k = |r: &mut Rng| r.pick(KEYS).to_string();
     let f = |r: &mut Rng| r.pick(FIELDS).to_string();
     let many = |r: &mut Rng, c: &mut Vec<String>, n: usize| {
@@ -413,7 +413,7 @@ const INDEXES: &[&str] = &["0", "1", "-1", "2", "-2", "5", "-100", "100", "x"];
 
 /// List commands (blocking forms with a short timeout) over the same keys,
 /// mixed with the hash/set generator for WRONGTYPE and the keyspace one.
-fn gen_lists(r: &mut Rng, step: usize) -> Vec<String> {
+pub fn gen_lists(r: &mut Rng, step: usize) -> Vec<String> {
     let k = |r: &mut Rng| r.pick(KEYS).to_string();
     let e = |r: &mut Rng| r.pick(ELEMS).to_string();
     let i = |r: &mut Rng| r.pick(INDEXES).to_string();
@@ -490,7 +490,7 @@ const LEX_KEY: &str = "{t}lex";
 
 /// Sorted-set commands over the same keys (blocking forms with a short timeout),
 /// mixed with the other type generators.
-fn gen_zsets(r: &mut Rng, step: usize) -> Vec<String> {
+pub fn gen_zsets(r: &mut Rng, step: usize) -> Vec<String> {
     let k = |r: &mut Rng| r.pick(KEYS).to_string();
     let m = |r: &mut Rng| r.pick(ELEMS).to_string();
     let sc = |r: &mut Rng| r.pick(SCORES).to_string();

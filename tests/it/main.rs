@@ -4,12 +4,14 @@
 mod common;
 mod differential;
 mod durability;
+mod fuzz;
 mod gc;
 mod hash;
 mod keyspace;
 mod list;
 mod protocol;
 mod pubsub;
+mod random_picks;
 mod regions;
 mod script;
 mod server;
