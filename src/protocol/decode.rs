@@ -22,11 +22,19 @@ pub const PROTO_MAX_MULTIBULK: i64 = 1024 * 1024;
 #[derive(Clone, Copy, Debug)]
 pub struct DecodeLimits {
     pub max_bulk_len: i64,
+    /// The client has not authenticated while a password is required: Redis
+    /// then refuses more than 10 arguments or a bulk over 16 KB (and closes),
+    /// so a stranger cannot make the server buffer much.
+    pub unauthenticated: bool,
 }
+
+/// The most arguments, and the longest bulk, before AUTH.
+const UNAUTH_MAX_MULTIBULK: i64 = 10;
+const UNAUTH_MAX_BULK: i64 = 16 * 1024;
 
 impl Default for DecodeLimits {
     fn default() -> Self {
-        DecodeLimits { max_bulk_len: 512 * 1024 * 1024 }
+        DecodeLimits { max_bulk_len: 512 * 1024 * 1024, unauthenticated: false }
     }
 }
 
@@ -47,6 +55,10 @@ pub enum ProtocolError {
     InvalidBulkLen,
     #[error("Protocol error: unbalanced quotes in request")]
     UnbalancedQuotes,
+    #[error("Protocol error: unauthenticated multibulk length")]
+    UnauthenticatedMultibulk,
+    #[error("Protocol error: unauthenticated bulk length")]
+    UnauthenticatedBulk,
 }
 
 /// Arguments of one request, each a zero-copy slice of the frame.
@@ -118,6 +130,9 @@ impl Decoder {
         if count > PROTO_MAX_MULTIBULK {
             return Err(ProtocolError::InvalidMultibulkLen);
         }
+        if count > UNAUTH_MAX_MULTIBULK && self.limits.unauthenticated {
+            return Err(ProtocolError::UnauthenticatedMultibulk);
+        }
         let mut pos = nl + 2;
         if count <= 0 {
             return Ok(Scan::Empty(pos));
@@ -146,6 +161,9 @@ impl Decoder {
             let len = parse_len(&rest[1..nl]).ok_or(ProtocolError::InvalidBulkLen)?;
             if len < 0 || len > self.limits.max_bulk_len {
                 return Err(ProtocolError::InvalidBulkLen);
+            }
+            if len > UNAUTH_MAX_BULK && self.limits.unauthenticated {
+                return Err(ProtocolError::UnauthenticatedBulk);
             }
             let start = pos + nl + 2;
             let end = start + len as usize;

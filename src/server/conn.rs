@@ -8,7 +8,7 @@
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use futures_channel::oneshot;
@@ -25,7 +25,6 @@ use crate::shard::shared::ClientEntry;
 use crate::shard::Core;
 use crate::types::now_ms;
 
-const READ_CHUNK: usize = 16 * 1024;
 /// Redis's client-query-buffer-limit default.
 const MAX_QUERY_BUFFER: usize = 1 << 30;
 
@@ -150,6 +149,56 @@ async fn exec(core: &Core, session: &mut Session, mut plan: ExecPlan) -> Reply {
     Reply::Array(out)
 }
 
+/// A connection's read buffer, sized to need: small while the client sends
+/// little, doubling while reads fill it, halving back when they do not (5,000
+/// idle connections must not hold 16 KB each).
+struct Scratch(Vec<u8>);
+
+impl Scratch {
+    const MIN: usize = 1024;
+    const MAX: usize = 64 * 1024;
+
+    fn new() -> Scratch {
+        Scratch(vec![0; Self::MIN])
+    }
+
+    fn is_grown(&self) -> bool {
+        self.0.len() > 4 * Self::MIN
+    }
+
+    fn buf(&mut self) -> &mut [u8] {
+        &mut self.0
+    }
+
+    /// After a read of `n` bytes into it.
+    fn adapt(&mut self, n: usize) {
+        let len = self.0.len();
+        if n == len && len < Self::MAX {
+            self.0 = vec![0; len * 2];
+        } else if n < len / 4 && len > Self::MIN {
+            self.0 = vec![0; len / 2];
+        }
+    }
+}
+
+/// Give a buffer's memory back once it is empty and grew big (a large request
+/// or reply), so a connection holds only what it needs between requests.
+fn trim(buf: &mut BytesMut) {
+    if buf.is_empty() && buf.capacity() > 16 * 1024 {
+        *buf = BytesMut::new();
+    }
+}
+
+/// Drop an empty query buffer's storage: its arguments were split off it and
+/// share its allocation, so even a small remaining view can pin a big request's
+/// bytes (a 60 KB ECHO kept 60 KB per idle connection). The next read allocates
+/// what it needs.
+fn release_query_buffer(buf: &mut BytesMut) {
+    if buf.is_empty() {
+        *buf = BytesMut::new();
+    }
+}
+
 /// Encode one Pub/Sub message for the client.
 fn push(session: &mut Session, m: Message, out: &mut BytesMut) {
     if let Some(ps) = &session.pubsub {
@@ -205,17 +254,19 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
     let entry = Arc::new(ClientEntry::new(id, addr, laddr));
     if let Ok(mut c) = shared.clients.lock() {
         c.insert(id, entry.clone());
+        shared.peak_clients.fetch_max(c.len(), Ordering::Relaxed);
     }
     let stats = &shared.stats[core.id];
     stats.connections.fetch_add(1, Ordering::Relaxed);
     let (limits, authed) = {
         let cfg = shared.config();
-        (DecodeLimits { max_bulk_len: cfg.proto_max_bulk_len }, cfg.requirepass.is_empty())
+        (DecodeLimits { max_bulk_len: cfg.proto_max_bulk_len, unauthenticated: false }, cfg.requirepass.is_empty())
     };
-    let decoder = Decoder::new(limits);
+    let mut decoder = Decoder::new(limits);
     let mut session = Session::new(entry.clone(), authed);
-    let mut rbuf = BytesMut::with_capacity(READ_CHUNK);
-    let mut out = BytesMut::with_capacity(READ_CHUNK);
+    // Buffers sized to need: an idle connection holds about a kilobyte.
+    let mut rbuf = BytesMut::new();
+    let mut out = BytesMut::new();
     let mut pending: Vec<Pending> = Vec::new();
     // The region of the writes in `pending` (they all go to one region).
     let mut pending_region: Option<u32> = None;
@@ -224,19 +275,34 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
     let (kill_tx, mut kill_rx) = oneshot::channel::<()>();
     entry.on_kill(kill_tx);
 
-    // Reads land in a fixed scratch buffer and only the bytes read are appended to
-    // the query buffer: zero-filling spare capacity on every read would cost more
-    // than copying a typical request.
-    let mut scratch = vec![0u8; READ_CHUNK];
+    // Reads land in a scratch buffer and only the bytes read are appended to the
+    // query buffer: zero-filling spare capacity on every read would cost more than
+    // copying a typical request.
+    let mut scratch = Scratch::new();
     'conn: loop {
         enum Event {
             Read(std::io::Result<usize>),
             Pushed(Option<Message>),
             Killed,
+            Idle,
         }
-        // Wait for bytes from the client, a message for its subscriptions, or a kill.
+        // Wait for bytes from the client, a message for its subscriptions, or a
+        // kill. A connection holding a grown read buffer gives it back after a
+        // second without input (the read is a readiness poll plus recv(2), so
+        // abandoning it loses nothing).
         let event = {
-            let read = async { Event::Read(stream.read(&mut scratch).await) };
+            let big = scratch.is_grown();
+            let read = async {
+                if big {
+                    let idle = async {
+                        glommio::timer::sleep(Duration::from_secs(1)).await;
+                        Event::Idle
+                    };
+                    futures_lite::future::or(async { Event::Read(stream.read(scratch.buf()).await) }, idle).await
+                } else {
+                    Event::Read(stream.read(scratch.buf()).await)
+                }
+            };
             let killed = async {
                 let _ = (&mut kill_rx).await;
                 Event::Killed
@@ -251,6 +317,11 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
         };
         let n = match event {
             Event::Killed => break,
+            Event::Idle => {
+                released_idle_buffer(scratch.0.len());
+                scratch = Scratch::new();
+                continue;
+            }
             Event::Pushed(m) => {
                 if let Some(m) = m {
                     push(&mut session, m, &mut out);
@@ -264,7 +335,8 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
             Event::Read(Ok(0)) | Event::Read(Err(_)) => break,
             Event::Read(Ok(n)) => n,
         };
-        rbuf.extend_from_slice(&scratch[..n]);
+        rbuf.extend_from_slice(&scratch.buf()[..n]);
+        scratch.adapt(n);
         session.now_ms = now_ms();
         stats.net_input.fetch_add(n as u64, Ordering::Relaxed);
         if rbuf.len() > MAX_QUERY_BUFFER {
@@ -274,6 +346,7 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
         let mut last_spec = None;
         let mut close = false;
         loop {
+            decoder.limits.unauthenticated = !session.authed;
             let args = match decoder.decode(&mut rbuf) {
                 Ok(Some(args)) => args,
                 Ok(None) => break,
@@ -342,13 +415,13 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                 }
                 Plan::Blocking(work) => {
                     drain(&mut pending, &mut out, &mut session).await;
-                    let r = glommio::executor().spawn_blocking(work.0).await;
+                    let r = Box::pin(glommio::executor().spawn_blocking(work.0)).await;
                     r.encode(session.resp, &mut out);
                     session.now_ms = now_ms();
                 }
                 Plan::Block(b) => {
                     drain(&mut pending, &mut out, &mut session).await;
-                    match block(&core, b, &mut stream, &mut rbuf, &mut scratch).await {
+                    match Box::pin(block(&core, b, &mut stream, &mut rbuf, scratch.buf())).await {
                         Some(r) => r.encode(session.resp, &mut out),
                         None => break 'conn,
                     }
@@ -362,7 +435,7 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                 }
                 Plan::Exec(p) => {
                     drain(&mut pending, &mut out, &mut session).await;
-                    let r = exec(&core, &mut session, p).await;
+                    let r = Box::pin(exec(&core, &mut session, p)).await;
                     r.encode(session.resp, &mut out);
                     session.now_ms = now_ms();
                 }
@@ -382,6 +455,8 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
         if !write_out(&mut stream, &mut out, &mut kill_rx, stats).await {
             break 'conn;
         }
+        trim(&mut out);
+        release_query_buffer(&mut rbuf);
         if close {
             break;
         }
@@ -389,7 +464,42 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
     let _ = stream.close().await;
     cmd::txn::reset(&shared, &mut session);
     cmd::pubsub::reset(&shared, &mut session);
-    if let Ok(mut c) = shared.clients.lock() {
+    let left = shared.clients.lock().map(|mut c| {
         c.remove(&id);
-    };
+        c.len()
+    });
+    if let Ok(left) = left {
+        release_memory_after_closes(&shared.peak_clients, left);
+    }
+}
+
+/// When the connections have dropped to half of their peak (and by hundreds),
+/// hand the freed heap back to the system: glibc keeps what threads freed in
+/// their arenas, so 5,000 closed connections would stay in the resident size.
+/// Bytes of idle connections' read buffers freed since memory was last handed
+/// back to the OS.
+static IDLE_FREED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Freed buffers go back to the allocator, which keeps them; hand them (and
+/// whatever else is free) to the OS each time a few MB have gathered.
+fn released_idle_buffer(bytes: usize) {
+    let freed = IDLE_FREED.fetch_add(bytes, Ordering::Relaxed) + bytes;
+    if freed >= 2 << 20 && IDLE_FREED.compare_exchange(freed, 0, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+        // SAFETY: malloc_trim only releases free memory; it is thread-safe.
+        #[cfg(target_env = "gnu")]
+        unsafe {
+            libc::malloc_trim(0);
+        }
+    }
+}
+
+fn release_memory_after_closes(peak: &std::sync::atomic::AtomicUsize, now: usize) {
+    let p = peak.load(Ordering::Relaxed);
+    if p >= 2 * now && p - now >= 512 && peak.compare_exchange(p, now, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+        // SAFETY: malloc_trim only releases free memory; it is thread-safe.
+        #[cfg(target_env = "gnu")]
+        unsafe {
+            libc::malloc_trim(0);
+        }
+    }
 }

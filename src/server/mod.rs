@@ -40,7 +40,7 @@ pub fn run(config: Config) -> Result<(), String> {
     // Transactions run inside apply through the command table.
     let _ = shared.programs.set(Arc::new(crate::cmd::txn::Executor::new(&shared)));
     crate::cmd::script::load_functions(&shared)?;
-    install_signal_handler(storage)?;
+    install_signal_handler(shared.clone())?;
 
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let pin = shared.config().pin;
@@ -83,12 +83,30 @@ async fn core_main(
     while ready.load(Ordering::SeqCst) < cores {
         glommio::timer::sleep(Duration::from_millis(2)).await;
     }
-    let listener = TcpListener::bind(addr).map_err(|e| format!("bind {addr}: {e}"))?;
+    let listener = listen(addr, &core.shared).map_err(|e| format!("bind {addr}: {e}"))?;
     if ready.fetch_add(1, Ordering::SeqCst) == 2 * cores - 1 {
         println!("NeoKV ready on {addr} ({cores} cores, {} regions)", core.shared.router.regions().len());
     }
     accept_loop(core, listener).await;
     Ok(())
+}
+
+/// A listening socket on `addr` shared by every core (SO_REUSEPORT), its
+/// descriptor recorded so a stopping server can close it first.
+fn listen(addr: SocketAddr, shared: &Shared) -> std::io::Result<TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    use std::os::fd::{FromRawFd, IntoRawFd};
+    let sk = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    sk.set_reuse_port(true)?;
+    sk.set_reuse_address(true)?;
+    sk.bind(&addr.into())?;
+    sk.listen(511)?;
+    let fd = sk.into_raw_fd();
+    if let Ok(mut l) = shared.listeners.lock() {
+        l.push(fd);
+    }
+    // SAFETY: `fd` is a bound, listening socket this function owns.
+    Ok(unsafe { TcpListener::from_raw_fd(fd) })
 }
 
 async fn accept_loop(core: Rc<Core>, listener: TcpListener) {
@@ -106,15 +124,14 @@ async fn accept_loop(core: Rc<Core>, listener: TcpListener) {
 }
 
 /// On SIGINT/SIGTERM, make the WAL durable and exit.
-fn install_signal_handler(storage: Storage) -> Result<(), String> {
+fn install_signal_handler(shared: Arc<Shared>) -> Result<(), String> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(|e| e.to_string())?;
     std::thread::Builder::new()
         .name("neokv-signals".into())
         .spawn(move || {
             if signals.forever().next().is_some() {
-                let _ = storage.sync_wal_blocking();
-                std::process::exit(0);
+                shared.stop(0);
             }
         })
         .map_err(|e| e.to_string())?;

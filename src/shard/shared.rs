@@ -132,6 +132,10 @@ pub struct Shared {
     pub mesh: Vec<Outbox>,
     pub stats: Vec<CoreStats>,
     pub clients: Mutex<BTreeMap<u64, Arc<ClientEntry>>>,
+    /// The most connections since memory was last handed back (server::conn).
+    pub peak_clients: AtomicUsize,
+    /// Every core's listening socket, closed first when the server stops.
+    pub listeners: Mutex<Vec<std::os::fd::RawFd>>,
     pub next_client_id: AtomicU64,
     pub scan_cursors: Mutex<ScanCursors>,
     pub started: Instant,
@@ -163,6 +167,8 @@ impl Shared {
             mesh,
             stats: (0..cores).map(|_| CoreStats::default()).collect(),
             clients: Mutex::new(BTreeMap::new()),
+            peak_clients: AtomicUsize::new(0),
+            listeners: Mutex::new(Vec::new()),
             next_client_id: AtomicU64::new(1),
             scan_cursors: Mutex::new(ScanCursors::default()),
             started: Instant::now(),
@@ -180,6 +186,18 @@ impl Shared {
 
     pub fn total(&self, f: impl Fn(&CoreStats) -> &AtomicU64) -> u64 {
         self.stats.iter().map(|s| f(s).load(Ordering::Relaxed)).sum()
+    }
+
+    /// Stop the process: refuse new connections first (an accepted connection
+    /// is never dropped unanswered by a half-stopped server), make the WAL
+    /// durable, exit with `code`. Everything acknowledged is already in RocksDB.
+    pub fn stop(&self, code: i32) -> ! {
+        for fd in self.listeners.lock().map(|l| l.clone()).unwrap_or_default() {
+            // SAFETY: shutdown(2) on a descriptor we own; at worst EBADF.
+            unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
+        }
+        let _ = self.storage.sync_wal_blocking();
+        std::process::exit(code)
     }
 
     pub fn connected_clients(&self) -> usize {

@@ -2,6 +2,7 @@
 //! loopback port and talks to it through a real client or raw RESP bytes.
 
 mod common;
+mod connections;
 mod differential;
 mod durability;
 mod fuzz;
