@@ -195,6 +195,23 @@ impl Config {
                 self.params.insert(name.to_string(), crate::types::notify::render(f));
                 return Ok(());
             }
+            "slowlog-log-slower-than" | "latency-monitor-threshold" | "slowlog-max-len" => {
+                let v: i64 = value.parse().map_err(|_| bad("argument couldn't be parsed into an integer"))?;
+                let min = if name == "slowlog-log-slower-than" { -1 } else { 0 };
+                if v < min {
+                    return Err(bad(&format!("argument must be between {min} and 9223372036854775807 inclusive")));
+                }
+                self.params.insert(name.to_string(), v.to_string());
+                return Ok(());
+            }
+            "latency-tracking" => {
+                let v = value.to_ascii_lowercase();
+                if v != "yes" && v != "no" {
+                    return Err(bad("argument must be 'yes' or 'no'"));
+                }
+                self.params.insert(name.to_string(), v);
+                return Ok(());
+            }
             "lua-memory-limit" => {
                 let v = parse_memory(value)
                     .filter(|v| *v >= 0)

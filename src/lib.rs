@@ -10,9 +10,14 @@
 //! | [`cluster`] | key → slot → region → core routing |
 //! | [`types`] | data-type semantics: deterministic apply of `WriteCmd`s, reads |
 //! | [`raft`] | openraft config, glommio runtime adapter, log store, state machine, regions |
-//! | [`shard`] | per-core state, the cross-core channel mesh, active expiry |
-//! | [`cmd`] | the command table and one family file per type |
-//! | [`server`] | executors, listener, connection loop (pipelining) |
+//! | [`script`] | the Lua VM (sandbox, `redis.*`, cjson/cmsgpack/bit/struct), running scripts, function libraries |
+//! | [`shard`] | per-core state, the cross-core channel mesh, active expiry, the Pub/Sub registry (`pubsub`), what the server observes of itself (`observe`: command stats, slow log, latency monitor, MONITOR, CLIENT PAUSE) |
+//! | [`cmd`] | the command table, one family file per type, `txn` (MULTI/EXEC, run inside apply), `script` (EVAL/FCALL), `pubsub`, `server`/`admin`/`info` (connection and server commands) |
+//! | [`server`] | executors, listeners, connection loop (pipelining, replies, per-command statistics) |
+//!
+//! `types::notify` (keyspace events) is written by apply and delivered through
+//! `shard::pubsub`; a transaction or a script reaches the command table from
+//! inside apply through `types::write::Programs`, which `cmd` implements.
 //!
 //! # Threading
 //!

@@ -156,7 +156,7 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError>
             "stats" => {
                 let _ = write!(
                     s,
-                    "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:0\r\nkeyspace_hits:0\r\nkeyspace_misses:0\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\n",
+                    "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:0\r\nkeyspace_hits:0\r\nkeyspace_misses:0\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\n",
                     shared.total(|s| &s.connections),
                     shared.total(|s| &s.commands),
                     shared.total(|s| &s.net_input),
@@ -166,6 +166,7 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError>
                     shared.pubsub.counts().0,
                     shared.pubsub.numpat(),
                     shared.pubsub.counts().1,
+                    shared.observe.total_errors.load(Ordering::Relaxed),
                 );
             }
             "replication" => {
@@ -183,10 +184,42 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError>
                 );
             }
             "modules" => s.push_str("# Modules\r\n"),
-            "errorstats" => s.push_str("# Errorstats\r\n"),
+            "errorstats" => {
+                s.push_str("# Errorstats\r\n");
+                for (code, n) in shared.observe.error_stats() {
+                    let _ = write!(s, "errorstat_{code}:count={n}\r\n");
+                }
+            }
             "cluster" => s.push_str("# Cluster\r\ncluster_enabled:0\r\n"),
-            "commandstats" => s.push_str("# Commandstats\r\n"),
-            "latencystats" => s.push_str("# Latencystats\r\n"),
+            "commandstats" => {
+                s.push_str("# Commandstats\r\n");
+                for (name, c) in command_stats(shared) {
+                    let per = if c.calls == 0 { 0.0 } else { c.usec as f64 / c.calls as f64 };
+                    let _ = write!(
+                        s,
+                        "cmdstat_{name}:calls={},usec={},usec_per_call={per:.2},rejected_calls={},failed_calls={}\r\n",
+                        c.calls, c.usec, c.rejected, c.failed
+                    );
+                }
+            }
+            "latencystats" => {
+                s.push_str("# Latencystats\r\n");
+                if shared.observe.latency_tracking.load(Ordering::Relaxed) {
+                    let percentiles =
+                        percentiles(cfg.param("latency-tracking-info-percentiles").unwrap_or("50 99 99.9"));
+                    for (name, c) in command_stats(shared) {
+                        if c.hist.count() == 0 {
+                            continue;
+                        }
+                        let _ = write!(s, "latency_percentiles_usec_{name}:");
+                        for (i, (label, p)) in percentiles.iter().enumerate() {
+                            let sep = if i == 0 { "" } else { "," };
+                            let _ = write!(s, "{sep}p{label}={:.3}", c.hist.percentile_us(*p));
+                        }
+                        s.push_str("\r\n");
+                    }
+                }
+            }
             _ => continue,
         }
         if !out.is_empty() {
@@ -195,6 +228,36 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError>
         out.push_str(&s);
     }
     Ok((out, asked.contains("keyspace")))
+}
+
+/// Every command's figures by full name (`client|id`), sorted.
+fn command_stats(shared: &crate::shard::Shared) -> Vec<(&'static str, crate::shard::observe::CmdStat)> {
+    let mut v: Vec<_> = shared
+        .observe
+        .command_stats()
+        .into_iter()
+        .filter_map(|(id, c)| super::table::spec_by_id(id).map(|spec| (spec.name, c)))
+        .collect();
+    v.sort_by_key(|(n, _)| *n);
+    v
+}
+
+/// `latency-tracking-info-percentiles` as (label, value): `99.9` stays `99.9`,
+/// `50.0` shows as `50`.
+fn percentiles(list: &str) -> Vec<(String, f64)> {
+    list.split_whitespace()
+        .filter_map(|w| w.parse::<f64>().ok())
+        .map(|p| {
+            let mut label = format!("{p:.6}");
+            while label.ends_with('0') {
+                label.pop();
+            }
+            if label.ends_with('.') {
+                label.pop();
+            }
+            (label, p)
+        })
+        .collect()
 }
 
 /// The keyspace section (a scan of every key; run it off the reactor).

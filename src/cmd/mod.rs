@@ -19,6 +19,7 @@
 //! positions before the handler runs (CROSSSLOT when they span regions). Only the
 //! connection loop awaits. Command code never touches sockets or Raft.
 
+pub mod admin;
 pub mod args;
 pub mod ctx;
 pub mod elements;
@@ -57,6 +58,18 @@ fn clip(b: &[u8], max: usize) -> String {
 
 /// Find the row for a request: the command, or for a container its subcommand.
 /// Errors are Redis's replies for unknown commands and wrong arity.
+/// The row a refused request names, if its name (and subcommand) exist: a
+/// wrong-arity request counts against its command (INFO's rejected_calls).
+pub fn named_spec(args: &[Bytes]) -> Option<&'static CommandSpec> {
+    let t = table();
+    let spec = t.lookup(args.first()?).filter(|s| !s.name.contains('|'))?;
+    if !spec.is_container() || args.len() < 2 {
+        return Some(spec);
+    }
+    let sub = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
+    t.get(&format!("{}|{}", spec.name, sub))
+}
+
 pub fn resolve(args: &[Bytes]) -> Result<&'static CommandSpec, Reply> {
     let t = table();
     // A subcommand's row name (`config|get`) is not a command a client can send.
@@ -132,6 +145,7 @@ pub fn region_of(core: &Core, spec: &CommandSpec, args: &[Bytes]) -> Result<Opti
 /// Run a resolved command's handler on its connection's core.
 pub fn run(core: &Core, session: &mut Session, spec: &'static CommandSpec, args: &[Bytes]) -> Plan {
     if !session.authed && spec.flags & flag::NO_AUTH == 0 {
+        session.rejected = true;
         return Plan::Reply(Reply::error("NOAUTH Authentication required."));
     }
     let (Handler::Fn(f) | Handler::Container(Some(f))) = spec.handler else {
@@ -139,6 +153,7 @@ pub fn run(core: &Core, session: &mut Session, spec: &'static CommandSpec, args:
     };
     // A RESP2 client with subscriptions runs only what Redis allows in that context.
     if session.resp == 2 && pubsub::subscribed(session) && !pubsub::allowed_while_subscribed(spec) {
+        session.rejected = true;
         return Plan::Reply(pubsub::not_allowed(spec));
     }
     // While a script runs past the busy threshold, only what Redis allows runs.
@@ -153,6 +168,7 @@ pub fn run(core: &Core, session: &mut Session, spec: &'static CommandSpec, args:
                     ));
                 }
             }
+            session.rejected = true;
             return Plan::Reply(busy);
         }
     }

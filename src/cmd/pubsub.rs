@@ -40,7 +40,8 @@ impl SubState {
         match kind {
             Kind::Channel => &mut self.channels,
             Kind::Pattern => &mut self.patterns,
-            Kind::Shard => &mut self.shard,
+            // MONITOR lines come through the queue but are not a subscription.
+            Kind::Shard | Kind::Monitor => &mut self.shard,
         }
     }
 
@@ -51,6 +52,17 @@ impl SubState {
             _ => (self.channels.len() + self.patterns.len()) as i64,
         }
     }
+}
+
+/// The connection's message queue (made on first use): Pub/Sub messages and
+/// MONITOR lines arrive through it.
+pub fn queue_of(session: &mut Session) -> Arc<Subscriber> {
+    let entry = session.entry.clone();
+    let state = session.pubsub.get_or_insert_with(|| {
+        let (sub, rx) = Subscriber::new(entry);
+        SubState { sub, rx, channels: BTreeSet::new(), patterns: BTreeSet::new(), shard: BTreeSet::new() }
+    });
+    state.sub.clone()
 }
 
 /// True while the session is subscribed to anything.
@@ -107,7 +119,7 @@ fn index(kind: Kind) -> usize {
     match kind {
         Kind::Channel => 0,
         Kind::Pattern => 1,
-        Kind::Shard => 2,
+        Kind::Shard | Kind::Monitor => 2,
     }
 }
 

@@ -180,6 +180,27 @@ fn client_setinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 /// One CLIENT LIST line, in Redis 7's field order.
+/// CLIENT LIST's flags, in Redis's order (`N` for none).
+fn client_flags(c: &ClientEntry, pubsub: bool) -> String {
+    use crate::shard::shared::{CLIENT_MONITOR, CLIENT_NO_EVICT, CLIENT_NO_TOUCH};
+    let f = c.flags.load(Ordering::Relaxed);
+    let mut s = String::new();
+    for (on, ch) in [
+        (f & CLIENT_MONITOR != 0, 'O'),
+        (pubsub, 'P'),
+        (f & CLIENT_NO_EVICT != 0, 'e'),
+        (f & CLIENT_NO_TOUCH != 0, 'T'),
+    ] {
+        if on {
+            s.push(ch);
+        }
+    }
+    if s.is_empty() {
+        s.push('N');
+    }
+    s
+}
+
 pub fn client_line(c: &ClientEntry) -> String {
     let s = |m: &std::sync::Mutex<Option<Bytes>>| {
         m.lock().ok().and_then(|v| v.clone()).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default()
@@ -195,7 +216,7 @@ pub fn client_line(c: &ClientEntry) -> String {
         s(&c.name),
         c.created.elapsed().as_secs(),
         idle,
-        if subs.iter().any(|n| *n > 0) { "P" } else { "N" },
+        client_flags(c, subs.iter().any(|n| *n > 0)),
         subs[0],
         subs[1],
         subs[2],
@@ -318,6 +339,7 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             ctx.shared.pubsub.set_notify(f);
         }
     }
+    ctx.shared.observe.configure(&staged);
     *cfg = staged;
     reply(Reply::Ok)
 }
@@ -330,6 +352,7 @@ fn config_resetstat(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         s.connections.store(0, Ordering::Relaxed);
     }
     ctx.shared.expired_keys.store(0, Ordering::Relaxed);
+    ctx.shared.observe.reset_stats();
     reply(Reply::Ok)
 }
 

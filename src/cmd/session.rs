@@ -28,6 +28,20 @@ pub struct Session {
     pub pubsub: Option<super::pubsub::SubState>,
     /// EXEC is running the transaction's commands (Redis's DENY_BLOCKING).
     pub in_exec: bool,
+    /// CLIENT REPLY OFF: no replies until ON.
+    pub reply_off: bool,
+    /// CLIENT REPLY SKIP: the next command's reply is dropped.
+    pub skip_next_reply: bool,
+    /// Set by a handler whose own reply is not sent (CLIENT REPLY OFF/SKIP).
+    pub silent_reply: bool,
+    /// Set by dispatch when it refused the command before running it (NOAUTH,
+    /// BUSY, RESP2 subscribed mode): INFO counts it as rejected, not failed.
+    pub rejected: bool,
+    /// MONITOR.
+    pub monitor: bool,
+    /// CLIENT NO-EVICT / NO-TOUCH (accepted; shown in CLIENT LIST).
+    pub no_evict: bool,
+    pub no_touch: bool,
 }
 
 impl Session {
@@ -43,6 +57,13 @@ impl Session {
             watched: Vec::new(),
             pubsub: None,
             in_exec: false,
+            reply_off: false,
+            skip_next_reply: false,
+            silent_reply: false,
+            rejected: false,
+            monitor: false,
+            no_evict: false,
+            no_touch: false,
         }
     }
 

@@ -322,6 +322,7 @@ pub fn table() -> &'static Table {
             super::txn::COMMANDS,
             super::script::COMMANDS,
             super::pubsub::COMMANDS,
+            super::admin::COMMANDS,
         ] {
             rows.extend(family.iter());
         }

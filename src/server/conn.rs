@@ -17,9 +17,11 @@ use glommio::net::TcpStream;
 
 use futures_util::StreamExt;
 
+use crate::cmd::table::{flag, CommandSpec};
 use crate::cmd::txn::ExecPlan;
 use crate::cmd::{self, Plan, Session, Shape};
 use crate::protocol::{DecodeLimits, Decoder, Reply};
+use crate::shard::observe::{monitor_line, Outcome};
 use crate::shard::pubsub::Message;
 use crate::shard::shared::ClientEntry;
 use crate::shard::Core;
@@ -29,19 +31,101 @@ use crate::types::now_ms;
 const MAX_QUERY_BUFFER: usize = 1 << 30;
 
 /// A write in flight: its result arrives on the receiver, shown as the shape.
-type Pending = (oneshot::Receiver<Reply>, Shape);
+type Pending = (oneshot::Receiver<Reply>, Shape, Done);
+
+/// A command whose reply is on its way, with what its statistics, the slow
+/// log and MONITOR need once the reply is known.
+struct Done {
+    spec: &'static CommandSpec,
+    started: Instant,
+    args: crate::protocol::decode::Args,
+    /// CLIENT REPLY OFF/SKIP: the reply is not sent.
+    silent: bool,
+}
+
+/// A command's reply is known: count it (INFO commandstats, errorstats,
+/// latencystats), log it if slow, show it to monitors, send it.
+fn finish(core: &Core, session: &Session, d: Done, r: Reply, out: &mut BytesMut) {
+    let obs = &core.shared.observe;
+    let took = d.started.elapsed();
+    let outcome = match &r {
+        Reply::Error(e) => {
+            obs.error(e);
+            Outcome::Failed
+        }
+        _ => Outcome::Ok,
+    };
+    obs.record(core.id, cmd::table::spec_id(d.spec), took, outcome);
+    if obs.is_slow(took) && d.spec.flags & flag::SKIP_SLOWLOG == 0 {
+        obs.log_slow(&d.args, took, &session.entry);
+    }
+    let ms = took.as_millis() as u64;
+    if ms > 0 {
+        obs.latency_sample(if d.spec.flags & flag::FAST != 0 { "fast-command" } else { "command" }, ms);
+    }
+    if obs.has_monitors() && d.spec.flags & (flag::ADMIN | flag::SKIP_MONITOR) == 0 {
+        obs.feed(monitor_line(&session.entry.addr, &d.args));
+    }
+    if !d.silent {
+        r.encode(session.resp, out);
+    }
+}
+
+/// A command refused before it ran (unknown, wrong arity, NOAUTH, refused in
+/// MULTI, ...): counted as rejected, the error sent unless replies are off.
+fn reject(
+    core: &Core,
+    session: &Session,
+    spec: Option<&'static CommandSpec>,
+    r: Reply,
+    silent: bool,
+    out: &mut BytesMut,
+) {
+    let obs = &core.shared.observe;
+    if let Reply::Error(e) = &r {
+        obs.error(e);
+    }
+    if let Some(spec) = spec {
+        obs.record(core.id, cmd::table::spec_id(spec), Duration::ZERO, Outcome::Rejected);
+    }
+    if !silent {
+        r.encode(session.resp, out);
+    }
+}
 
 /// Await every pending write's reply, in order, into `out`; then refresh the
 /// session's clock (time passed while waiting).
-async fn drain(pending: &mut Vec<Pending>, out: &mut BytesMut, session: &mut Session) {
+async fn drain(core: &Core, pending: &mut Vec<Pending>, out: &mut BytesMut, session: &mut Session) {
     if pending.is_empty() {
         return;
     }
-    for (rx, shape) in pending.drain(..) {
+    for (rx, shape, done) in pending.drain(..) {
         let r = rx.await.unwrap_or_else(|_| Reply::error("ERR write aborted"));
-        shape.apply(r).encode(session.resp, out);
+        finish(core, session, done, shape.apply(r), out);
     }
     session.now_ms = now_ms();
+}
+
+/// CLIENT PAUSE holds this command (every command under ALL; under WRITE those
+/// that write or may replicate: PUBLISH, scripts, a transaction that writes).
+fn held_by_pause(spec: &CommandSpec, session: &Session, all: bool) -> bool {
+    all || spec.is_write()
+        || matches!(spec.name, "publish" | "spublish" | "eval" | "evalsha" | "fcall")
+        || (spec.name == "exec"
+            && session
+                .multi
+                .as_ref()
+                .is_some_and(|m| m.queue.iter().any(|q| q.spec.is_write() || q.spec.flags & flag::PROGRAM != 0)))
+}
+
+/// Wait while CLIENT PAUSE holds `spec` (the pause may end early: UNPAUSE).
+async fn wait_for_pause(shared: &crate::shard::Shared, spec: &CommandSpec, session: &Session) {
+    while let Some((left, all)) = shared.observe.paused() {
+        if !held_by_pause(spec, session, all) {
+            return;
+        }
+        glommio::timer::sleep(left.min(Duration::from_millis(10))).await;
+    }
 }
 
 /// Serve a blocking pop (see [`cmd::Block`]). Bytes the client sends meanwhile
@@ -49,6 +133,7 @@ async fn drain(pending: &mut Vec<Pending>, out: &mut BytesMut, session: &mut Ses
 async fn block(
     core: &Core,
     b: cmd::Block,
+    client: u64,
     stream: &mut TcpStream,
     rbuf: &mut BytesMut,
     scratch: &mut [u8],
@@ -56,9 +141,13 @@ async fn block(
     enum Event {
         Woken,
         Timeout,
+        Unblocked,
         Read(std::io::Result<usize>),
     }
     let blocked = core.shared.blocked.clone();
+    // CLIENT UNBLOCK reaches this wait through `unblock`.
+    let (unblock_tx, mut unblock) = oneshot::channel::<()>();
+    core.shared.observe.on_unblock(client, unblock_tx);
     let waiter = blocked.register(&b.keys);
     // A deadline past what the clock can hold is no deadline.
     let deadline = b.timeout.and_then(|t| Instant::now().checked_add(t));
@@ -83,9 +172,23 @@ async fn block(
                 Event::Woken
             };
             let read = async { Event::Read(stream.read(scratch).await) };
+            let unblocked = async {
+                match (&mut unblock).await {
+                    Ok(()) => Event::Unblocked,
+                    Err(_) => futures_lite::future::pending().await,
+                }
+            };
+            let woke = futures_lite::future::or(unblocked, woke);
             match futures_lite::future::or(woke, futures_lite::future::or(timer, read)).await {
                 Event::Woken => continue 'retry,
                 Event::Timeout => break 'retry Some(Reply::NilArray),
+                Event::Unblocked => {
+                    break 'retry Some(if core.shared.observe.unblocked(client) {
+                        Reply::error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+                    } else {
+                        Reply::NilArray
+                    })
+                }
                 Event::Read(Ok(n)) if n > 0 && rbuf.len() + n <= MAX_QUERY_BUFFER => {
                     rbuf.extend_from_slice(&scratch[..n])
                 }
@@ -94,6 +197,7 @@ async fn block(
         }
     };
     blocked.unregister(&waiter);
+    core.shared.observe.unblocked(client);
     answer
 }
 
@@ -138,12 +242,26 @@ async fn exec(core: &Core, session: &mut Session, mut plan: ExecPlan) -> Reply {
     let mut data = data.into_iter();
     let mut out = Vec::with_capacity(plan.queue.len());
     session.in_exec = true;
+    let obs = &shared.observe;
     for (spec, args, in_apply) in plan.queue {
-        if in_apply {
-            out.push(data.next().unwrap_or_else(|| Reply::error("ERR transaction reply missing")));
+        let started = Instant::now();
+        let r = if in_apply {
+            data.next().unwrap_or_else(|| Reply::error("ERR transaction reply missing"))
         } else {
-            out.push(local_reply(cmd::run(core, session, spec, &args)).await);
+            local_reply(cmd::run(core, session, spec, &args)).await
+        };
+        // Each queued command counts as run, and monitors see it before EXEC.
+        let outcome = if let Reply::Error(e) = &r {
+            obs.error(e);
+            Outcome::Failed
+        } else {
+            Outcome::Ok
+        };
+        obs.record(core.id, cmd::table::spec_id(spec), started.elapsed(), outcome);
+        if obs.has_monitors() && spec.flags & (flag::ADMIN | flag::SKIP_MONITOR) == 0 {
+            obs.feed(monitor_line(&session.entry.addr, &args));
         }
+        out.push(r);
     }
     session.in_exec = false;
     Reply::Array(out)
@@ -351,50 +469,75 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                 Ok(Some(args)) => args,
                 Ok(None) => break,
                 Err(e) => {
-                    drain(&mut pending, &mut out, &mut session).await;
-                    Reply::Error(format!("ERR {e}").into()).encode(session.resp, &mut out);
+                    drain(&core, &mut pending, &mut out, &mut session).await;
+                    reject(&core, &session, None, Reply::Error(format!("ERR {e}").into()), false, &mut out);
                     close = true;
                     break;
                 }
             };
             commands += 1;
+            let started = Instant::now();
+            // CLIENT REPLY SKIP silences the command after it.
+            let skipped = std::mem::take(&mut session.skip_next_reply);
             let spec = match cmd::resolve(&args) {
                 Ok(s) => s,
                 Err(r) => {
                     cmd::txn::refused(&mut session);
-                    drain(&mut pending, &mut out, &mut session).await;
-                    r.encode(session.resp, &mut out);
+                    drain(&core, &mut pending, &mut out, &mut session).await;
+                    let silent = skipped || session.reply_off;
+                    reject(&core, &session, cmd::named_spec(&args), r, silent, &mut out);
                     continue;
                 }
             };
             last_spec = Some(spec);
             if session.multi.is_some() {
                 if let Some(r) = cmd::txn::queue(&shared, &mut session, spec, &args) {
-                    drain(&mut pending, &mut out, &mut session).await;
-                    r.encode(session.resp, &mut out);
+                    drain(&core, &mut pending, &mut out, &mut session).await;
+                    let silent = skipped || session.reply_off;
+                    if r.is_error() {
+                        reject(&core, &session, Some(spec), r, silent, &mut out);
+                    } else if !silent {
+                        r.encode(session.resp, &mut out);
+                    }
                     continue;
                 }
             }
-            if !pending.is_empty() && cmd::needs_barrier(spec) {
-                drain(&mut pending, &mut out, &mut session).await;
+            if shared.observe.paused().is_some() && spec.flags & flag::NO_AUTH == 0 {
+                drain(&core, &mut pending, &mut out, &mut session).await;
+                wait_for_pause(&shared, spec, &session).await;
+                session.now_ms = now_ms();
             }
-            match cmd::run(&core, &mut session, spec, &args) {
+            if !pending.is_empty() && cmd::needs_barrier(spec) {
+                drain(&core, &mut pending, &mut out, &mut session).await;
+            }
+            session.rejected = false;
+            let plan = cmd::run(&core, &mut session, spec, &args);
+            let silent = std::mem::take(&mut session.silent_reply) | skipped | session.reply_off;
+            if session.rejected {
+                if let Plan::Reply(r) = plan {
+                    drain(&core, &mut pending, &mut out, &mut session).await;
+                    reject(&core, &session, Some(spec), r, silent, &mut out);
+                    continue;
+                }
+            }
+            let done = Done { spec, started, args, silent };
+            match plan {
                 Plan::Write { region, cmd: c, shape } => {
                     // Writes to one region take effect in log order; across regions
                     // they would race, so a write to another region waits for this
                     // connection's pending ones (commands take effect in the order sent).
                     if pending_region.is_some_and(|r| r != region) {
-                        drain(&mut pending, &mut out, &mut session).await;
+                        drain(&core, &mut pending, &mut out, &mut session).await;
                     }
                     pending_region = Some(region);
-                    pending.push((core.submit_write(region, c), shape))
+                    pending.push((core.submit_write(region, c), shape, done))
                 }
                 Plan::Reply(r) => {
-                    drain(&mut pending, &mut out, &mut session).await;
-                    r.encode(session.resp, &mut out);
+                    drain(&core, &mut pending, &mut out, &mut session).await;
+                    finish(&core, &session, done, r, &mut out);
                 }
                 Plan::Broadcast(c) => {
-                    drain(&mut pending, &mut out, &mut session).await;
+                    drain(&core, &mut pending, &mut out, &mut session).await;
                     let rxs: Vec<_> =
                         shared.router.regions().iter().map(|r| core.submit_write(r.id, c.clone())).collect();
                     let mut first = None;
@@ -404,44 +547,44 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                             first = Some(r);
                         }
                     }
-                    first.unwrap_or(Reply::Ok).encode(session.resp, &mut out);
+                    finish(&core, &session, done, first.unwrap_or(Reply::Ok), &mut out);
                     session.now_ms = now_ms();
                 }
                 Plan::Close(r) => {
-                    drain(&mut pending, &mut out, &mut session).await;
-                    r.encode(session.resp, &mut out);
+                    drain(&core, &mut pending, &mut out, &mut session).await;
+                    finish(&core, &session, done, r, &mut out);
                     close = true;
                     break;
                 }
                 Plan::Blocking(work) => {
-                    drain(&mut pending, &mut out, &mut session).await;
+                    drain(&core, &mut pending, &mut out, &mut session).await;
                     let r = Box::pin(glommio::executor().spawn_blocking(work.0)).await;
-                    r.encode(session.resp, &mut out);
+                    finish(&core, &session, done, r, &mut out);
                     session.now_ms = now_ms();
                 }
                 Plan::Block(b) => {
-                    drain(&mut pending, &mut out, &mut session).await;
-                    match Box::pin(block(&core, b, &mut stream, &mut rbuf, scratch.buf())).await {
-                        Some(r) => r.encode(session.resp, &mut out),
+                    drain(&core, &mut pending, &mut out, &mut session).await;
+                    match Box::pin(block(&core, b, session.id, &mut stream, &mut rbuf, scratch.buf())).await {
+                        Some(r) => finish(&core, &session, done, r, &mut out),
                         None => break 'conn,
                     }
                     session.now_ms = now_ms();
                 }
                 Plan::Sleep(d, r) => {
-                    drain(&mut pending, &mut out, &mut session).await;
+                    drain(&core, &mut pending, &mut out, &mut session).await;
                     glommio::timer::sleep(d).await;
                     session.now_ms = now_ms();
-                    r.encode(session.resp, &mut out);
+                    finish(&core, &session, done, r, &mut out);
                 }
                 Plan::Exec(p) => {
-                    drain(&mut pending, &mut out, &mut session).await;
+                    drain(&core, &mut pending, &mut out, &mut session).await;
                     let r = Box::pin(exec(&core, &mut session, p)).await;
-                    r.encode(session.resp, &mut out);
+                    finish(&core, &session, done, r, &mut out);
                     session.now_ms = now_ms();
                 }
             }
         }
-        drain(&mut pending, &mut out, &mut session).await;
+        drain(&core, &mut pending, &mut out, &mut session).await;
         stats.commands.fetch_add(commands, Ordering::Relaxed);
         if let Some(spec) = last_spec {
             entry.last_cmd.store(cmd::table::spec_id(spec), Ordering::Relaxed);
@@ -463,6 +606,7 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
     }
     let _ = stream.close().await;
     cmd::txn::reset(&shared, &mut session);
+    cmd::admin::leave_monitor(&shared, &mut session);
     cmd::pubsub::reset(&shared, &mut session);
     let left = shared.clients.lock().map(|mut c| {
         c.remove(&id);

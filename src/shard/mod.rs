@@ -7,6 +7,7 @@
 //! Depends on `storage`, `cluster`, `raft`, `types`.
 
 pub mod expire;
+pub mod observe;
 pub mod pubsub;
 pub mod shared;
 

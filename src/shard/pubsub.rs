@@ -31,6 +31,8 @@ pub enum Kind {
     Channel,
     Pattern,
     Shard,
+    /// A MONITOR line (the payload), sent as a status reply.
+    Monitor,
 }
 
 /// One message for a subscriber.
@@ -50,6 +52,7 @@ impl Message {
         match self.kind {
             Kind::Channel => Reply::Push(vec![Reply::bulk_str("message"), b(self.channel), b(self.payload)]),
             Kind::Shard => Reply::Push(vec![Reply::bulk_str("smessage"), b(self.channel), b(self.payload)]),
+            Kind::Monitor => Reply::Simple(String::from_utf8_lossy(&self.payload).into_owned().into()),
             Kind::Pattern => Reply::Push(vec![
                 Reply::bulk_str("pmessage"),
                 b(self.pattern.unwrap_or_default()),
@@ -88,6 +91,17 @@ impl Subscriber {
             client,
         };
         (Arc::new(s), rx)
+    }
+
+    pub fn client_id(&self) -> u64 {
+        self.client.id
+    }
+
+    /// Queue a MONITOR line (monitors have no output limit, as normal clients in Redis).
+    pub fn send_line(&self, line: Bytes) {
+        let m = Message { kind: Kind::Monitor, pattern: None, channel: Bytes::new(), payload: line };
+        self.queued.fetch_add(m.size(), Ordering::Relaxed);
+        let _ = self.tx.unbounded_send(m);
     }
 
     /// The connection took `m` off its queue.
@@ -164,7 +178,7 @@ impl Maps {
         match kind {
             Kind::Channel => &mut self.channels,
             Kind::Pattern => &mut self.patterns,
-            Kind::Shard => &mut self.shard,
+            Kind::Shard | Kind::Monitor => &mut self.shard,
         }
     }
 }

@@ -25,6 +25,11 @@ pub struct CoreStats {
     pub connections: AtomicU64,
 }
 
+/// ClientEntry::flags bits (CLIENT LIST's `O`, `e`, `T`).
+pub const CLIENT_MONITOR: u8 = 1;
+pub const CLIENT_NO_EVICT: u8 = 2;
+pub const CLIENT_NO_TOUCH: u8 = 4;
+
 /// What CLIENT LIST/INFO shows of a connection; updated once per batch of commands.
 pub struct ClientEntry {
     pub id: u64,
@@ -39,6 +44,8 @@ pub struct ClientEntry {
     pub lib_ver: Mutex<Option<Bytes>>,
     /// Channels, patterns and shard channels subscribed (CLIENT LIST).
     pub subs: [AtomicUsize; 3],
+    /// CLIENT_MONITOR | CLIENT_NO_EVICT | CLIENT_NO_TOUCH.
+    pub flags: AtomicU8,
     /// Tells the connection to close (CLIENT KILL, a Pub/Sub buffer limit).
     kill: Mutex<Option<futures_channel::oneshot::Sender<()>>>,
 }
@@ -57,6 +64,7 @@ impl ClientEntry {
             lib_name: Mutex::new(None),
             lib_ver: Mutex::new(None),
             subs: Default::default(),
+            flags: AtomicU8::new(0),
             kill: Mutex::new(None),
         }
     }
@@ -120,6 +128,8 @@ pub struct Shared {
     pub watches: Arc<crate::types::watches::Watches>,
     /// Cached scripts and the scripts running now.
     pub scripts: Arc<crate::script::Registry>,
+    /// Command statistics, slow log, latency monitor, MONITOR, CLIENT PAUSE.
+    pub observe: super::observe::Observe,
     /// Pub/Sub subscriptions of every connection.
     pub pubsub: Arc<super::pubsub::PubSub>,
     /// Each region's function libraries (replicated: changed by apply).
@@ -153,6 +163,8 @@ impl Shared {
         let now = crate::types::now_ms() / 1000;
         let run_id: String =
             (0..40).map(|_| char::from_digit(rand::random_range(0..16u32), 16).unwrap_or('0')).collect();
+        let observe = super::observe::Observe::new(cores);
+        observe.configure(&config);
         Shared {
             storage,
             epochs: Arc::new(Epochs::default()),
@@ -161,6 +173,7 @@ impl Shared {
             programs: std::sync::OnceLock::new(),
             scripts: Default::default(),
             pubsub: Default::default(),
+            observe,
             functions: RwLock::new(HashMap::new()),
             router,
             config: RwLock::new(config),
@@ -197,7 +210,12 @@ impl Shared {
             unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
         }
         let _ = self.storage.sync_wal_blocking();
-        std::process::exit(code)
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        let _ = std::io::stderr().flush();
+        // SAFETY: _exit ends the process at once: no atexit handlers or C++ static
+        // destructors racing the other cores' threads (the WAL is already durable).
+        unsafe { libc::_exit(code) }
     }
 
     pub fn connected_clients(&self) -> usize {

@@ -1,6 +1,7 @@
 //! Integration tests: every test starts the real `neokv-server` binary on a free
 //! loopback port and talks to it through a real client or raw RESP bytes.
 
+mod admin;
 mod common;
 mod connections;
 mod differential;
