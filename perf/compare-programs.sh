@@ -22,8 +22,9 @@ READ="return redis.call('get', KEYS[1])"
 rb() { # port pipeline n args... -> requests/s
   local port=$1 p=$2 n=$3; shift 3
   redis-benchmark -h 127.0.0.1 -p "$port" -c $CLIENTS -n "$n" -P "$p" -r 100000 --csv "$@" 2>/dev/null \
-    | tail -n 1 | tr -d '"' | awk -F, '{print $2}'
+    | tail -n 1 | tr -d '"' | awk -F, '{print $(NF-6)}'
 }
+# (--csv columns: test, rps, avg, min, p50, p95, p99, max; the test name may hold commas.)
 
 evalsha() { # port pipeline -> requests/s (the lock held by half the keys' tokens)
   local port=$1 p=$2 n=$N1 sha; [ "$p" -gt 1 ] && n=$N16
