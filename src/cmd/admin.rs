@@ -15,21 +15,15 @@ use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::Reply;
 use crate::shard::shared::{ClientEntry, CLIENT_MONITOR, CLIENT_NO_EVICT, CLIENT_NO_TOUCH};
 
+/// A HELP reply: the lines, then Redis 7.0's closing HELP entry.
 fn help(lines: &[&str]) -> CmdResult {
-    let mut out: Vec<Reply> = lines.iter().map(|l| Reply::Simple(l.to_string().into())).collect();
-    out.push(Reply::Simple("HELP".into()));
-    out.push(Reply::Simple("    Prints this help.".into()));
-    reply(Reply::Array(out))
+    let mut all = lines.to_vec();
+    all.extend(["HELP", "    Prints this help."]);
+    super::server::help_reply(&all)
 }
 
 fn on_off(a: &[u8]) -> Result<bool, super::CmdError> {
-    if a.eq_ignore_ascii_case(b"on") {
-        Ok(true)
-    } else if a.eq_ignore_ascii_case(b"off") {
-        Ok(false)
-    } else {
-        Err(ArgError::Syntax.into())
-    }
+    super::args::either(a, b"on", b"off")
 }
 
 /// Milliseconds as Redis's getTimeoutFromObjectOrReply reads them.
@@ -88,15 +82,7 @@ fn client_kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                         return Err(err(format!("ERR No such user '{}'", String::from_utf8_lossy(v))));
                     }
                 }
-                b"skipme" => {
-                    f.skipme = if v.eq_ignore_ascii_case(b"yes") {
-                        true
-                    } else if v.eq_ignore_ascii_case(b"no") {
-                        false
-                    } else {
-                        return Err(ArgError::Syntax.into());
-                    }
-                }
+                b"skipme" => f.skipme = super::args::either(v, b"yes", b"no")?,
                 _ => return Err(ArgError::Syntax.into()),
             }
             i += 2;

@@ -61,15 +61,20 @@ pub fn timeout(arg: &[u8]) -> Result<Option<Duration>, CmdError> {
     Ok((ms >= 1).then(|| Duration::from_millis(ms as u64)))
 }
 
-/// LEFT / RIGHT: true for LEFT.
-pub fn side(arg: &[u8]) -> Result<bool, CmdError> {
-    if arg.eq_ignore_ascii_case(b"LEFT") {
+/// One of two words (any case): true for `yes`, false for `no`, else a syntax error.
+pub fn either(arg: &[u8], yes: &[u8], no: &[u8]) -> Result<bool, CmdError> {
+    if arg.eq_ignore_ascii_case(yes) {
         Ok(true)
-    } else if arg.eq_ignore_ascii_case(b"RIGHT") {
+    } else if arg.eq_ignore_ascii_case(no) {
         Ok(false)
     } else {
         Err(ArgError::Syntax.into())
     }
+}
+
+/// LEFT / RIGHT: true for LEFT.
+pub fn side(arg: &[u8]) -> Result<bool, CmdError> {
+    either(arg, b"LEFT", b"RIGHT")
 }
 
 /// The grammar LMPOP, BLMPOP, ZMPOP and BZMPOP share: `numkeys key... <where>

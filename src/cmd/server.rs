@@ -295,7 +295,7 @@ fn client_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     ])
 }
 
-fn help_reply(lines: &[&str]) -> CmdResult {
+pub(super) fn help_reply(lines: &[&str]) -> CmdResult {
     reply(Reply::Array(lines.iter().map(|l| Reply::Simple(l.to_string().into())).collect()))
 }
 
