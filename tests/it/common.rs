@@ -325,3 +325,148 @@ pub fn err(con: &mut redis::Connection, args: &[&str]) -> String {
         Ok(v) => panic!("{args:?} should fail, got {v:?}"),
     }
 }
+
+/// A seed for a fuzz test: `NEOKV_SEED` if set, else the clock. It is printed
+/// first, so that a failure can be replayed with `NEOKV_SEED=<seed>`.
+pub fn fuzz_seed(test: &str) -> u64 {
+    let seed = match std::env::var("NEOKV_SEED") {
+        Ok(s) => s.trim().parse().unwrap_or_else(|_| panic!("NEOKV_SEED={s:?} is not a u64")),
+        Err(_) => std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64,
+    };
+    eprintln!("{test} seed {seed}");
+    seed
+}
+
+/// xorshift64: a seeded generator for fuzz tests.
+pub struct XorShift(u64);
+
+impl XorShift {
+    pub fn new(seed: u64) -> XorShift {
+        XorShift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    /// Uniform in `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    /// Uniform in `lo..=hi`.
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + (self.next() % (hi - lo + 1) as u64) as i64
+    }
+    pub fn chance(&mut self, pct: u64) -> bool {
+        self.next() % 100 < pct
+    }
+    pub fn pick<'a, T: ?Sized>(&mut self, xs: &[&'a T]) -> &'a T {
+        xs[self.below(xs.len())]
+    }
+}
+
+/// Read one RESP2/RESP3 reply, appending its raw bytes to `out`, and check that
+/// it is well formed: every line ends in CRLF with no CR or LF inside (so an
+/// error or status reply is one line), integers and lengths are canonical
+/// numbers, bulk payloads are exactly as long as announced and end in CRLF,
+/// aggregates hold as many replies as they announce. `&[u8]` is a `BufRead`,
+/// so received bytes can be checked after the fact too.
+pub fn read_frame_strict<R: BufRead>(r: &mut R, out: &mut Vec<u8>) -> Result<(), String> {
+    fn lossy(b: &[u8]) -> String {
+        String::from_utf8_lossy(&b[..b.len().min(200)]).into_owned()
+    }
+    fn line<R: BufRead>(r: &mut R, out: &mut Vec<u8>) -> Result<Vec<u8>, String> {
+        let mut l = Vec::new();
+        r.read_until(b'\n', &mut l).map_err(|e| format!("read failed ({e}) after {:?}", lossy(out)))?;
+        out.extend_from_slice(&l);
+        if l.is_empty() {
+            return Err(format!("connection closed after {:?}", lossy(out)));
+        }
+        if !l.ends_with(b"\r\n") || l[..l.len() - 2].contains(&b'\r') {
+            return Err(format!("a line not ended by one CRLF: {:?}", lossy(&l)));
+        }
+        l.truncate(l.len() - 2);
+        if l.is_empty() {
+            return Err("an empty line where a reply type was expected".into());
+        }
+        Ok(l)
+    }
+    fn int(s: &[u8]) -> Result<i64, String> {
+        let digits = s.strip_prefix(b"-").unwrap_or(s);
+        let canonical = !digits.is_empty()
+            && digits.iter().all(u8::is_ascii_digit)
+            && (digits.len() == 1 || digits[0] != b'0')
+            && s != b"-0";
+        match std::str::from_utf8(s).ok().and_then(|t| t.parse().ok()) {
+            Some(n) if canonical => Ok(n),
+            _ => Err(format!("not a canonical integer: {:?}", lossy(s))),
+        }
+    }
+    // Replies still to read in each open aggregate, innermost last: a loop, not
+    // recursion, as a script may answer 8,000 nested arrays.
+    let mut open: Vec<i64> = vec![1];
+    while let Some(left) = open.last_mut() {
+        if *left == 0 {
+            open.pop();
+            continue;
+        }
+        *left -= 1;
+        let head = line(r, out)?;
+        let rest = &head[1..];
+        match head[0] {
+            b'+' | b'-' => {}
+            b':' => {
+                int(rest)?;
+            }
+            b'(' => {
+                let digits = rest.strip_prefix(b"-").unwrap_or(rest);
+                if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+                    return Err(format!("bad big number {:?}", lossy(rest)));
+                }
+            }
+            b'_' if rest.is_empty() => {}
+            b'#' if rest == b"t" || rest == b"f" => {}
+            b',' => {
+                let t = std::str::from_utf8(rest).map_err(|_| "a double that is not text".to_string())?;
+                if t.parse::<f64>().is_err() || t.starts_with('+') {
+                    return Err(format!("bad double {t:?}"));
+                }
+            }
+            b'$' | b'=' | b'!' => {
+                let n = int(rest)?;
+                if n == -1 && head[0] == b'$' {
+                    continue;
+                }
+                if n < 0 {
+                    return Err(format!("bad length {n}"));
+                }
+                let mut data = vec![0u8; n as usize + 2];
+                r.read_exact(&mut data).map_err(|e| format!("bulk of {n} cut short: {e}"))?;
+                out.extend_from_slice(&data);
+                if !data.ends_with(b"\r\n") {
+                    return Err(format!("a bulk of {n} bytes not followed by CRLF: {:?}", lossy(&data)));
+                }
+                if head[0] == b'=' && (n < 4 || data[3] != b':') {
+                    return Err(format!("bad verbatim string {:?}", lossy(&data)));
+                }
+            }
+            b'*' | b'~' | b'>' | b'%' | b'|' => {
+                let n = int(rest)?;
+                if n == -1 && head[0] == b'*' {
+                    continue;
+                }
+                if n < 0 {
+                    return Err(format!("bad aggregate length {n}"));
+                }
+                if head[0] == b'|' {
+                    // An attribute precedes the reply it describes, in the same place.
+                    *open.last_mut().unwrap() += 1;
+                }
+                open.push(if matches!(head[0], b'%' | b'|') { 2 * n } else { n });
+            }
+            _ => return Err(format!("not a reply: {:?}", lossy(&head))),
+        }
+    }
+    Ok(())
+}

@@ -16,6 +16,7 @@ mod pubsub;
 mod random_picks;
 mod regions;
 mod script;
+mod script_fuzz;
 mod server;
 mod set;
 mod string;
