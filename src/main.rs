@@ -54,7 +54,16 @@ fn parse_fsync(s: &str) -> Result<FsyncPolicy, String> {
     FsyncPolicy::parse(s).ok_or_else(|| format!("expected always, everysec or no; got {s}"))
 }
 
+/// Stack for every thread the server starts (glommio's executors take std's
+/// default): a script's reply may nest ~8,000 tables deep, as redis-server's
+/// does, and its conversion, encoding and drop recurse once per level.
+const THREAD_STACK: &str = "16777216";
+
 fn main() {
+    // Before any thread exists; std reads it once, at the first spawn.
+    if std::env::var_os("RUST_MIN_STACK").is_none() {
+        std::env::set_var("RUST_MIN_STACK", THREAD_STACK);
+    }
     let a = Args::parse();
     let cores = a.cores.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let mut config = Config::new(a.bind, a.port, a.dir, cores, a.regions, a.requirepass, a.appendfsync);

@@ -45,10 +45,23 @@ pub enum CmdError {
     Storage(#[from] StorageError),
     #[error("{0}")]
     Msg(Cow<'static, str>),
+    /// An error text that is not UTF-8 (a script's, a client's bytes quoted back).
+    #[error("{}", String::from_utf8_lossy(.0))]
+    Bytes(Bytes),
 }
 
 pub fn err(msg: impl Into<Cow<'static, str>>) -> CmdError {
     CmdError::Msg(msg.into())
+}
+
+impl CmdError {
+    /// The error reply, byte for byte.
+    pub fn into_reply(self) -> Reply {
+        match self {
+            CmdError::Bytes(b) => Reply::error_bytes(&b),
+            e => Reply::Error(e.to_string().into()),
+        }
+    }
 }
 
 pub type CmdResult = Result<Plan, CmdError>;
@@ -239,7 +252,7 @@ impl<'a> Ctx<'a> {
         let now_ms = self.session.now_ms;
         Ok(Plan::Blocking(BlockingWork(Box::new(move || {
             let snap = ReadView::Snapshot(Snap { view: storage.view(), now_ms });
-            f(&snap).unwrap_or_else(|e| Reply::Error(e.to_string().into()))
+            f(&snap).unwrap_or_else(CmdError::into_reply)
         }))))
     }
 
@@ -252,7 +265,7 @@ impl<'a> Ctx<'a> {
         let storage = self.shared.storage.clone();
         let now = self.session.now_ms;
         Ok(Plan::Blocking(BlockingWork(Box::new(move || {
-            f(&ReadView::Cached(Reader::at(&storage, now))).unwrap_or_else(|e| Reply::Error(e.to_string().into()))
+            f(&ReadView::Cached(Reader::at(&storage, now))).unwrap_or_else(CmdError::into_reply)
         }))))
     }
 

@@ -52,8 +52,11 @@ use table::{flag, table, CommandSpec, Handler};
 pub const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";
 
 /// Redis's `'%.128s'`, with newlines made spaces (rejectCommandFormat).
-fn clip(b: &[u8], max: usize) -> String {
-    String::from_utf8_lossy(&b[..b.len().min(max)]).replace(['\r', '\n'], " ")
+/// C's `%.<max>s` of an argument: at most `max` bytes, up to its first NUL
+/// (the reply's line turns CR/LF into spaces).
+fn clip(b: &[u8], max: usize) -> &[u8] {
+    let b = &b[..b.len().min(max)];
+    memchr::memchr(0, b).map_or(b, |nul| &b[..nul])
 }
 
 /// Find the row for a request: the command, or for a container its subcommand.
@@ -74,16 +77,17 @@ pub fn resolve(args: &[Bytes]) -> Result<&'static CommandSpec, Reply> {
     let t = table();
     // A subcommand's row name (`config|get`) is not a command a client can send.
     let Some(spec) = t.lookup(&args[0]).filter(|s| !s.name.contains('|')) else {
-        let mut rest = String::new();
+        let mut rest = Vec::new();
         for a in &args[1..] {
             if rest.len() >= 128 {
                 break;
             }
             let room = 128 - rest.len();
-            rest.push_str(&format!("'{}' ", clip(a, room)));
+            rest.extend_from_slice(&[&b"'"[..], clip(a, room), b"' "].concat());
         }
-        return Err(Reply::Error(
-            format!("ERR unknown command '{}', with args beginning with: {}", clip(&args[0], 128), rest).into(),
+        let name = clip(&args[0], 128);
+        return Err(Reply::error_bytes(
+            &[&b"ERR unknown command '"[..], name, b"', with args beginning with: ", &rest].concat(),
         ));
     };
     if spec.is_container() {
@@ -95,13 +99,9 @@ pub fn resolve(args: &[Bytes]) -> Result<&'static CommandSpec, Reply> {
         }
         let sub = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
         let Some(subspec) = t.get(&format!("{}|{}", spec.name, sub)) else {
-            return Err(Reply::Error(
-                format!(
-                    "ERR unknown subcommand '{}'. Try {} HELP.",
-                    clip(&args[1], 128),
-                    spec.name.to_ascii_uppercase()
-                )
-                .into(),
+            let help = format!("'. Try {} HELP.", spec.name.to_ascii_uppercase());
+            return Err(Reply::error_bytes(
+                &[&b"ERR unknown subcommand '"[..], clip(&args[1], 128), help.as_bytes()].concat(),
             ));
         };
         if !subspec.arity_ok(args.len()) {
@@ -179,6 +179,6 @@ pub fn run(core: &Core, session: &mut Session, spec: &'static CommandSpec, args:
     let mut ctx = Ctx::new(&core.shared, session, spec, region, Env::Conn(core));
     match f(&mut ctx, args) {
         Ok(p) => p,
-        Err(e) => Plan::Reply(Reply::Error(e.to_string().into())),
+        Err(e) => Plan::Reply(e.into_reply()),
     }
 }

@@ -151,7 +151,7 @@ impl Host for ReadHost<'_> {
         match f(&mut ctx, args) {
             Ok(Plan::Reply(r)) => r,
             Ok(_) => Reply::error("ERR This Redis command is not allowed from script"),
-            Err(e) => Reply::Error(e.to_string().into()),
+            Err(e) => e.into_reply(),
         }
     }
     fn known(&self, args: &[Bytes]) -> bool {
@@ -277,7 +277,8 @@ fn load_script(shared: &Shared, body: &Bytes) -> Result<(String, Flags), CmdErro
     if let Some(c) = shared.scripts.get(sha.as_bytes()) {
         return Ok((sha, c.flags));
     }
-    let flags = engine(shared, |e| e.check(&sha, body)).map_err(|e| err(format!("ERR {e}")))?;
+    let flags = engine(shared, |e| e.check(&sha, body))
+        .map_err(|e| CmdError::Bytes([&b"ERR "[..], &e].concat().into()))?;
     shared.scripts.add(body.clone(), flags);
     Ok((sha, flags))
 }

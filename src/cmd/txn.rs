@@ -268,7 +268,7 @@ pub fn run_in_apply(
         Ok(Plan::Reply(r)) => r,
         Ok(_) => Reply::error("ERR command cannot run inside a transaction"),
         Err(CmdError::Storage(e)) => return Err(e),
-        Err(e) => Reply::Error(e.to_string().into()),
+        Err(e) => e.into_reply(),
     })
 }
 

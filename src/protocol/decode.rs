@@ -15,8 +15,9 @@ use smallvec::SmallVec;
 
 /// Largest inline request or multibulk/bulk header line Redis accepts (`PROTO_INLINE_MAX_SIZE`).
 pub const PROTO_INLINE_MAX_SIZE: usize = 64 * 1024;
-/// Largest multibulk element count (Redis: 1024*1024 for any client).
-pub const PROTO_MAX_MULTIBULK: i64 = 1024 * 1024;
+/// Largest multibulk element count (Redis 7: INT_MAX for an authenticated
+/// client; the frame's memory is bounded by the query buffer, not the count).
+pub const PROTO_MAX_MULTIBULK: i64 = i32::MAX as i64;
 
 /// Limits a decoder enforces; `max_bulk_len` is the `proto-max-bulk-len` config.
 #[derive(Clone, Copy, Debug)]
@@ -49,8 +50,8 @@ pub enum ProtocolError {
     InvalidMultibulkLen,
     #[error("Protocol error: too big bulk count string")]
     TooBigBulkCount,
-    #[error("Protocol error: expected '$', got '{0}'")]
-    ExpectedDollar(char),
+    #[error("Protocol error: expected '$', got '{}'", char::from(*.0))]
+    ExpectedDollar(u8),
     #[error("Protocol error: invalid bulk length")]
     InvalidBulkLen,
     #[error("Protocol error: unbalanced quotes in request")]
@@ -59,6 +60,17 @@ pub enum ProtocolError {
     UnauthenticatedMultibulk,
     #[error("Protocol error: unauthenticated bulk length")]
     UnauthenticatedBulk,
+}
+
+impl ProtocolError {
+    /// The reply's text after `-`, byte for byte (the offending byte is
+    /// quoted as sent, as Redis does).
+    pub fn reply_text(&self) -> Vec<u8> {
+        match self {
+            ProtocolError::ExpectedDollar(b) => [&b"ERR Protocol error: expected '$', got '"[..], &[*b], b"'"].concat(),
+            e => format!("ERR {e}").into_bytes(),
+        }
+    }
 }
 
 /// Arguments of one request, each a zero-copy slice of the frame.
@@ -153,7 +165,7 @@ impl Decoder {
                 return Err(ProtocolError::TooBigBulkCount);
             }
             if rest[0] != b'$' {
-                return Err(ProtocolError::ExpectedDollar(rest[0] as char));
+                return Err(ProtocolError::ExpectedDollar(rest[0]));
             }
             if nl + 1 >= rest.len() {
                 return Ok(Scan::Incomplete);
@@ -332,14 +344,15 @@ mod tests {
 
     #[test]
     fn errors_match_redis() {
-        assert_eq!(dec(b"*1\r\nx3\r\nfoo\r\n").0, Err(ProtocolError::ExpectedDollar('x')));
+        assert_eq!(dec(b"*1\r\nx3\r\nfoo\r\n").0, Err(ProtocolError::ExpectedDollar(b'x')));
         assert_eq!(dec(b"*abc\r\n").0, Err(ProtocolError::InvalidMultibulkLen));
         assert_eq!(dec(b"*1048577\r\n").0, Err(ProtocolError::InvalidMultibulkLen));
         assert_eq!(dec(b"*1\r\n$-5\r\n").0, Err(ProtocolError::InvalidBulkLen));
         assert_eq!(dec(b"*1\r\n$536870913\r\n").0, Err(ProtocolError::InvalidBulkLen));
         assert_eq!(dec(b"SET \"a\r\n").0, Err(ProtocolError::UnbalancedQuotes));
         assert_eq!(dec(&vec![b'a'; PROTO_INLINE_MAX_SIZE + 1]).0, Err(ProtocolError::TooBigInline));
-        assert_eq!(ProtocolError::ExpectedDollar('x').to_string(), "Protocol error: expected '$', got 'x'");
+        assert_eq!(ProtocolError::ExpectedDollar(b'x').to_string(), "Protocol error: expected '$', got 'x'");
+        assert_eq!(ProtocolError::ExpectedDollar(0x80).reply_text(), b"ERR Protocol error: expected '$', got '\x80'");
     }
 
     #[test]

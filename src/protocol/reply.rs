@@ -16,6 +16,12 @@ pub enum Reply {
     Ok,
     Simple(Cow<'static, str>),
     Error(Cow<'static, str>),
+    /// A status line whose text is not UTF-8 (a script's `{ok=...}`); Redis's
+    /// lines are binary-safe but for CR and LF.
+    StatusBytes(Bytes),
+    /// An error line whose text is not UTF-8 (a script's `{err=...}`, a
+    /// client's bytes quoted back).
+    ErrorBytes(Bytes),
     Int(i64),
     Bulk(Bytes),
     /// A null bulk string: RESP2 `$-1`, RESP3 `_`.
@@ -61,7 +67,32 @@ impl Reply {
     }
 
     pub fn is_error(&self) -> bool {
-        matches!(self, Reply::Error(_))
+        matches!(self, Reply::Error(_) | Reply::ErrorBytes(_))
+    }
+
+    /// An error line from bytes: the UTF-8 form when it is UTF-8.
+    pub fn error_bytes(b: &[u8]) -> Reply {
+        match std::str::from_utf8(b) {
+            Ok(s) => Reply::Error(s.to_owned().into()),
+            Err(_) => Reply::ErrorBytes(Bytes::copy_from_slice(b)),
+        }
+    }
+
+    /// A status line from bytes: the UTF-8 form when it is UTF-8.
+    pub fn status_bytes(b: &[u8]) -> Reply {
+        match std::str::from_utf8(b) {
+            Ok(s) => Reply::Simple(s.to_owned().into()),
+            Err(_) => Reply::StatusBytes(Bytes::copy_from_slice(b)),
+        }
+    }
+
+    /// The text of an error reply (lossy for a non-UTF-8 one), for statistics.
+    pub fn error_text(&self) -> Option<Cow<'_, str>> {
+        match self {
+            Reply::Error(e) => Some(Cow::Borrowed(e)),
+            Reply::ErrorBytes(b) => Some(String::from_utf8_lossy(b)),
+            _ => None,
+        }
     }
 
     /// Encode for protocol version `resp` (2 or 3).
@@ -70,6 +101,8 @@ impl Reply {
             Reply::Ok => out.put_slice(b"+OK\r\n"),
             Reply::Simple(s) => line(out, b'+', s.as_bytes()),
             Reply::Error(s) => line(out, b'-', s.as_bytes()),
+            Reply::StatusBytes(b) => line(out, b'+', b),
+            Reply::ErrorBytes(b) => line(out, b'-', b),
             Reply::Int(i) => int_line(out, b':', *i),
             Reply::Bulk(b) => bulk(out, b),
             Reply::Nil => {

@@ -17,17 +17,21 @@ use mlua::{Lua, Table, Value};
 use crate::protocol::number::fmt_g17;
 use crate::protocol::Reply;
 
-/// How deep a returned table may nest before its element is an error.
-const MAX_DEPTH: usize = 1000;
+/// How deep a returned table may nest before its element is an error
+/// (redis-server's Lua stack runs out one level further down).
+const MAX_DEPTH: usize = 7995;
+const STACK_LIMIT: &str = "ERR reached lua stack limit";
 
 /// A reply as a Lua value, for a script whose protocol is `resp`.
 pub fn reply_to_lua(lua: &Lua, r: Reply, resp: u8) -> mlua::Result<Value> {
     let resp3 = resp >= 3;
     let s = |b: &[u8]| lua.create_string(b).map(Value::String);
     Ok(match r {
-        Reply::Ok => status(lua, "OK")?,
-        Reply::Simple(t) => status(lua, &t)?,
-        Reply::Error(e) => Value::Table(error_table(lua, &e)?),
+        Reply::Ok => status(lua, b"OK")?,
+        Reply::Simple(t) => status(lua, t.as_bytes())?,
+        Reply::Error(e) => Value::Table(error_table(lua, e.as_bytes())?),
+        Reply::StatusBytes(t) => status(lua, &t)?,
+        Reply::ErrorBytes(e) => Value::Table(error_table(lua, &e)?),
         Reply::Int(i) => Value::Number(i as f64),
         Reply::Bulk(b) => s(&b)?,
         Reply::Nil | Reply::NilArray => {
@@ -73,7 +77,7 @@ pub fn reply_to_lua(lua: &Lua, r: Reply, resp: u8) -> mlua::Result<Value> {
     })
 }
 
-fn status(lua: &Lua, t: &str) -> mlua::Result<Value> {
+fn status(lua: &Lua, t: &[u8]) -> mlua::Result<Value> {
     wrap(lua, "ok", Value::String(lua.create_string(t)?))
 }
 
@@ -100,20 +104,24 @@ fn array(lua: &Lua, items: Vec<Reply>, resp: u8) -> mlua::Result<Value> {
 
 /// The `{err=...}` table of an error reply: `"CODE message"` (a message without a
 /// code gets `ERR`), flagged so error statistics count it once.
-pub fn error_table(lua: &Lua, e: &str) -> mlua::Result<Table> {
+pub fn error_table(lua: &Lua, e: &[u8]) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    t.raw_set("err", normalize_error(e))?;
+    t.raw_set("err", lua.create_string(normalize_error(e))?)?;
     t.raw_set("ignore_error_stats_update", true)?;
     Ok(t)
 }
 
 /// Redis's `luaPushErrorBuff`: strip a leading `-`; a text without a space is
 /// an `ERR` message; trailing CR/LF removed.
-pub fn normalize_error(e: &str) -> String {
-    let e = e.strip_prefix('-').unwrap_or(e).trim_end_matches(['\r', '\n']);
-    match e.split_once(' ') {
-        Some(_) => e.to_string(),
-        None => format!("ERR {e}"),
+pub fn normalize_error(e: &[u8]) -> Vec<u8> {
+    let mut e = e.strip_prefix(b"-").unwrap_or(e);
+    while let [rest @ .., b'\r' | b'\n'] = e {
+        e = rest;
+    }
+    if e.contains(&b' ') {
+        e.to_vec()
+    } else {
+        [b"ERR ", e].concat()
     }
 }
 
@@ -134,7 +142,7 @@ fn to_reply(v: &Value, resp: u8, depth: usize) -> Reply {
         Value::Boolean(false) => Reply::Nil,
         Value::Table(t) => {
             if depth >= MAX_DEPTH {
-                return Reply::error("ERR reached lua stack limit");
+                return Reply::error(STACK_LIMIT);
             }
             table_to_reply(t, resp, depth)
         }
@@ -142,8 +150,13 @@ fn to_reply(v: &Value, resp: u8, depth: usize) -> Reply {
     }
 }
 
-/// C's `(long long)` cast of a double (truncation; NaN is 0, infinities saturate).
+/// C's `(long long)` cast of a double as x86-64 does it: truncation, and the
+/// "integer indefinite" `i64::MIN` for NaN and anything out of range.
 fn truncate(n: f64) -> i64 {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    if n.is_nan() || !(-LIMIT..LIMIT).contains(&n) {
+        return i64::MIN;
+    }
     n as i64
 }
 
@@ -159,11 +172,12 @@ fn text(v: &Value) -> Option<String> {
 }
 
 fn table_to_reply(t: &Table, resp: u8, depth: usize) -> Reply {
-    if let Some(e) = text(&field(t, "err")) {
-        return Reply::Error(e.into());
+    // Status and error texts are bytes, as bulk ones are.
+    if let Value::String(e) = field(t, "err") {
+        return Reply::error_bytes(&e.as_bytes());
     }
-    if let Some(s) = text(&field(t, "ok")) {
-        return Reply::Simple(s.replace(['\r', '\n'], " ").into());
+    if let Value::String(s) = field(t, "ok") {
+        return Reply::status_bytes(&s.as_bytes());
     }
     if let Value::Number(_) | Value::Integer(_) = field(t, "double") {
         let d = match field(t, "double") {
@@ -202,8 +216,14 @@ fn table_to_reply(t: &Table, resp: u8, depth: usize) -> Reply {
     let mut items = Vec::new();
     for i in 1.. {
         match t.raw_get::<Value>(i) {
-            Ok(Value::Nil) | Err(_) => break,
+            Ok(Value::Nil) => break,
             Ok(v) => items.push(to_reply(&v, resp, depth + 1)),
+            // Each level holds a reference slot: about 7,990 levels down they
+            // run out, a few levels before redis-server's Lua stack does.
+            Err(_) => {
+                items.push(Reply::error(STACK_LIMIT));
+                break;
+            }
         }
     }
     Reply::Array(items)
@@ -233,10 +253,11 @@ mod tests {
 
     #[test]
     fn errors_get_a_code() {
-        assert_eq!(normalize_error("oops"), "ERR oops");
-        assert_eq!(normalize_error("-X y"), "X y");
-        assert_eq!(normalize_error("MY_ERR_CODE custom msg"), "MY_ERR_CODE custom msg");
-        assert_eq!(normalize_error(""), "ERR ");
+        assert_eq!(normalize_error(b"oops"), b"ERR oops");
+        assert_eq!(normalize_error(b"-X y\r\n"), b"X y");
+        assert_eq!(normalize_error(b"MY_ERR_CODE custom msg"), b"MY_ERR_CODE custom msg");
+        assert_eq!(normalize_error(b""), b"ERR ");
+        assert_eq!(normalize_error(b"E a\x80b"), b"E a\x80b");
     }
 
     #[test]
@@ -253,6 +274,11 @@ mod tests {
         assert_eq!(lua_to_reply(&d, 3), Reply::Double(1.5));
         assert_eq!(lua_to_reply(&Value::Number(100.5), 2), Reply::Int(100));
         assert_eq!(lua_to_reply(&Value::Number(-3.9), 2), Reply::Int(-3));
+        for n in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 2f64.powi(63)] {
+            assert_eq!(lua_to_reply(&Value::Number(n), 2), Reply::Int(i64::MIN), "{n}");
+        }
+        assert_eq!(lua_to_reply(&Value::Number(-(2f64.powi(63))), 2), Reply::Int(i64::MIN));
+        assert_eq!(lua_to_reply(&Value::Number(2f64.powi(62)), 2), Reply::Int(1 << 62));
     }
 
     #[test]

@@ -45,7 +45,6 @@ const LOAD_TIMEOUT: Duration = Duration::from_millis(500);
 const ALLOWED: &[&str] = &[
     "xpcall",
     "tostring",
-    "getfenv",
     "setmetatable",
     "next",
     "assert",
@@ -66,14 +65,17 @@ const ALLOWED: &[&str] = &[
     "loadstring",
     "ipairs",
     "_VERSION",
-    "setfenv",
     "load",
     "error",
-    "newproxy",
     "string",
     "table",
     "math",
 ];
+
+/// Kept while the sandbox is built (its wrappers need them), then removed:
+/// scripts reaching a function's environment or a userdata could undo the
+/// read-only globals (redis-server removes them too).
+const BUILD_ONLY: &[&str] = &["getfenv", "setfenv", "newproxy"];
 
 /// Redis's `lrand48` (the generator behind `math.random`): the same numbers on
 /// every platform for a seed.
@@ -119,6 +121,8 @@ pub struct Engine {
     registering: Registering,
     /// `runner(f, handler, ...)`: `f(...)` under the error handler.
     runner: RegistryKey,
+    /// Lua's own `loadstring`: a compile error's message as bytes.
+    loadstring: RegistryKey,
     rng: Rc<RefCell<Rand48>>,
 }
 
@@ -153,8 +157,8 @@ pub fn with_engine<T>(generation: u64, memory_limit: usize, f: impl FnOnce(&mut 
 /// parts of `redis.*` written in Lua, and the `pcall` Redis replaces.
 const PRELUDE: &str = r#"
 local ctl, real_g, protected, api = ...
-local error, type, select, rawset, setmetatable, getmetatable, loadstring, load, setfenv, tostring =
-      error, type, select, rawset, setmetatable, getmetatable, loadstring, load, setfenv, tostring
+local error, type, select, rawset, setmetatable, getmetatable, loadstring, load, setfenv, getfenv, tostring =
+      error, type, select, rawset, setmetatable, getmetatable, loadstring, load, setfenv, getfenv, tostring
 local pcall, unpack, string, next = pcall, unpack, string, next
 local function raise(msg) error({err = "ERR " .. msg}) end
 local readonly = function() error("Attempt to modify a readonly table", 2) end
@@ -169,6 +173,8 @@ local function proxy(t)
   return p
 end
 api.proxy = proxy
+-- The unguarded compiler, for the bytes of a compile error.
+api.loadstring = loadstring
 
 local function error_reply(...)
   if select('#', ...) ~= 1 or type((...)) ~= 'string' then return {err = "ERR wrong number or type of arguments"} end
@@ -212,6 +218,21 @@ real_g.rawset = function(t, k, v)
   if protected[t] then error("Attempt to modify a readonly table", 0) end
   return rawset(t, k, v)
 end
+-- The table library writes with raw sets, past a view's __newindex. (The
+-- locals keep the library's names for its argument errors.)
+local insert, remove, sort = table.insert, table.remove, table.sort
+table.insert = function(t, ...)
+  if protected[t] then error("Attempt to modify a readonly table", 0) end
+  return insert(t, ...)
+end
+table.remove = function(t, ...)
+  if protected[t] then error("Attempt to modify a readonly table", 0) end
+  return remove(t, ...)
+end
+table.sort = function(t, ...)
+  if protected[t] then error("Attempt to modify a readonly table", 0) end
+  return sort(t, ...)
+end
 -- Reads see through a read-only view to the table behind it, as Redis's
 -- read-only tables are the tables themselves.
 local rawget = rawget
@@ -234,12 +255,17 @@ real_g.getmetatable = function(v)
   if mt == string_mt then return string_mt_view end
   return mt
 end
--- Code loaded by a script runs in the script's environment, never as bytecode.
+-- Code loaded by a script runs in the script's environment (the thread's,
+-- when a tail call hides the caller), never as bytecode.
 local function guard(loader)
   return function(chunk, ...)
     if type(chunk) == 'string' and chunk:byte(1) == 27 then return nil, "binary chunks are not allowed" end
     local f, e = loader(chunk, ...)
-    if f then setfenv(f, getfenv(2)) end
+    if f then
+      -- Levels: getfenv, pcall, this function, its caller.
+      local ok, env = pcall(getfenv, 3)
+      setfenv(f, ok and env or getfenv(0))
+    end
     return f, e
   end
 end
@@ -254,7 +280,7 @@ impl Engine {
         // Only Redis's allowed globals stay.
         let names: Vec<String> = g.pairs::<String, Value>().filter_map(|p| p.ok().map(|(k, _)| k)).collect();
         for n in names {
-            if !ALLOWED.contains(&n.as_str()) {
+            if !ALLOWED.contains(&n.as_str()) && !BUILD_ONLY.contains(&n.as_str()) {
                 g.raw_set(n, Value::Nil)?;
             }
         }
@@ -276,10 +302,14 @@ impl Engine {
         }
         api.raw_set("eval_redis", eval_redis.clone())?;
         api.raw_set("fn_redis", fn_redis.clone())?;
-        api.raw_set("normalize", lua.create_function(|_, s: String| Ok(normalize_error(&s)))?)?;
+        api.raw_set(
+            "normalize",
+            lua.create_function(|lua, s: mlua::LuaString| lua.create_string(normalize_error(&s.as_bytes())))?,
+        )?;
         lua.load(PRELUDE).set_name("=neokv").call::<()>((ctl.clone(), g.clone(), protected, api.clone()))?;
         let proxy: Function = api.get("proxy")?;
         let runner: Function = api.get("runner")?;
+        let loadstring: Function = api.get("loadstring")?;
 
         // The libraries, read-only.
         for name in ["string", "table", "math", "cjson", "cmsgpack", "bit", "struct", "coroutine"] {
@@ -339,6 +369,9 @@ impl Engine {
 
         // Everything loaded from now on sees the read-only globals.
         lua.load("setfenv(0, ...)").set_name("=neokv").call::<()>(eval_env)?;
+        for n in BUILD_ONLY {
+            g.raw_set(*n, Value::Nil)?;
+        }
         if memory_limit > 0 {
             lua.set_memory_limit(memory_limit)?;
         }
@@ -350,6 +383,7 @@ impl Engine {
             fn_g: lua.create_registry_value(fn_g)?,
             fn_env: lua.create_registry_value(fn_env)?,
             runner: lua.create_registry_value(runner)?,
+            loadstring: lua.create_registry_value(loadstring)?,
             lua,
             generation,
             memory_limit,
@@ -361,13 +395,24 @@ impl Engine {
     }
 
     /// Check that a script compiles (SCRIPT LOAD, EVAL); Redis's error text.
-    pub fn check(&mut self, sha: &str, body: &[u8]) -> Result<Flags, String> {
-        let (flags, at) = parse_shebang(body)?;
+    pub fn check(&mut self, sha: &str, body: &[u8]) -> Result<Flags, Vec<u8>> {
+        let (flags, at) = parse_shebang(body).map_err(String::into_bytes)?;
         self.compiled(sha, &body[at..])?;
         Ok(flags)
     }
 
-    fn compiled(&mut self, sha: &str, code: &[u8]) -> Result<Function, String> {
+    /// Lua's message for code that does not compile, byte for byte (mlua's
+    /// error text is lossy UTF-8).
+    fn compile_error(&self, code: &[u8], name: &str, fallback: &mlua::Error) -> Vec<u8> {
+        let raw = || -> mlua::Result<Option<Vec<u8>>> {
+            let f: Function = self.lua.registry_value(&self.loadstring)?;
+            let (_, msg): (Value, Option<mlua::LuaString>) = f.call((self.lua.create_string(code)?, name))?;
+            Ok(msg.map(|m| m.as_bytes().to_vec()))
+        };
+        raw().ok().flatten().unwrap_or_else(|| lua_message(fallback).into_bytes())
+    }
+
+    fn compiled(&mut self, sha: &str, code: &[u8]) -> Result<Function, Vec<u8>> {
         if let Some(k) = self.scripts.get(sha) {
             if let Ok(f) = self.lua.registry_value::<Function>(k) {
                 return Ok(f);
@@ -378,8 +423,10 @@ impl Engine {
             .load(code)
             .set_name("@user_script")
             .into_function()
-            .map_err(|e| format!("Error compiling script (new function): {}", lua_message(&e)))?;
-        let key = self.lua.create_registry_value(f.clone()).map_err(|e| e.to_string())?;
+            .map_err(|e| {
+                [&b"Error compiling script (new function): "[..], &self.compile_error(code, "@user_script", &e)].concat()
+            })?;
+        let key = self.lua.create_registry_value(f.clone()).map_err(|e| e.to_string().into_bytes())?;
         self.scripts.insert(sha.to_string(), key);
         Ok(f)
     }
@@ -392,7 +439,7 @@ impl Engine {
         };
         let f = match self.compiled(sha, code) {
             Ok(f) => f,
-            Err(e) => return Reply::error(format!("ERR {e}")),
+            Err(e) => return Reply::error_bytes(&[&b"ERR "[..], &e].concat()),
         };
         let set = || -> mlua::Result<()> {
             let g: Table = self.lua.registry_value(&self.real_g)?;
@@ -495,11 +542,11 @@ impl Engine {
                 other => {
                     let t = lua.create_table()?;
                     let msg = match &other {
-                        Value::String(s) => String::from_utf8_lossy(&s.as_bytes()).into_owned(),
-                        Value::Error(e) => lua_message(e),
-                        v => v.to_string().unwrap_or_default(),
+                        Value::String(s) => s.as_bytes().to_vec(),
+                        Value::Error(e) => lua_message(e).into_bytes(),
+                        v => v.to_string().unwrap_or_default().into_bytes(),
                     };
-                    t.raw_set("err", format!("ERR {msg}"))?;
+                    t.raw_set("err", lua.create_string([&b"ERR "[..], &msg].concat())?)?;
                     t
                 }
             };
@@ -563,13 +610,16 @@ impl Engine {
                 let resp = ctl.raw_get::<u8>("resp").unwrap_or(2);
                 let argv = match args_from_lua(&vals) {
                     Ok(a) => a,
-                    Err(msg) => return Ok((false, Value::Table(error_table(lua, &format!("-ERR {msg}"))?))),
+                    Err(msg) => {
+                        return Ok((false, Value::Table(error_table(lua, format!("-ERR {msg}").as_bytes())?)))
+                    }
                 };
                 if control.kill.load(Ordering::Relaxed) {
-                    return Ok((false, Value::Table(error_table(lua, KILLED)?)));
+                    return Ok((false, Value::Table(error_table(lua, KILLED.as_bytes())?)));
                 }
                 match host.call(&argv, resp) {
-                    Reply::Error(e) => Ok((false, Value::Table(error_table(lua, &e)?))),
+                    Reply::Error(e) => Ok((false, Value::Table(error_table(lua, e.as_bytes())?))),
+                    Reply::ErrorBytes(e) => Ok((false, Value::Table(error_table(lua, &e)?))),
                     r => Ok((true, reply_to_lua(lua, r, resp)?)),
                 }
             })?;
@@ -615,22 +665,21 @@ fn strings(lua: &Lua, items: &[Bytes]) -> mlua::Result<Table> {
     Ok(t)
 }
 
-/// The error reply of a failed run (`luaCallFunction`'s format).
+/// The error reply of a failed run (`luaCallFunction`'s format), byte for byte.
 fn script_error(name: &str, v: &Value) -> Reply {
     let Value::Table(t) = v else {
         return Reply::error(format!("ERR Error running script {name}, {}", v.to_string().unwrap_or_default()));
     };
-    let err: Option<String> = t.raw_get("err").ok().flatten();
-    let Some(err) = err else { return Reply::error(format!("ERR Error running script {name}, execution failure")) };
+    let Ok(Some(err)) = t.raw_get::<Option<mlua::LuaString>>("err") else {
+        return Reply::error(format!("ERR Error running script {name}, execution failure"));
+    };
+    let mut text = err.as_bytes().to_vec();
     let source: Option<String> = t.raw_get("source").ok().flatten();
     let line: Option<i64> = t.raw_get("line").ok().flatten();
-    Reply::Error(
-        match (source, line) {
-            (Some(s), Some(l)) => format!("{err} script: {name}, on {s}:{l}."),
-            _ => err,
-        }
-        .into(),
-    )
+    if let (Some(s), Some(l)) = (source, line) {
+        text.extend_from_slice(format!(" script: {name}, on {s}:{l}.").as_bytes());
+    }
+    Reply::error_bytes(&text)
 }
 
 /// The text of an mlua error as Lua produced it (no Rust decorations).

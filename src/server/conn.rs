@@ -48,12 +48,12 @@ struct Done {
 fn finish(core: &Core, session: &Session, d: Done, r: Reply, out: &mut BytesMut) {
     let obs = &core.shared.observe;
     let took = d.started.elapsed();
-    let outcome = match &r {
-        Reply::Error(e) => {
-            obs.error(e);
+    let outcome = match r.error_text() {
+        Some(e) => {
+            obs.error(&e);
             Outcome::Failed
         }
-        _ => Outcome::Ok,
+        None => Outcome::Ok,
     };
     obs.record(core.id, cmd::table::spec_id(d.spec), took, outcome);
     if obs.is_slow(took) && d.spec.flags & flag::SKIP_SLOWLOG == 0 {
@@ -82,8 +82,8 @@ fn reject(
     out: &mut BytesMut,
 ) {
     let obs = &core.shared.observe;
-    if let Reply::Error(e) = &r {
-        obs.error(e);
+    if let Some(e) = r.error_text() {
+        obs.error(&e);
     }
     if let Some(spec) = spec {
         obs.record(core.id, cmd::table::spec_id(spec), Duration::ZERO, Outcome::Rejected);
@@ -251,8 +251,8 @@ async fn exec(core: &Core, session: &mut Session, mut plan: ExecPlan) -> Reply {
             local_reply(cmd::run(core, session, spec, &args)).await
         };
         // Each queued command counts as run, and monitors see it before EXEC.
-        let outcome = if let Reply::Error(e) = &r {
-            obs.error(e);
+        let outcome = if let Some(e) = r.error_text() {
+            obs.error(&e);
             Outcome::Failed
         } else {
             Outcome::Ok
@@ -470,7 +470,7 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                 Ok(None) => break,
                 Err(e) => {
                     drain(&core, &mut pending, &mut out, &mut session).await;
-                    reject(&core, &session, None, Reply::Error(format!("ERR {e}").into()), false, &mut out);
+                    reject(&core, &session, None, Reply::error_bytes(&e.reply_text()), false, &mut out);
                     close = true;
                     break;
                 }
