@@ -8,7 +8,7 @@
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use futures_channel::oneshot;
@@ -97,6 +97,32 @@ async fn block(
     blocked.unregister(&waiter);
     answer
 }
+
+/// Wait `d` before replying (DEBUG SLEEP, WAIT); a wait past what the clock can
+/// hold lasts until the client goes away. Bytes the client sends meanwhile are
+/// queued in `rbuf` and run after; false if the client went away (the
+/// connection is done, nothing lingers).
+async fn pause(d: Duration, stream: &mut TcpStream, rbuf: &mut BytesMut, scratch: &mut [u8]) -> bool {
+    let deadline = if d >= FOREVER { None } else { Instant::now().checked_add(d) };
+    loop {
+        let timer = async {
+            match deadline {
+                Some(at) => glommio::timer::sleep(at.saturating_duration_since(Instant::now())).await,
+                None => futures_lite::future::pending().await,
+            }
+            None
+        };
+        let read = async { Some(stream.read(scratch).await) };
+        match futures_lite::future::or(timer, read).await {
+            None => return true,
+            Some(Ok(n)) if n > 0 && rbuf.len() + n <= MAX_QUERY_BUFFER => rbuf.extend_from_slice(&scratch[..n]),
+            Some(_) => return false,
+        }
+    }
+}
+
+/// Waits this long or longer have no deadline.
+const FOREVER: Duration = Duration::from_secs(100 * 365 * 86_400);
 
 /// The reply of a command that does not write (a local command queued in a
 /// transaction): now, after a pause, or from the blocking pool.
@@ -356,7 +382,9 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                 }
                 Plan::Sleep(d, r) => {
                     drain(&mut pending, &mut out, &mut session).await;
-                    glommio::timer::sleep(d).await;
+                    if !pause(d, &mut stream, &mut rbuf, &mut scratch).await {
+                        break 'conn;
+                    }
                     session.now_ms = now_ms();
                     r.encode(session.resp, &mut out);
                 }
