@@ -11,8 +11,8 @@
 //! | [`types`] | data-type semantics: deterministic apply of `WriteCmd`s, reads |
 //! | [`raft`] | openraft config, glommio runtime adapter, log store, state machine, regions |
 //! | [`script`] | the Lua VM (sandbox, `redis.*`, cjson/cmsgpack/bit/struct), running scripts, function libraries |
-//! | [`shard`] | per-core state, the cross-core channel mesh, active expiry, the Pub/Sub registry (`pubsub`), what the server observes of itself (`observe`: command stats, slow log, latency monitor, MONITOR, CLIENT PAUSE) |
-//! | [`cmd`] | the command table, one family file per type, `txn` (MULTI/EXEC, run inside apply), `script` (EVAL/FCALL), `pubsub`, `server`/`admin`/`info` (connection and server commands) |
+//! | [`shard`] | per-core state, the cross-core channel mesh, active expiry, the Pub/Sub registry (`pubsub`), what the server observes of itself (`observe`: command stats, slow log, latency monitor, MONITOR, CLIENT PAUSE), per-core key access records (`access`: OBJECT IDLETIME / FREQ) |
+//! | [`cmd`] | the command table, one family file per type, `txn` (MULTI/EXEC, run inside apply), `script` (EVAL/FCALL), `pubsub`, `server`/`admin`/`info` (connection and server commands), `introspect` (MEMORY, OBJECT, COMMAND GETKEYS, ROLE, WAIT) |
 //! | [`server`] | executors, listeners, connection loop (pipelining, replies, per-command statistics) |
 //!
 //! `types::notify` (keyspace events) is written by apply and delivered through

@@ -3,13 +3,13 @@
 use bytes::Bytes;
 
 use super::args::{cursor, int, invalid_expire, ScanOpts};
-use super::table::{container, flag::*, keys, row, CommandSpec, Group, Keys};
+use super::table::{flag::*, keys, row, CommandSpec, Group, Keys};
 use super::{err, reply, CmdResult, Ctx, Shape};
 use crate::cluster::SLOT_COUNT;
 use crate::pb::{self, write_cmd::Op};
 use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::{ArgCursor, Reply};
-use crate::storage::keys::{decode_meta_key, KeyType};
+use crate::storage::keys::decode_meta_key;
 use crate::types::glob::glob_match;
 use crate::types::keyspace as ks;
 use crate::types::Source;
@@ -205,89 +205,12 @@ fn flush(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args.len() == 2 && !args[1].eq_ignore_ascii_case(b"sync") && !args[1].eq_ignore_ascii_case(b"async") {
         return Err(ArgError::Syntax.into());
     }
+    ctx.shared.access.clear();
     ctx.broadcast(Op::Flush(pb::Flush {}))
 }
 
 fn touch(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     exists(ctx, args)
-}
-
-/// Redis's encoding name for a string value.
-fn string_encoding(v: &[u8]) -> &'static str {
-    if v.len() <= 20 && parse_i64(v).is_some() {
-        "int"
-    } else if v.len() <= 44 {
-        "embstr"
-    } else {
-        "raw"
-    }
-}
-
-fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let Some(m) = ctx.reader().meta(&args[2])? else {
-        return reply(Reply::Nil);
-    };
-    let enc = match m.kind {
-        KeyType::String => string_encoding(&m.payload),
-        KeyType::Hash => "hashtable",
-        KeyType::List => "quicklist",
-        KeyType::Set => "hashtable",
-        KeyType::ZSet => "skiplist",
-    };
-    reply(Reply::bulk_str(enc))
-}
-
-fn lfu_policy(ctx: &Ctx<'_>) -> bool {
-    ctx.shared.config().params().any(|(k, v)| k == "maxmemory-policy" && v.contains("lfu"))
-}
-
-fn object_freq(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    if ctx.reader().meta(&args[2])?.is_none() {
-        return reply(Reply::Nil);
-    }
-    if !lfu_policy(ctx) {
-        return Err(err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."));
-    }
-    reply(Reply::Int(0))
-}
-
-fn object_idletime(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    if ctx.reader().meta(&args[2])?.is_none() {
-        return reply(Reply::Nil);
-    }
-    if lfu_policy(ctx) {
-        return Err(err("ERR An LRU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."));
-    }
-    // Access times are not tracked on disk; every key reads as just used.
-    reply(Reply::Int(0))
-}
-
-fn object_refcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    match ctx.reader().meta(&args[2])? {
-        None => reply(Reply::Nil),
-        Some(_) => reply(Reply::Int(1)),
-    }
-}
-
-fn object_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    let lines = [
-        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "ENCODING <key>",
-        "    Return the kind of internal representation used in order to store the value",
-        "    associated with a <key>.",
-        "FREQ <key>",
-        "    Return the access frequency index of the <key>. The returned integer is",
-        "    proportional to the logarithm of the recent access frequency of the key.",
-        "IDLETIME <key>",
-        "    Return the idle time of the <key>, that is the approximated number of",
-        "    seconds elapsed since the last access to the key.",
-        "REFCOUNT <key>",
-        "    Return the number of references of the value associated with the specified",
-        "    <key>.",
-        "HELP",
-        "    Print this help.",
-    ];
-    reply(Reply::Array(lines.iter().map(|l| Reply::Simple((*l).into())).collect()))
 }
 
 const W: u32 = WRITE;
@@ -297,10 +220,10 @@ const RF: u32 = READONLY | FAST;
 const G: Group = Group::Generic;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("del", -2, W, keys(1, -1, 1), G, "1.0.0", "Deletes one or more keys.", del),
-    row("unlink", -2, WF, keys(1, -1, 1), G, "4.0.0", "Asynchronously deletes one or more keys.", del),
-    row("exists", -2, RF, keys(1, -1, 1), G, "1.0.0", "Determines whether one or more keys exist.", exists),
-    row("type", 2, RF, keys(1, 1, 1), G, "1.0.0", "Determines the type of value stored at a key.", type_),
+    row("del", -2, W | FORGETS, keys(1, -1, 1), G, "1.0.0", "Deletes one or more keys.", del),
+    row("unlink", -2, WF | FORGETS, keys(1, -1, 1), G, "4.0.0", "Asynchronously deletes one or more keys.", del),
+    row("exists", -2, RF | NO_TOUCH, keys(1, -1, 1), G, "1.0.0", "Determines whether one or more keys exist.", exists),
+    row("type", 2, RF | NO_TOUCH, keys(1, 1, 1), G, "1.0.0", "Determines the type of value stored at a key.", type_),
     row("expire", -3, WF, keys(1, 1, 1), G, "1.0.0", "Sets the expiration time of a key in seconds.", expire),
     row("pexpire", -3, WF, keys(1, 1, 1), G, "2.6.0", "Sets the expiration time of a key in milliseconds.", pexpire),
     row(
@@ -323,12 +246,21 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Sets the expiration time of a key to a Unix milliseconds timestamp.",
         pexpireat,
     ),
-    row("ttl", 2, RF, keys(1, 1, 1), G, "1.0.0", "Returns the expiration time in seconds of a key.", ttl),
-    row("pttl", 2, RF, keys(1, 1, 1), G, "2.6.0", "Returns the expiration time in milliseconds of a key.", pttl),
+    row("ttl", 2, RF | NO_TOUCH, keys(1, 1, 1), G, "1.0.0", "Returns the expiration time in seconds of a key.", ttl),
+    row(
+        "pttl",
+        2,
+        RF | NO_TOUCH,
+        keys(1, 1, 1),
+        G,
+        "2.6.0",
+        "Returns the expiration time in milliseconds of a key.",
+        pttl,
+    ),
     row(
         "expiretime",
         2,
-        RF,
+        RF | NO_TOUCH,
         keys(1, 1, 1),
         G,
         "7.0.0",
@@ -338,7 +270,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "pexpiretime",
         2,
-        RF,
+        RF | NO_TOUCH,
         keys(1, 1, 1),
         G,
         "7.0.0",
@@ -373,56 +305,5 @@ pub static COMMANDS: &[CommandSpec] = &[
         "3.2.1",
         "Returns the number of existing keys out of those specified after updating the time they were last accessed.",
         touch,
-    ),
-    container("object", 0, G, "2.2.3", "A container for object introspection commands.", None),
-    row(
-        "object|encoding",
-        3,
-        R,
-        keys(2, 2, 1),
-        G,
-        "2.2.3",
-        "Returns the internal encoding of a Redis object.",
-        object_encoding,
-    ),
-    row(
-        "object|freq",
-        3,
-        R,
-        keys(2, 2, 1),
-        G,
-        "4.0.0",
-        "Returns the logarithmic access frequency counter of a Redis object.",
-        object_freq,
-    ),
-    row(
-        "object|idletime",
-        3,
-        R,
-        keys(2, 2, 1),
-        G,
-        "2.2.3",
-        "Returns the time since the last access to a Redis object.",
-        object_idletime,
-    ),
-    row(
-        "object|refcount",
-        3,
-        R,
-        keys(2, 2, 1),
-        G,
-        "2.2.3",
-        "Returns the reference count of a value of a key.",
-        object_refcount,
-    ),
-    row(
-        "object|help",
-        2,
-        R,
-        Keys::None,
-        G,
-        "6.2.0",
-        "Returns helpful text about the different subcommands.",
-        object_help,
     ),
 ];

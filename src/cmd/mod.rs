@@ -10,6 +10,7 @@
 //! | `txn.rs` | MULTI/EXEC/WATCH, and the executor that runs a transaction inside apply |
 //! | `script.rs` | EVAL, SCRIPT, FUNCTION, FCALL, and the hosts scripts call commands through |
 //! | `pubsub.rs` | SUBSCRIBE and the other Pub/Sub commands (the registry is `shard::pubsub`) |
+//! | `introspect.rs` | MEMORY, OBJECT, COMMAND GETKEYS[ANDFLAGS] (Redis's key specs), ROLE, LOLWUT, WAIT |
 //! | `string.rs` ... `zset.rs`, `keyspace.rs`, `server.rs` | the families: handlers first, rows last |
 //!
 //! Handlers parse and plan; they read through [`Ctx`] (on the connection's core,
@@ -25,6 +26,7 @@ pub mod ctx;
 pub mod elements;
 pub mod hash;
 pub mod info;
+pub mod introspect;
 pub mod keyspace;
 pub mod list;
 pub mod pubsub;
@@ -128,10 +130,15 @@ pub fn needs_barrier(spec: &CommandSpec) -> bool {
 /// `Ok(None)` without keys, CROSSSLOT if they span regions (only with
 /// `--regions` > 1: one region covers every slot by default).
 pub fn region_of(core: &Core, spec: &CommandSpec, args: &[Bytes]) -> Result<Option<u32>, Reply> {
-    let Some(at) = spec.keys_of(args) else { return Ok(None) };
+    region_at(core, spec.keys_of(args).as_deref(), args)
+}
+
+/// [`region_of`] for key positions already found.
+fn region_at(core: &Core, at: Option<&[usize]>, args: &[Bytes]) -> Result<Option<u32>, Reply> {
+    let Some(at) = at else { return Ok(None) };
     let router = &core.shared.router;
     let mut region = None;
-    for i in at {
+    for &i in at {
         let r = router.region_of_key(&args[i]).id;
         match region {
             None => region = Some(r),
@@ -140,6 +147,20 @@ pub fn region_of(core: &Core, spec: &CommandSpec, args: &[Bytes]) -> Result<Opti
         }
     }
     Ok(region)
+}
+
+/// Record that a command used its keys (Redis touches a key on lookup): OBJECT
+/// IDLETIME and FREQ read these records (`shard::access`). Commands that look
+/// without touching (`NO_TOUCH`) leave them, as does a client in CLIENT
+/// NO-TOUCH mode (except for TOUCH itself); deletes (`FORGETS`) drop them.
+pub fn record_access(core: &Core, session: &Session, spec: &CommandSpec, at: &[usize], args: &[Bytes]) {
+    let keys = at.iter().filter_map(|&i| args.get(i)).map(|k| &k[..]);
+    if spec.flags & flag::FORGETS != 0 {
+        core.shared.access.forget(keys);
+    } else if spec.flags & flag::NO_TOUCH == 0 && (!session.no_touch || spec.name == "touch") {
+        let now_ms = session.now_ms;
+        core.shared.access.touch(core.id, now_ms, keys);
+    }
 }
 
 /// Run a resolved command's handler on its connection's core.
@@ -172,10 +193,14 @@ pub fn run(core: &Core, session: &mut Session, spec: &'static CommandSpec, args:
             return Plan::Reply(busy);
         }
     }
-    let region = match region_of(core, spec, args) {
+    let at = spec.keys_of(args);
+    let region = match region_at(core, at.as_deref(), args) {
         Ok(r) => r,
         Err(e) => return Plan::Reply(e),
     };
+    if let Some(at) = at.as_deref().filter(|at| !at.is_empty()) {
+        record_access(core, session, spec, at, args);
+    }
     let mut ctx = Ctx::new(&core.shared, session, spec, region, Env::Conn(core));
     match f(&mut ctx, args) {
         Ok(p) => p,

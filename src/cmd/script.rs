@@ -277,8 +277,8 @@ fn load_script(shared: &Shared, body: &Bytes) -> Result<(String, Flags), CmdErro
     if let Some(c) = shared.scripts.get(sha.as_bytes()) {
         return Ok((sha, c.flags));
     }
-    let flags = engine(shared, |e| e.check(&sha, body))
-        .map_err(|e| CmdError::Bytes([&b"ERR "[..], &e].concat().into()))?;
+    let flags =
+        engine(shared, |e| e.check(&sha, body)).map_err(|e| CmdError::Bytes([&b"ERR "[..], &e].concat().into()))?;
     shared.scripts.add(body.clone(), flags);
     Ok((sha, flags))
 }

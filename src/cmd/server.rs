@@ -8,7 +8,7 @@ use bytes::Bytes;
 
 use super::info;
 use super::table::{container, flag::*, row, table, CommandSpec, Group, Keys};
-use super::{err, reply, resolve, CmdResult, Ctx, Plan};
+use super::{err, reply, CmdResult, Ctx, Plan};
 use crate::config::SetError;
 use crate::protocol::cursor::{parse_f64, parse_i64, ArgError};
 use crate::protocol::Reply;
@@ -340,6 +340,7 @@ fn config_set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     }
     ctx.shared.observe.configure(&staged);
+    ctx.shared.access.configure(staged.param("lfu-log-factor"), staged.param("lfu-decay-time"));
     *cfg = staged;
     reply(Reply::Ok)
 }
@@ -567,25 +568,6 @@ fn command_docs(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     reply(Reply::Map(specs.into_iter().map(|c| (Reply::bulk_str(c.name), doc_entry(c))).collect()))
 }
 
-fn command_getkeys(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let inner = &args[2..];
-    let spec = match resolve(inner) {
-        Ok(s) => s,
-        Err(Reply::Error(e)) if e.starts_with("ERR wrong number") => {
-            return Err(err("ERR Invalid number of arguments specified for command"))
-        }
-        Err(_) => return Err(err("ERR Invalid command specified")),
-    };
-    if spec.keys == Keys::None {
-        return Err(err("ERR The command has no key arguments"));
-    }
-    let keys = spec.keys_of(inner).unwrap_or_default();
-    if keys.is_empty() {
-        return Err(err("ERR Invalid arguments specified for command"));
-    }
-    reply(Reply::Array(keys.into_iter().map(|i| Reply::Bulk(inner[i].clone())).collect()))
-}
-
 fn command_list(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     reply(Reply::Array(table().rows.iter().map(|r| Reply::bulk_str(r.name)).collect()))
 }
@@ -605,6 +587,8 @@ fn command_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         "    Return documentation details about multiple Redis commands.",
         "GETKEYS <full-command>",
         "    Return the keys from a full Redis command.",
+        "GETKEYSANDFLAGS <full-command>",
+        "    Return the keys and the access flags from a full Redis command.",
         "HELP",
         "    Print this help.",
     ])
@@ -747,13 +731,13 @@ pub static COMMANDS: &[CommandSpec] = &[
     ),
     row(
         "command|getkeys",
-        -3,
+        -4,
         LOADING | STALE,
         Keys::None,
         S,
         "2.8.13",
         "Extracts the key names from an arbitrary command.",
-        command_getkeys,
+        super::introspect::command_getkeys,
     ),
     row("command|list", -2, LOADING | STALE, Keys::None, S, "7.0.0", "Returns a list of command names.", command_list),
     row(

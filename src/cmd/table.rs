@@ -31,6 +31,13 @@ pub mod flag {
     /// Not a Redis flag: a script (EVAL, FCALL): queued in a transaction, it runs
     /// inside apply with the keyspace commands.
     pub const PROGRAM: u32 = 1 << 29;
+    /// Not a Redis flag: looks its keys up without touching them (Redis's
+    /// LOOKUP_NOTOUCH: TTL, TYPE, EXISTS, OBJECT, ...): their idle time and
+    /// access frequency stay as they were (see `shard::access`).
+    pub const NO_TOUCH: u32 = 1 << 28;
+    /// Not a Redis flag: deletes its keys without looking them up (DEL,
+    /// UNLINK): their access records are dropped.
+    pub const FORGETS: u32 = 1 << 27;
 
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
@@ -323,6 +330,7 @@ pub fn table() -> &'static Table {
             super::script::COMMANDS,
             super::pubsub::COMMANDS,
             super::admin::COMMANDS,
+            super::introspect::COMMANDS,
         ] {
             rows.extend(family.iter());
         }

@@ -190,7 +190,13 @@ fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     for q in m.queue {
         let in_apply = q.in_apply();
         if in_apply {
-            for i in q.spec.keys_of(&q.args).unwrap_or_default() {
+            let at = q.spec.keys_of(&q.args).unwrap_or_default();
+            // The commands run inside apply, not through dispatch: their keys are
+            // used now (the others pass through dispatch after).
+            if let Some(core) = ctx.core() {
+                super::record_access(core, ctx.session, q.spec, &at, &q.args);
+            }
+            for i in at {
                 same &= span(router.region_of_key(&q.args[i]).id);
             }
             op.cmds.push(pb::Argv { args: q.args.clone() });
@@ -291,7 +297,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "watch",
         -2,
-        F,
+        F | NO_TOUCH,
         keys(1, -1, 1),
         G,
         "2.2.0",

@@ -75,22 +75,24 @@ impl Flags {
 /// Parse a script's shebang (Redis's `evalExtractShebangFlags`): its flags and
 /// where the code starts (the shebang line is compiled as an empty line, so line
 /// numbers stay right). The error is Redis's text (without `ERR `).
-pub fn parse_shebang(body: &[u8]) -> Result<(Flags, usize), String> {
+/// Errors are Redis's text, byte for byte (they quote the script).
+pub fn parse_shebang(body: &[u8]) -> Result<(Flags, usize), Vec<u8>> {
     if !body.starts_with(b"#!") {
         return Ok((Flags { compat: true, ..Flags::default() }, 0));
     }
-    let Some(nl) = memchr::memchr(b'\n', body) else { return Err("Invalid script shebang".into()) };
-    let parts = split_args(&body[..nl]).ok_or("Invalid script shebang")?;
-    let Some(engine) = parts.first() else { return Err("Invalid engine in script shebang".into()) };
-    if engine != "#!lua" {
-        return Err(format!("Unexpected engine in script shebang: {engine}"));
+    let fail = |msg: &str, quoted: &[u8]| [msg.as_bytes(), quoted].concat();
+    let Some(nl) = memchr::memchr(b'\n', body) else { return Err(fail("Invalid script shebang", b"")) };
+    let parts = split_arg_bytes(&body[..nl]).ok_or_else(|| fail("Invalid script shebang", b""))?;
+    let Some(engine) = parts.first() else { return Err(fail("Invalid engine in script shebang", b"")) };
+    if engine != b"#!lua" {
+        return Err(fail("Unexpected engine in script shebang: ", engine));
     }
     let mut flags = Flags::default();
     for p in &parts[1..] {
-        let Some(list) = p.strip_prefix("flags=") else { return Err(format!("Unknown lua shebang option: {p}")) };
-        for f in list.split(',').filter(|f| !f.is_empty()) {
-            if !flags.set(f) {
-                return Err(format!("Unexpected flag in script shebang: {f}"));
+        let Some(list) = p.strip_prefix(b"flags=") else { return Err(fail("Unknown lua shebang option: ", p)) };
+        for f in list.split(|&b| b == b',').filter(|f| !f.is_empty()) {
+            if !std::str::from_utf8(f).is_ok_and(|f| flags.set(f)) {
+                return Err(fail("Unexpected flag in script shebang: ", f));
             }
         }
     }
@@ -100,6 +102,11 @@ pub fn parse_shebang(body: &[u8]) -> Result<(Flags, usize), String> {
 /// Split a line into arguments as Redis's `sdssplitargs` does (spaces separate,
 /// double and single quotes group); `None` on unbalanced quotes.
 pub fn split_args(line: &[u8]) -> Option<Vec<String>> {
+    Some(split_arg_bytes(line)?.into_iter().map(|a| String::from_utf8_lossy(&a).into_owned()).collect())
+}
+
+/// [`split_args`], the arguments as bytes.
+pub fn split_arg_bytes(line: &[u8]) -> Option<Vec<Vec<u8>>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < line.len() {
@@ -163,7 +170,7 @@ pub fn split_args(line: &[u8]) -> Option<Vec<String>> {
             }
             i += 1;
         }
-        out.push(String::from_utf8_lossy(&cur).into_owned());
+        out.push(cur);
     }
     Some(out)
 }
@@ -360,10 +367,11 @@ mod tests {
         assert!(f.no_writes && f.allow_oom && !f.compat);
         assert_eq!(at, 31);
         assert_eq!(parse_shebang(b"#!lua\nreturn 1").unwrap().0, Flags::default());
-        assert_eq!(parse_shebang(b"#!lua").unwrap_err(), "Invalid script shebang");
-        assert_eq!(parse_shebang(b"#!lu\n").unwrap_err(), "Unexpected engine in script shebang: #!lu");
-        assert_eq!(parse_shebang(b"#!lua foo=bar\n").unwrap_err(), "Unknown lua shebang option: foo=bar");
-        assert_eq!(parse_shebang(b"#!lua flags=nope\n").unwrap_err(), "Unexpected flag in script shebang: nope");
+        assert_eq!(parse_shebang(b"#!lua").unwrap_err(), b"Invalid script shebang");
+        assert_eq!(parse_shebang(b"#!lu\n").unwrap_err(), b"Unexpected engine in script shebang: #!lu");
+        assert_eq!(parse_shebang(b"#!lua\x80\n").unwrap_err(), b"Unexpected engine in script shebang: #!lua\x80");
+        assert_eq!(parse_shebang(b"#!lua foo=bar\n").unwrap_err(), b"Unknown lua shebang option: foo=bar");
+        assert_eq!(parse_shebang(b"#!lua flags=nope\n").unwrap_err(), b"Unexpected flag in script shebang: nope");
     }
 
     #[test]

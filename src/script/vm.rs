@@ -396,7 +396,7 @@ impl Engine {
 
     /// Check that a script compiles (SCRIPT LOAD, EVAL); Redis's error text.
     pub fn check(&mut self, sha: &str, body: &[u8]) -> Result<Flags, Vec<u8>> {
-        let (flags, at) = parse_shebang(body).map_err(String::into_bytes)?;
+        let (flags, at) = parse_shebang(body)?;
         self.compiled(sha, &body[at..])?;
         Ok(flags)
     }
@@ -418,14 +418,9 @@ impl Engine {
                 return Ok(f);
             }
         }
-        let f = self
-            .lua
-            .load(code)
-            .set_name("@user_script")
-            .into_function()
-            .map_err(|e| {
-                [&b"Error compiling script (new function): "[..], &self.compile_error(code, "@user_script", &e)].concat()
-            })?;
+        let f = self.lua.load(code).set_name("@user_script").into_function().map_err(|e| {
+            [&b"Error compiling script (new function): "[..], &self.compile_error(code, "@user_script", &e)].concat()
+        })?;
         let key = self.lua.create_registry_value(f.clone()).map_err(|e| e.to_string().into_bytes())?;
         self.scripts.insert(sha.to_string(), key);
         Ok(f)
@@ -435,7 +430,7 @@ impl Engine {
     pub fn eval(&mut self, sha: &str, body: &[u8], run: &RunArgs<'_>, host: &mut dyn Host) -> Reply {
         let code = match parse_shebang(body) {
             Ok((_, at)) => &body[at..],
-            Err(e) => return Reply::error(format!("ERR {e}")),
+            Err(e) => return Reply::error_bytes(&[&b"ERR "[..], &e].concat()),
         };
         let f = match self.compiled(sha, code) {
             Ok(f) => f,
@@ -610,9 +605,7 @@ impl Engine {
                 let resp = ctl.raw_get::<u8>("resp").unwrap_or(2);
                 let argv = match args_from_lua(&vals) {
                     Ok(a) => a,
-                    Err(msg) => {
-                        return Ok((false, Value::Table(error_table(lua, format!("-ERR {msg}").as_bytes())?)))
-                    }
+                    Err(msg) => return Ok((false, Value::Table(error_table(lua, format!("-ERR {msg}").as_bytes())?))),
                 };
                 if control.kill.load(Ordering::Relaxed) {
                     return Ok((false, Value::Table(error_table(lua, KILLED.as_bytes())?)));

@@ -201,6 +201,32 @@ async fn block(
     answer
 }
 
+/// Wait `d` before replying (DEBUG SLEEP, WAIT); a wait past what the clock can
+/// hold lasts until the client goes away. Bytes the client sends meanwhile are
+/// queued in `rbuf` and run after; false if the client went away (the
+/// connection is done, nothing lingers).
+async fn pause(d: Duration, stream: &mut TcpStream, rbuf: &mut BytesMut, scratch: &mut [u8]) -> bool {
+    let deadline = if d >= FOREVER { None } else { Instant::now().checked_add(d) };
+    loop {
+        let timer = async {
+            match deadline {
+                Some(at) => glommio::timer::sleep(at.saturating_duration_since(Instant::now())).await,
+                None => futures_lite::future::pending().await,
+            }
+            None
+        };
+        let read = async { Some(stream.read(scratch).await) };
+        match futures_lite::future::or(timer, read).await {
+            None => return true,
+            Some(Ok(n)) if n > 0 && rbuf.len() + n <= MAX_QUERY_BUFFER => rbuf.extend_from_slice(&scratch[..n]),
+            Some(_) => return false,
+        }
+    }
+}
+
+/// Waits this long or longer have no deadline.
+const FOREVER: Duration = Duration::from_secs(100 * 365 * 86_400);
+
 /// The reply of a command that does not write (a local command queued in a
 /// transaction): now, after a pause, or from the blocking pool.
 async fn local_reply(plan: Plan) -> Reply {
@@ -572,7 +598,9 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                 }
                 Plan::Sleep(d, r) => {
                     drain(&core, &mut pending, &mut out, &mut session).await;
-                    glommio::timer::sleep(d).await;
+                    if !pause(d, &mut stream, &mut rbuf, scratch.buf()).await {
+                        break 'conn;
+                    }
                     session.now_ms = now_ms();
                     finish(&core, &session, done, r, &mut out);
                 }

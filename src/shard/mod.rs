@@ -6,6 +6,7 @@
 //! core travels there as a message and its reply comes back on a oneshot.
 //! Depends on `storage`, `cluster`, `raft`, `types`.
 
+pub mod access;
 pub mod expire;
 pub mod observe;
 pub mod pubsub;

@@ -118,6 +118,22 @@ impl ScanCursors {
     }
 }
 
+/// The C allocator's view of the heap (glibc's `mallinfo2`): bytes in use, and
+/// bytes it holds from the system (in use or free). Zeros where unknown.
+pub fn heap_bytes() -> (u64, u64) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallinfo2 only reads the allocator's statistics.
+        let m = unsafe { libc::mallinfo2() };
+        let mapped = m.hblkhd as u64;
+        (m.uordblks as u64 + mapped, m.arena as u64 + mapped)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        (0, 0)
+    }
+}
+
 pub struct Shared {
     pub storage: Storage,
     /// Write epochs that keep every core's read cache exact.
@@ -154,6 +170,10 @@ pub struct Shared {
     pub expired_keys: AtomicU64,
     pub rejected_connections: AtomicU64,
     pub run_id: String,
+    /// When each key was last used and how often (OBJECT IDLETIME / FREQ).
+    pub access: super::access::Access,
+    /// The allocator's bytes in use once the server was set up (MEMORY STATS).
+    pub startup_allocated: u64,
 }
 
 impl Shared {
@@ -165,7 +185,11 @@ impl Shared {
             (0..40).map(|_| char::from_digit(rand::random_range(0..16u32), 16).unwrap_or('0')).collect();
         let observe = super::observe::Observe::new(cores);
         observe.configure(&config);
+        let access = super::access::Access::new(cores, crate::types::now_ms());
+        access.configure(config.param("lfu-log-factor"), config.param("lfu-decay-time"));
         Shared {
+            access,
+            startup_allocated: heap_bytes().0,
             storage,
             epochs: Arc::new(Epochs::default()),
             blocked: Default::default(),

@@ -9,6 +9,7 @@ mod durability;
 mod fuzz;
 mod gc;
 mod hash;
+mod introspect;
 mod keyspace;
 mod list;
 mod protocol;

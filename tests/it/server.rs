@@ -144,9 +144,17 @@ fn command_family() {
         cmd("COMMAND").arg("GETKEYS").arg("MSET").arg("a").arg("1").arg("b").arg("2").query(&mut c).unwrap();
     assert_eq!(keys, vec!["a".to_string(), "b".to_string()]);
     let mut r = s.raw();
-    assert_eq!(r.cmd(&["COMMAND", "GETKEYS", "PING"]), "-ERR The command has no key arguments\r\n");
+    // Redis 7.0: COMMAND GETKEYS takes at least the command and one argument.
+    assert_eq!(
+        r.cmd(&["COMMAND", "GETKEYS", "PING"]),
+        "-ERR wrong number of arguments for 'command|getkeys' command\r\n"
+    );
+    assert_eq!(r.cmd(&["COMMAND", "GETKEYS", "PING", "x"]), "-ERR The command has no key arguments\r\n");
     assert_eq!(r.cmd(&["COMMAND", "GETKEYS", "NOPE", "x"]), "-ERR Invalid command specified\r\n");
-    assert_eq!(r.cmd(&["COMMAND", "GETKEYS", "GET"]), "-ERR Invalid number of arguments specified for command\r\n");
+    assert_eq!(
+        r.cmd(&["COMMAND", "GETKEYS", "GET", "a", "b"]),
+        "-ERR Invalid number of arguments specified for command\r\n"
+    );
     let docs = r.cmd(&["COMMAND", "DOCS", "set"]);
     assert!(docs.contains("summary") && docs.contains("string"), "{docs}");
 }

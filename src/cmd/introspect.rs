@@ -1,0 +1,1006 @@
+//! Introspection commands: MEMORY, OBJECT, COMMAND GETKEYS / GETKEYSANDFLAGS,
+//! ROLE, LOLWUT, WAIT. Handlers first, Redis's key specs next, table rows last.
+//!
+//! Where Redis's answer follows from its semantics (errors, HELP, ROLE, key
+//! flags, WAIT on a server without replicas) NeoKV answers the same bytes; where
+//! it is a measurement of Redis's own memory layout, NeoKV estimates:
+//!
+//! - MEMORY USAGE prices a key as Redis 7.0 would hold it (jemalloc size classes,
+//!   sds headers, a dict entry; the encodings OBJECT ENCODING names), sampling
+//!   up to SAMPLES elements of a collection as Redis does. Strings come out as
+//!   Redis's figures; collections are the same model over NeoKV's elements.
+//! - MEMORY STATS has Redis 7.0's keys in Redis's order. Allocator figures are
+//!   glibc's (`mallinfo2`), RSS is /proc's; `dataset.bytes` is the MEMORY USAGE
+//!   model summed over the keyspace (a scan of every key's metadata, off the
+//!   reactor), so it is the data's size, not RocksDB's caches, and
+//!   `overhead.total + dataset.bytes` is less than `total.allocated` by what the
+//!   storage engine holds. `peak.allocated` is the highest figure seen by MEMORY
+//!   STATS.
+//! - MEMORY DOCTOR opens as Redis does for an instance with under 5 MB of data,
+//!   and otherwise reports no issue.
+//! - OBJECT IDLETIME / FREQ read the access records dispatch keeps
+//!   (`shard::access`); OBJECT itself looks without touching.
+//! - LOLWUT draws no art: every version answers `Redis ver. <version>\n` (what
+//!   Redis 7.0 answers without VERSION 5 or 6), after checking the arguments
+//!   those versions take.
+//! - WAIT: NeoKV has no Redis replicas (its Raft replication is acknowledged
+//!   before a write replies), so no replica ever acknowledges: `WAIT 0 t` answers
+//!   0 at once, `WAIT n t` answers 0 after `t` ms, and `WAIT n 0` waits until the
+//!   client disconnects, as Redis's would with no replica. Inside MULTI it
+//!   answers at once.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::server::REDIS_VERSION;
+use super::table::{container, flag::*, keys, row, table, CommandSpec, Group, Keys};
+use super::{err, reply, CmdError, CmdResult, Ctx, Plan};
+use crate::cluster::SLOT_COUNT;
+use crate::protocol::cursor::{parse_i64, ArgError};
+use crate::protocol::Reply;
+use crate::shard::shared::heap_bytes;
+use crate::storage::keys::{decode_meta_key, slot_lower_bound, slot_upper_bound, KeyType};
+use crate::storage::meta::{expired, Meta, META_HEADER};
+use crate::storage::{Cf, StorageError};
+use crate::types::coll::{find, scan_page};
+use crate::types::Source;
+
+// ---- Redis 7.0's memory model ----
+
+/// `sizeof(robj)`, `sizeof(dictEntry)`, `sizeof(dict)`, a pointer.
+const ROBJ: u64 = 16;
+const DICT_ENTRY: u64 = 24;
+const DICT: u64 = 56;
+const PTR: u64 = 8;
+
+/// jemalloc's size class for `n` bytes (what zmalloc_size reports): 8, steps of
+/// 16 up to 128, then four classes per doubling.
+fn alloc_size(n: u64) -> u64 {
+    if n <= 8 {
+        return 8;
+    }
+    if n <= 128 {
+        return n.div_ceil(16) * 16;
+    }
+    let step = 1u64 << (63 - (n - 1).leading_zeros() - 2);
+    n.div_ceil(step) * step
+}
+
+/// The allocation of an sds string of `len` bytes (header by length, NUL).
+fn sds_size(len: u64) -> u64 {
+    let header = match len {
+        0..32 => 1,
+        32..256 => 3,
+        256..65_536 => 5,
+        65_536..0x1_0000_0000 => 9,
+        _ => 17,
+    };
+    alloc_size(header + len + 1)
+}
+
+/// Redis's encoding name for a string value.
+fn string_encoding(v: &[u8]) -> &'static str {
+    if v.len() <= 20 && parse_i64(v).is_some() {
+        "int"
+    } else if v.len() <= 44 {
+        "embstr"
+    } else {
+        "raw"
+    }
+}
+
+/// A string value as Redis holds it: an integer in the object, an embedded
+/// string in the object's allocation, or an object pointing to an sds.
+fn string_size(v: &[u8]) -> u64 {
+    let len = v.len() as u64;
+    match string_encoding(v) {
+        "int" => ROBJ,
+        "embstr" => alloc_size(ROBJ + 3 + len + 1),
+        _ => ROBJ + sds_size(len),
+    }
+}
+
+/// What a key's name costs in the main dict: its sds and the dict entry.
+fn key_size(key: &[u8]) -> u64 {
+    sds_size(key.len() as u64) + DICT_ENTRY
+}
+
+/// Slots of a dict holding `n` entries.
+fn dict_slots(n: u64) -> u64 {
+    if n == 0 {
+        0
+    } else {
+        n.next_power_of_two().max(4)
+    }
+}
+
+/// A listpack entry holding a string of `len` bytes (header, data, back-length).
+fn listpack_entry(len: u64) -> u64 {
+    let header = match len {
+        0..64 => 1,
+        64..4096 => 2,
+        _ => 5,
+    };
+    let body = header + len;
+    body + if body < 128 { 1 } else { 2 }
+}
+
+/// A collection of `n` elements whose elements cost `elem` bytes on average,
+/// without its key (hashtable, hashtable, skiplist, quicklist: the encodings
+/// OBJECT ENCODING reports).
+fn collection_size(kind: KeyType, n: u64, elem: f64) -> u64 {
+    let elems = (elem * n as f64) as u64;
+    let table = DICT + dict_slots(n) * PTR;
+    match kind {
+        KeyType::String => 0,
+        KeyType::Hash | KeyType::Set => ROBJ + table + elems,
+        // zset struct, skiplist struct and its 32-level header node.
+        KeyType::ZSet => ROBJ + 16 + 32 + table + alloc_size(24 + 32 * 16) + elems,
+        // quicklist struct, and a node per 8 KB listpack.
+        KeyType::List => ROBJ + 40 + elems.div_ceil(8192).max(1) * (32 + 8) + elems,
+    }
+}
+
+/// One element of a collection as Redis holds it (`sub` and `v` as stored).
+fn element_size(kind: KeyType, sub: &[u8], v: &[u8]) -> u64 {
+    let sub_len = sub.len() as u64;
+    match kind {
+        KeyType::Hash => DICT_ENTRY + sds_size(sub_len) + sds_size(v.len() as u64),
+        KeyType::Set => DICT_ENTRY + sds_size(sub_len),
+        // dict entry, member sds, skiplist node (a level or two).
+        KeyType::ZSet => DICT_ENTRY + sds_size(sub_len) + 48,
+        KeyType::List => listpack_entry(v.len() as u64),
+        KeyType::String => 0,
+    }
+}
+
+/// A typical element, for keys priced without reading their elements.
+fn typical_element(kind: KeyType) -> f64 {
+    match kind {
+        KeyType::String => 0.0,
+        KeyType::List => listpack_entry(8) as f64,
+        other => element_size(other, &[0; 8], &[0; 8]) as f64,
+    }
+}
+
+/// MEMORY USAGE key [SAMPLES count]
+fn memory_usage(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let mut samples = 5u64;
+    let mut j = 3;
+    while j < args.len() {
+        if args[j].eq_ignore_ascii_case(b"SAMPLES") && j + 1 < args.len() {
+            let n = parse_i64(&args[j + 1]).ok_or(ArgError::NotInteger)?;
+            if n < 0 {
+                return Err(ArgError::Syntax.into());
+            }
+            samples = if n == 0 { u64::MAX } else { n as u64 };
+            j += 2;
+        } else {
+            return Err(ArgError::Syntax.into());
+        }
+    }
+    let key = args[2].clone();
+    let Some(meta) = ctx.reader().meta(&key)? else { return reply(Reply::Nil) };
+    if meta.kind == KeyType::String {
+        return reply(Reply::Int((key_size(&key) + string_size(&meta.payload)) as i64));
+    }
+    let kind = meta.kind;
+    let size = meta.size().unwrap_or(0);
+    ctx.walk_sized(samples.min(size), move |r| {
+        let Some(found) = find(r, &key, kind)?? else { return Ok(Reply::Nil) };
+        let n = found.coll.size;
+        let (mut seen, mut bytes) = (0u64, 0u64);
+        let count = usize::try_from(samples.min(n)).unwrap_or(usize::MAX);
+        scan_page(r, Cf::Subkey, &found, None, count, |sub, v| {
+            seen += 1;
+            bytes += element_size(kind, sub, v);
+        })?;
+        let avg = if seen == 0 { 0.0 } else { bytes as f64 / seen as f64 };
+        Ok(Reply::Int((key_size(&key) + collection_size(kind, n, avg)) as i64))
+    })
+}
+
+/// What the keyspace holds, by the MEMORY USAGE model (collections at a
+/// typical element size: pricing them exactly would read every element).
+#[derive(Default)]
+struct Dataset {
+    keys: u64,
+    expires: u64,
+    bytes: u64,
+}
+
+fn dataset(r: &impl Source) -> Result<Dataset, StorageError> {
+    let now = r.now_ms();
+    let mut d = Dataset::default();
+    r.scan(Cf::Metadata, &slot_lower_bound(0), &slot_upper_bound(SLOT_COUNT), false, |k, v| {
+        let (Some((_, key)), Some((kind, at))) = (decode_meta_key(k), Meta::decode_header(v)) else { return true };
+        if expired(at, now) {
+            return true;
+        }
+        d.keys += 1;
+        d.expires += (at != 0) as u64;
+        let value = &v[META_HEADER..];
+        d.bytes += key_size(key)
+            + match kind {
+                KeyType::String => string_size(value),
+                _ => {
+                    let n = value.get(8..16).and_then(|b| b.try_into().ok()).map(u64::from_be_bytes).unwrap_or(0);
+                    collection_size(kind, n, typical_element(kind))
+                }
+            };
+        true
+    })?;
+    Ok(d)
+}
+
+/// Resident set size from /proc (Linux).
+fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()))
+        .map(|pages| pages * 4096)
+        .unwrap_or(0)
+}
+
+/// The highest `total.allocated` MEMORY STATS has seen.
+static PEAK: AtomicU64 = AtomicU64::new(0);
+
+/// A ratio as Redis computes it (in `float`) and prints it (as a double).
+fn ratio(a: u64, b: u64) -> Reply {
+    Reply::Double((a as f32 / b.max(1) as f32) as f64)
+}
+
+/// A signed difference of two byte counts.
+fn diff(a: u64, b: u64) -> Reply {
+    Reply::Int((a as i128 - b as i128).clamp(i64::MIN as i128, i64::MAX as i128) as i64)
+}
+
+fn int(v: u64) -> Reply {
+    Reply::Int(v.min(i64::MAX as u64) as i64)
+}
+
+/// MEMORY STATS: Redis 7.0's fields, in its order (see the module doc).
+fn memory_stats(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    let shared = ctx.shared;
+    let (allocated, active) = heap_bytes();
+    let rss = rss_bytes();
+    let total = if allocated == 0 { rss } else { allocated };
+    let peak = PEAK.fetch_max(total, Ordering::Relaxed).max(total);
+    let startup = shared.startup_allocated.min(total);
+    // A connection holds a read buffer, a reply buffer and a read scratch.
+    let clients = shared.connected_clients() as u64 * 3 * 16 * 1024;
+    let scripts = shared.scripts.len() as u64;
+    let lua = scripts * (DICT_ENTRY + sds_size(40) + 64) + dict_slots(scripts) * PTR;
+    let libraries: u64 =
+        shared.functions.read().map(|f| f.values().map(|l| (l.len() + l.function_count()) as u64).sum()).unwrap_or(0);
+    let functions = 200 + libraries * 128;
+    ctx.blocking(move |r| {
+        let d = dataset(r)?;
+        let s = |t: &str| Reply::bulk_str(t);
+        let main = d.keys * (DICT_ENTRY + ROBJ) + dict_slots(d.keys) * PTR;
+        let expires = d.expires * DICT_ENTRY + dict_slots(d.expires) * PTR;
+        let overhead = startup + clients + lua + functions + main + expires;
+        let net = total.saturating_sub(startup);
+        let mut m = vec![
+            (s("peak.allocated"), int(peak)),
+            (s("total.allocated"), int(total)),
+            (s("startup.allocated"), int(startup)),
+            (s("replication.backlog"), Reply::Int(0)),
+            (s("clients.slaves"), Reply::Int(0)),
+            (s("clients.normal"), int(clients)),
+            (s("cluster.links"), Reply::Int(0)),
+            (s("aof.buffer"), Reply::Int(0)),
+            (s("lua.caches"), int(lua)),
+            (s("functions.caches"), int(functions)),
+        ];
+        if d.keys > 0 {
+            m.push((
+                s("db.0"),
+                Reply::Map(vec![
+                    (s("overhead.hashtable.main"), int(main)),
+                    (s("overhead.hashtable.expires"), int(expires)),
+                    (s("overhead.hashtable.slot-to-keys"), Reply::Int(0)),
+                ]),
+            ));
+        }
+        m.extend([
+            (s("overhead.total"), int(overhead)),
+            (s("keys.count"), int(d.keys)),
+            (s("keys.bytes-per-key"), int(d.bytes.checked_div(d.keys).unwrap_or(0))),
+            (s("dataset.bytes"), int(d.bytes)),
+            (s("dataset.percentage"), Reply::Double((d.bytes as f32 * 100.0 / net.max(1) as f32) as f64)),
+            (s("peak.percentage"), Reply::Double((total as f32 * 100.0 / peak.max(1) as f32) as f64)),
+            (s("allocator.allocated"), int(allocated)),
+            (s("allocator.active"), int(active)),
+            (s("allocator.resident"), int(active)),
+            (s("allocator-fragmentation.ratio"), ratio(active, allocated)),
+            (s("allocator-fragmentation.bytes"), diff(active, allocated)),
+            (s("allocator-rss.ratio"), ratio(active, active)),
+            (s("allocator-rss.bytes"), Reply::Int(0)),
+            (s("rss-overhead.ratio"), ratio(rss, active)),
+            (s("rss-overhead.bytes"), diff(rss, active)),
+            (s("fragmentation"), ratio(rss, total)),
+            (s("fragmentation.bytes"), diff(rss, total)),
+        ]);
+        Ok(Reply::Map(m))
+    })
+}
+
+const DOCTOR_EMPTY: &str = "Hi Sam, this instance is empty or is using very little memory, my issues detector can't be used in these conditions. Please, leave for your mission on Earth and fill it with some data. The new Sam and I will be back to our programming as soon as I finished rebooting.\n";
+const DOCTOR_FINE: &str =
+    "Hi Sam, I can't find any memory issue in your instance. I can only account for what occurs on this base.\n";
+
+/// MEMORY DOCTOR: Redis's opening for under 5 MB of data, else no issue found.
+fn memory_doctor(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    ctx.blocking(|r| {
+        let text = if dataset(r)?.bytes < 5 << 20 { DOCTOR_EMPTY } else { DOCTOR_FINE };
+        Ok(Reply::Verbatim(Bytes::from_static(text.as_bytes())))
+    })
+}
+
+/// MEMORY MALLOC-STATS: Redis built without jemalloc answers this.
+fn memory_malloc_stats(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    reply(Reply::bulk_str("Stats not supported for the current allocator"))
+}
+
+/// MEMORY PURGE: give the allocator's free pages back to the system.
+fn memory_purge(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory the allocator holds.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+    reply(Reply::Ok)
+}
+
+fn help(lines: &[&str]) -> CmdResult {
+    let mut out: Vec<Reply> = lines.iter().map(|l| Reply::Simple(l.to_string().into())).collect();
+    out.push(Reply::Simple("HELP".into()));
+    out.push(Reply::Simple("    Prints this help.".into()));
+    reply(Reply::Array(out))
+}
+
+fn memory_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    help(&[
+        "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "DOCTOR",
+        "    Return memory problems reports.",
+        "MALLOC-STATS",
+        "    Return internal statistics report from the memory allocator.",
+        "PURGE",
+        "    Attempt to purge dirty pages for reclamation by the allocator.",
+        "STATS",
+        "    Return information about the memory usage of the server.",
+        "USAGE <key> [SAMPLES <count>]",
+        "    Return memory in bytes used by <key> and its value. Nested values are",
+        "    sampled up to <count> times (default: 5, 0 means sample all).",
+    ])
+}
+
+// ---- OBJECT ----
+
+fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let Some(m) = ctx.reader().meta(&args[2])? else {
+        return reply(Reply::Nil);
+    };
+    let enc = match m.kind {
+        KeyType::String => string_encoding(&m.payload),
+        KeyType::Hash => "hashtable",
+        KeyType::List => "quicklist",
+        KeyType::Set => "hashtable",
+        KeyType::ZSet => "skiplist",
+    };
+    reply(Reply::bulk_str(enc))
+}
+
+/// The configured maxmemory-policy, lowercased.
+fn policy(ctx: &Ctx<'_>) -> String {
+    ctx.shared.config().param("maxmemory-policy").unwrap_or("noeviction").to_ascii_lowercase()
+}
+
+fn lfu_policy(ctx: &Ctx<'_>) -> bool {
+    policy(ctx).ends_with("-lfu")
+}
+
+fn object_freq(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if ctx.reader().meta(&args[2])?.is_none() {
+        return reply(Reply::Nil);
+    }
+    if !lfu_policy(ctx) {
+        return Err(err("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."));
+    }
+    reply(Reply::Int(ctx.shared.access.freq(&args[2], ctx.now_ms()) as i64))
+}
+
+fn object_idletime(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if ctx.reader().meta(&args[2])?.is_none() {
+        return reply(Reply::Nil);
+    }
+    if lfu_policy(ctx) {
+        return Err(err("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."));
+    }
+    reply(Reply::Int(ctx.shared.access.idle_secs(&args[2], ctx.now_ms()) as i64))
+}
+
+/// Redis shares the objects of the integers 0..9999 (unless an LRU or LFU
+/// policy needs per-key access data): their refcount reads INT_MAX.
+fn object_refcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let Some(m) = ctx.reader().meta(&args[2])? else { return reply(Reply::Nil) };
+    let shared_int = m.kind == KeyType::String
+        && string_encoding(&m.payload) == "int"
+        && parse_i64(&m.payload).is_some_and(|v| (0..10_000).contains(&v))
+        && !(policy(ctx).contains("lru") || policy(ctx).contains("lfu"));
+    reply(Reply::Int(if shared_int { i32::MAX as i64 } else { 1 }))
+}
+
+fn object_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    help(&[
+        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "ENCODING <key>",
+        "    Return the kind of internal representation used in order to store the value",
+        "    associated with a <key>.",
+        "FREQ <key>",
+        "    Return the access frequency index of the <key>. The returned integer is",
+        "    proportional to the logarithm of the recent access frequency of the key.",
+        "IDLETIME <key>",
+        "    Return the idle time of the <key>, that is the approximated number of",
+        "    seconds elapsed since the last access to the key.",
+        "REFCOUNT <key>",
+        "    Return the number of references of the value associated with the specified",
+        "    <key>.",
+    ])
+}
+
+// ---- COMMAND GETKEYS / GETKEYSANDFLAGS ----
+
+/// Redis's key-spec flags, in the order COMMAND GETKEYSANDFLAGS prints them.
+mod kf {
+    pub const RO: u16 = 1 << 0;
+    pub const RW: u16 = 1 << 1;
+    pub const OW: u16 = 1 << 2;
+    pub const RM: u16 = 1 << 3;
+    pub const ACCESS: u16 = 1 << 4;
+    pub const UPDATE: u16 = 1 << 5;
+    pub const INSERT: u16 = 1 << 6;
+    pub const DELETE: u16 = 1 << 7;
+    pub const VARIABLE: u16 = 1 << 10;
+    pub const FLAG_NAMES: [(u16, &str); 11] = [
+        (RO, "RO"),
+        (RW, "RW"),
+        (OW, "OW"),
+        (RM, "RM"),
+        (ACCESS, "access"),
+        (UPDATE, "update"),
+        (INSERT, "insert"),
+        (DELETE, "delete"),
+        (1 << 8, "not_key"),
+        (1 << 9, "incomplete"),
+        (VARIABLE, "variable_flags"),
+    ];
+}
+
+/// Where one key spec finds its keys, after its first key position `begin`.
+#[derive(Debug, Clone, Copy)]
+enum Find {
+    /// Up to `last` (relative to `begin`, or from the end if negative), every `step`.
+    Range { last: i32, step: i32 },
+    /// A key count at `begin + idx`, the keys from `begin + first`, every `step`.
+    Keynum { idx: i32, first: i32, step: i32 },
+}
+
+/// One of Redis's key specs (`src/commands/*.json`): flags and positions.
+#[derive(Debug, Clone, Copy)]
+struct KeySpec {
+    flags: u16,
+    begin: i32,
+    find: Find,
+}
+
+const fn range(flags: u16, begin: i32, last: i32, step: i32) -> KeySpec {
+    KeySpec { flags, begin, find: Find::Range { last, step } }
+}
+
+const fn keynum(flags: u16, begin: i32, idx: i32, first: i32, step: i32) -> KeySpec {
+    KeySpec { flags, begin, find: Find::Keynum { idx, first, step } }
+}
+
+/// The command's own key function, which Redis falls back on when the specs do
+/// not resolve (or, for SET, always: its flags depend on GET).
+#[derive(Debug, Clone, Copy)]
+enum Proc {
+    None,
+    /// Redis's genericGetKeys: the count at `count` read as atoi reads it, the
+    /// keys from `first`, and a destination at `store` (0: none) listed last;
+    /// these keys carry no flags.
+    Generic {
+        store: usize,
+        count: usize,
+        first: usize,
+    },
+    /// SET: `OW update`, or `RW access update` with a GET argument.
+    Set,
+}
+
+const SPECS: Proc = Proc::None;
+const fn generic(store: usize, count: usize, first: usize) -> Proc {
+    Proc::Generic { store, count, first }
+}
+
+/// A command's key specs; `optional` keys (Redis's `no_mandatory_keys`: EVAL,
+/// FCALL) answer an empty list where others answer an error.
+struct KeyInfo {
+    name: &'static str,
+    specs: &'static [KeySpec],
+    proc: Proc,
+    optional: bool,
+}
+
+const fn ki(name: &'static str, specs: &'static [KeySpec], proc: Proc) -> KeyInfo {
+    KeyInfo { name, specs, proc, optional: false }
+}
+
+const fn opt(name: &'static str, specs: &'static [KeySpec], proc: Proc) -> KeyInfo {
+    KeyInfo { name, specs, proc, optional: true }
+}
+
+use kf::*;
+
+/// Redis 7.0's key specs for every command of NeoKV's that has keys (as
+/// COMMAND INFO of redis-server 7.0 reports them). Shard channels are not keys.
+static KEY_SPECS: &[KeyInfo] = &[
+    ki("append", &[range(RW | INSERT, 1, 0, 1)], SPECS),
+    ki("blmove", &[range(RW | ACCESS | DELETE, 1, 0, 1), range(RW | INSERT, 2, 0, 1)], SPECS),
+    ki("blmpop", &[keynum(RW | ACCESS | DELETE, 2, 0, 1, 1)], generic(0, 2, 3)),
+    ki("blpop", &[range(RW | ACCESS | DELETE, 1, -2, 1)], SPECS),
+    ki("brpop", &[range(RW | ACCESS | DELETE, 1, -2, 1)], SPECS),
+    ki("brpoplpush", &[range(RW | ACCESS | DELETE, 1, 0, 1), range(RW | INSERT, 2, 0, 1)], SPECS),
+    ki("bzmpop", &[keynum(RW | ACCESS | DELETE, 2, 0, 1, 1)], generic(0, 2, 3)),
+    ki("bzpopmax", &[range(RW | ACCESS | DELETE, 1, -2, 1)], SPECS),
+    ki("bzpopmin", &[range(RW | ACCESS | DELETE, 1, -2, 1)], SPECS),
+    ki("copy", &[range(RO | ACCESS, 1, 0, 1), range(OW | UPDATE, 2, 0, 1)], SPECS),
+    ki("decr", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
+    ki("decrby", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
+    ki("del", &[range(RM | DELETE, 1, -1, 1)], SPECS),
+    opt("eval", &[keynum(RW | ACCESS | UPDATE, 2, 0, 1, 1)], generic(0, 2, 3)),
+    opt("eval_ro", &[keynum(RO | ACCESS, 2, 0, 1, 1)], generic(0, 2, 3)),
+    opt("evalsha", &[keynum(RW | ACCESS | UPDATE, 2, 0, 1, 1)], generic(0, 2, 3)),
+    opt("evalsha_ro", &[keynum(RO | ACCESS, 2, 0, 1, 1)], generic(0, 2, 3)),
+    ki("exists", &[range(RO, 1, -1, 1)], SPECS),
+    ki("expire", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
+    ki("expireat", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
+    ki("expiretime", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    opt("fcall", &[keynum(RW | ACCESS | UPDATE, 2, 0, 1, 1)], generic(0, 2, 3)),
+    opt("fcall_ro", &[keynum(RO | ACCESS, 2, 0, 1, 1)], generic(0, 2, 3)),
+    ki("get", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("getdel", &[range(RW | ACCESS | DELETE, 1, 0, 1)], SPECS),
+    ki("getex", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
+    ki("getrange", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("getset", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
+    ki("hdel", &[range(RW | DELETE, 1, 0, 1)], SPECS),
+    ki("hexists", &[range(RO, 1, 0, 1)], SPECS),
+    ki("hget", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("hgetall", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("hincrby", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
+    ki("hincrbyfloat", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
+    ki("hkeys", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("hlen", &[range(RO, 1, 0, 1)], SPECS),
+    ki("hmget", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("hmset", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
+    ki("hrandfield", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("hscan", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("hset", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
+    ki("hsetnx", &[range(RW | INSERT, 1, 0, 1)], SPECS),
+    ki("hstrlen", &[range(RO, 1, 0, 1)], SPECS),
+    ki("hvals", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("incr", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
+    ki("incrby", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
+    ki("incrbyfloat", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
+    ki("lcs", &[range(RO | ACCESS, 1, 1, 1)], SPECS),
+    ki("lindex", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("linsert", &[range(RW | INSERT, 1, 0, 1)], SPECS),
+    ki("llen", &[range(RO, 1, 0, 1)], SPECS),
+    ki("lmove", &[range(RW | ACCESS | DELETE, 1, 0, 1), range(RW | INSERT, 2, 0, 1)], SPECS),
+    ki("lmpop", &[keynum(RW | ACCESS | DELETE, 1, 0, 1, 1)], generic(0, 1, 2)),
+    ki("lpop", &[range(RW | ACCESS | DELETE, 1, 0, 1)], SPECS),
+    ki("lpos", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("lpush", &[range(RW | INSERT, 1, 0, 1)], SPECS),
+    ki("lpushx", &[range(RW | INSERT, 1, 0, 1)], SPECS),
+    ki("lrange", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("lrem", &[range(RW | DELETE, 1, 0, 1)], SPECS),
+    ki("lset", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
+    ki("ltrim", &[range(RW | DELETE, 1, 0, 1)], SPECS),
+    ki("memory|usage", &[range(RO, 2, 0, 1)], SPECS),
+    ki("mget", &[range(RO | ACCESS, 1, -1, 1)], SPECS),
+    ki("mset", &[range(OW | UPDATE, 1, -1, 2)], SPECS),
+    ki("msetnx", &[range(OW | INSERT, 1, -1, 2)], SPECS),
+    ki("object|encoding", &[range(RO, 2, 0, 1)], SPECS),
+    ki("object|freq", &[range(RO, 2, 0, 1)], SPECS),
+    ki("object|idletime", &[range(RO, 2, 0, 1)], SPECS),
+    ki("object|refcount", &[range(RO, 2, 0, 1)], SPECS),
+    ki("persist", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
+    ki("pexpire", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
+    ki("pexpireat", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
+    ki("pexpiretime", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("psetex", &[range(OW | UPDATE, 1, 0, 1)], SPECS),
+    ki("pttl", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("rename", &[range(RW | ACCESS | DELETE, 1, 0, 1), range(OW | UPDATE, 2, 0, 1)], SPECS),
+    ki("renamenx", &[range(RW | ACCESS | DELETE, 1, 0, 1), range(OW | INSERT, 2, 0, 1)], SPECS),
+    ki("rpop", &[range(RW | ACCESS | DELETE, 1, 0, 1)], SPECS),
+    ki("rpoplpush", &[range(RW | ACCESS | DELETE, 1, 0, 1), range(RW | INSERT, 2, 0, 1)], SPECS),
+    ki("rpush", &[range(RW | INSERT, 1, 0, 1)], SPECS),
+    ki("rpushx", &[range(RW | INSERT, 1, 0, 1)], SPECS),
+    ki("sadd", &[range(RW | INSERT, 1, 0, 1)], SPECS),
+    ki("scard", &[range(RO, 1, 0, 1)], SPECS),
+    ki("sdiff", &[range(RO | ACCESS, 1, -1, 1)], SPECS),
+    ki("sdiffstore", &[range(OW | UPDATE, 1, 0, 1), range(RO | ACCESS, 2, -1, 1)], SPECS),
+    ki("set", &[range(RW | ACCESS | UPDATE | VARIABLE, 1, 0, 1)], Proc::Set),
+    ki("setex", &[range(OW | UPDATE, 1, 0, 1)], SPECS),
+    ki("setnx", &[range(OW | INSERT, 1, 0, 1)], SPECS),
+    ki("setrange", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
+    ki("sinter", &[range(RO | ACCESS, 1, -1, 1)], SPECS),
+    ki("sintercard", &[keynum(RO | ACCESS, 1, 0, 1, 1)], generic(0, 1, 2)),
+    ki("sinterstore", &[range(RW | UPDATE, 1, 0, 1), range(RO | ACCESS, 2, -1, 1)], SPECS),
+    ki("sismember", &[range(RO, 1, 0, 1)], SPECS),
+    ki("smembers", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("smismember", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("smove", &[range(RW | ACCESS | DELETE, 1, 0, 1), range(RW | INSERT, 2, 0, 1)], SPECS),
+    ki("spop", &[range(RW | ACCESS | DELETE, 1, 0, 1)], SPECS),
+    ki("srandmember", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("srem", &[range(RW | DELETE, 1, 0, 1)], SPECS),
+    ki("sscan", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("strlen", &[range(RO, 1, 0, 1)], SPECS),
+    ki("substr", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("sunion", &[range(RO | ACCESS, 1, -1, 1)], SPECS),
+    ki("sunionstore", &[range(OW | UPDATE, 1, 0, 1), range(RO | ACCESS, 2, -1, 1)], SPECS),
+    ki("touch", &[range(RO, 1, -1, 1)], SPECS),
+    ki("ttl", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("type", &[range(RO, 1, 0, 1)], SPECS),
+    ki("unlink", &[range(RM | DELETE, 1, -1, 1)], SPECS),
+    ki("watch", &[range(RO, 1, -1, 1)], SPECS),
+    ki("zadd", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
+    ki("zcard", &[range(RO, 1, 0, 1)], SPECS),
+    ki("zcount", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("zdiff", &[keynum(RO | ACCESS, 1, 0, 1, 1)], generic(0, 1, 2)),
+    ki("zdiffstore", &[range(OW | UPDATE, 1, 0, 1), keynum(RO | ACCESS, 2, 0, 1, 1)], generic(1, 2, 3)),
+    ki("zincrby", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
+    ki("zinter", &[keynum(RO | ACCESS, 1, 0, 1, 1)], generic(0, 1, 2)),
+    ki("zintercard", &[keynum(RO | ACCESS, 1, 0, 1, 1)], generic(0, 1, 2)),
+    ki("zinterstore", &[range(OW | UPDATE, 1, 0, 1), keynum(RO | ACCESS, 2, 0, 1, 1)], generic(1, 2, 3)),
+    ki("zlexcount", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("zmpop", &[keynum(RW | ACCESS | DELETE, 1, 0, 1, 1)], generic(0, 1, 2)),
+    ki("zmscore", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("zpopmax", &[range(RW | ACCESS | DELETE, 1, 0, 1)], SPECS),
+    ki("zpopmin", &[range(RW | ACCESS | DELETE, 1, 0, 1)], SPECS),
+    ki("zrandmember", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("zrange", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("zrangebylex", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("zrangebyscore", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("zrangestore", &[range(OW | UPDATE, 1, 0, 1), range(RO | ACCESS, 2, 0, 1)], SPECS),
+    ki("zrank", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("zrem", &[range(RW | DELETE, 1, 0, 1)], SPECS),
+    ki("zremrangebylex", &[range(RW | DELETE, 1, 0, 1)], SPECS),
+    ki("zremrangebyrank", &[range(RW | DELETE, 1, 0, 1)], SPECS),
+    ki("zremrangebyscore", &[range(RW | DELETE, 1, 0, 1)], SPECS),
+    ki("zrevrange", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("zrevrangebylex", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("zrevrangebyscore", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("zrevrank", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("zscan", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("zscore", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("zunion", &[keynum(RO | ACCESS, 1, 0, 1, 1)], generic(0, 1, 2)),
+    ki("zunionstore", &[range(OW | UPDATE, 1, 0, 1), keynum(RO | ACCESS, 2, 0, 1, 1)], generic(1, 2, 3)),
+];
+
+fn key_info(name: &str) -> Option<&'static KeyInfo> {
+    KEY_SPECS.iter().find(|k| k.name == name)
+}
+
+/// C's `atoi` (as strtol, then narrowed to int): leading blanks, a sign, digits.
+fn atoi(s: &[u8]) -> i32 {
+    let mut i = 0;
+    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
+        i += 1;
+    }
+    let neg = match s.get(i) {
+        Some(b'-') => {
+            i += 1;
+            true
+        }
+        Some(b'+') => {
+            i += 1;
+            false
+        }
+        _ => false,
+    };
+    let mut v: i64 = 0;
+    for &c in s[i..].iter().take_while(|c| c.is_ascii_digit()) {
+        let d = (c - b'0') as i64;
+        v = if neg { v.saturating_mul(10).saturating_sub(d) } else { v.saturating_mul(10).saturating_add(d) };
+    }
+    v as i32
+}
+
+/// The keys the specs find, with their flags: `None` if a spec does not
+/// resolve (Redis's invalid spec: a bad count, keys past the arguments).
+fn keys_by_specs(specs: &[KeySpec], args: &[Bytes]) -> Option<Vec<(usize, u16)>> {
+    let argc = args.len() as i64;
+    let mut out = Vec::new();
+    for spec in specs {
+        let mut first = spec.begin as i64;
+        let (last, step) = match spec.find {
+            Find::Range { last, step } => (if last >= 0 { first + last as i64 } else { argc + last as i64 }, step),
+            Find::Keynum { idx, first: from, step } => {
+                let at = usize::try_from(first + idx as i64).ok().filter(|&at| at < args.len())?;
+                let n = parse_i64(&args[at]).filter(|n| *n >= 0)?;
+                first += from as i64;
+                // Redis narrows the count to an int.
+                (first + n as i32 as i64 - 1, step)
+            }
+        };
+        if last >= argc || last < first || first >= argc {
+            return None;
+        }
+        let mut i = first;
+        while i <= last {
+            out.push((i as usize, spec.flags));
+            i += step.max(1) as i64;
+        }
+    }
+    Some(out)
+}
+
+/// The keys of a command line `args` (name first) and their flags, as Redis
+/// 7.0's COMMAND GETKEYS[ANDFLAGS] finds them, errors included.
+fn command_keys(args: &[Bytes]) -> Result<Vec<(usize, u16)>, CmdError> {
+    let t = table();
+    let base = t.lookup(&args[0]).filter(|s| !s.name.contains('|'));
+    let spec = match base {
+        Some(b) if b.is_container() && args.len() >= 2 => {
+            t.get(&format!("{}|{}", b.name, String::from_utf8_lossy(&args[1]).to_ascii_lowercase()))
+        }
+        other => other,
+    };
+    let Some(spec) = spec else { return Err(err("ERR Invalid command specified")) };
+    let Some(info) = key_info(spec.name) else { return Err(err("ERR The command has no key arguments")) };
+    let argc = args.len() as i64;
+    let arity = spec.arity as i64;
+    if (arity > 0 && arity != argc) || argc < -arity {
+        return Err(err("ERR Invalid number of arguments specified for command"));
+    }
+    let by_specs = match info.proc {
+        Proc::Set => None,
+        _ => keys_by_specs(info.specs, args),
+    };
+    let keys = match (by_specs, info.proc) {
+        (Some(k), _) => k,
+        (None, Proc::Set) => {
+            let get = args.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get"));
+            vec![(1, if get { RW | ACCESS | UPDATE } else { OW | UPDATE })]
+        }
+        (None, Proc::Generic { store, count, first }) => {
+            let n = atoi(&args[count]) as i64;
+            if n < 1 || n > argc - first as i64 {
+                Vec::new()
+            } else {
+                let mut k: Vec<(usize, u16)> = (first..first + n as usize).map(|i| (i, 0)).collect();
+                if store > 0 {
+                    k.push((store, 0));
+                }
+                k
+            }
+        }
+        (None, Proc::None) => Vec::new(),
+    };
+    if keys.is_empty() && !info.optional {
+        return Err(err("ERR Invalid arguments specified for command"));
+    }
+    Ok(keys)
+}
+
+/// COMMAND GETKEYS command [arg ...]
+pub fn command_getkeys(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let inner = &args[2..];
+    let keys = command_keys(inner)?;
+    reply(Reply::Array(keys.into_iter().map(|(i, _)| Reply::Bulk(inner[i].clone())).collect()))
+}
+
+/// COMMAND GETKEYSANDFLAGS command [arg ...]: `[key, {flags}]` per key.
+fn command_getkeysandflags(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let inner = &args[2..];
+    let keys = command_keys(inner)?;
+    reply(Reply::Array(
+        keys.into_iter()
+            .map(|(i, flags)| {
+                let names = FLAG_NAMES.iter().filter(|(f, _)| flags & f != 0).map(|(_, n)| Reply::Simple((*n).into()));
+                Reply::Array(vec![Reply::Bulk(inner[i].clone()), Reply::Set(names.collect())])
+            })
+            .collect(),
+    ))
+}
+
+// ---- ROLE, LOLWUT, WAIT ----
+
+/// ROLE: a master without replicas at replication offset 0 (as INFO says).
+fn role(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    reply(Reply::Array(vec![Reply::bulk_str("master"), Reply::Int(0), Reply::Array(Vec::new())]))
+}
+
+/// LOLWUT [VERSION version] [version's arguments]: see the module doc.
+fn lolwut(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if args.len() >= 3 && args[1].eq_ignore_ascii_case(b"VERSION") {
+        let v = parse_i64(&args[2]).ok_or(ArgError::NotInteger)?;
+        // Redis reads the version as an unsigned int: 5 and 6 have their own
+        // drawings, whose width and grid arguments (up to three) are integers.
+        if matches!(v as u32, 5 | 6) {
+            for a in args[3..].iter().take(3) {
+                parse_i64(a).ok_or(ArgError::NotInteger)?;
+            }
+        }
+    }
+    reply(Reply::Verbatim(Bytes::from(format!("Redis ver. {REDIS_VERSION}\n"))))
+}
+
+/// WAIT numreplicas timeout: see the module doc.
+fn wait(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let wanted = parse_i64(&args[1]).ok_or(ArgError::NotInteger)?;
+    let ms = parse_i64(&args[2]).ok_or_else(|| err("ERR timeout is not an integer or out of range"))?;
+    if ms < 0 {
+        return Err(err("ERR timeout is negative"));
+    }
+    let acked = 0;
+    if acked >= wanted || ctx.detached() || ctx.session.in_exec {
+        return reply(Reply::Int(acked));
+    }
+    let d = if ms == 0 { Duration::MAX } else { Duration::from_millis(ms as u64) };
+    Ok(Plan::Sleep(d, Reply::Int(acked)))
+}
+
+const S: Group = Group::Server;
+const OBJ: u32 = READONLY | NO_TOUCH;
+
+pub static COMMANDS: &[CommandSpec] = &[
+    container("memory", 0, S, "4.0.0", "A container for memory diagnostics commands.", None),
+    row("memory|doctor", 2, 0, Keys::None, S, "4.0.0", "Outputs a memory problems report.", memory_doctor),
+    row(
+        "memory|help",
+        2,
+        LOADING | STALE,
+        Keys::None,
+        S,
+        "4.0.0",
+        "Returns helpful text about the different subcommands.",
+        memory_help,
+    ),
+    row("memory|malloc-stats", 2, 0, Keys::None, S, "4.0.0", "Returns the allocator statistics.", memory_malloc_stats),
+    row("memory|purge", 2, 0, Keys::None, S, "4.0.0", "Asks the allocator to release memory.", memory_purge),
+    row("memory|stats", 2, 0, Keys::None, S, "4.0.0", "Returns details about memory usage.", memory_stats),
+    row("memory|usage", -3, OBJ, keys(2, 2, 1), S, "4.0.0", "Estimates the memory usage of a key.", memory_usage),
+    container("object", 0, Group::Generic, "2.2.3", "A container for object introspection commands.", None),
+    row(
+        "object|encoding",
+        3,
+        OBJ,
+        keys(2, 2, 1),
+        Group::Generic,
+        "2.2.3",
+        "Returns the internal encoding of a Redis object.",
+        object_encoding,
+    ),
+    row(
+        "object|freq",
+        3,
+        OBJ,
+        keys(2, 2, 1),
+        Group::Generic,
+        "4.0.0",
+        "Returns the logarithmic access frequency counter of a Redis object.",
+        object_freq,
+    ),
+    row(
+        "object|idletime",
+        3,
+        OBJ,
+        keys(2, 2, 1),
+        Group::Generic,
+        "2.2.3",
+        "Returns the time since the last access to a Redis object.",
+        object_idletime,
+    ),
+    row(
+        "object|refcount",
+        3,
+        OBJ,
+        keys(2, 2, 1),
+        Group::Generic,
+        "2.2.3",
+        "Returns the reference count of a value of a key.",
+        object_refcount,
+    ),
+    row(
+        "object|help",
+        2,
+        LOADING | STALE,
+        Keys::None,
+        Group::Generic,
+        "6.2.0",
+        "Returns helpful text about the different subcommands.",
+        object_help,
+    ),
+    row(
+        "command|getkeysandflags",
+        -4,
+        LOADING | STALE,
+        Keys::None,
+        S,
+        "7.0.0",
+        "Extracts the key names and access flags for an arbitrary command.",
+        command_getkeysandflags,
+    ),
+    row(
+        "role",
+        1,
+        NOSCRIPT | LOADING | STALE | FAST,
+        Keys::None,
+        S,
+        "2.8.12",
+        "Returns the replication role.",
+        role,
+    ),
+    row("lolwut", -1, READONLY | FAST, Keys::None, S, "5.0.0", "Displays computer art and the Redis version", lolwut),
+    row(
+        "wait",
+        3,
+        NOSCRIPT,
+        Keys::None,
+        Group::Generic,
+        "3.0.0",
+        "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.",
+        wait,
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocations_follow_jemalloc_classes() {
+        let classes: Vec<u64> = [1, 8, 9, 23, 49, 64, 129, 160, 161, 257, 1006, 5000].map(alloc_size).to_vec();
+        assert_eq!(classes, vec![8, 8, 16, 32, 64, 64, 160, 160, 192, 320, 1024, 5120]);
+    }
+
+    #[test]
+    fn strings_cost_what_redis_reports() {
+        // MEMORY USAGE of `foo` in redis-server 7.0.15 (jemalloc).
+        let usage = |v: &[u8]| key_size(b"foo") + string_size(v);
+        assert_eq!(usage(b"bar"), 64);
+        assert_eq!(usage(b"12345"), 48);
+        assert_eq!(usage(&[b'a'; 44]), 96);
+        assert_eq!(usage(&[b'a'; 45]), 112);
+        assert_eq!(usage(&[b'a'; 1000]), 1072);
+    }
+
+    #[test]
+    fn every_keyed_command_has_key_specs() {
+        for r in &table().rows {
+            if r.keys == Keys::None || matches!(r.name, "ssubscribe" | "sunsubscribe" | "spublish") {
+                continue;
+            }
+            assert!(key_info(r.name).is_some(), "{} has keys but no key specs", r.name);
+        }
+        for k in KEY_SPECS {
+            assert!(table().get(k.name).is_some(), "{}: no such command", k.name);
+        }
+    }
+
+    #[test]
+    fn atoi_reads_as_c_does() {
+        assert_eq!(atoi(b"12x"), 12);
+        assert_eq!(atoi(b" +3"), 3);
+        assert_eq!(atoi(b"-7"), -7);
+        assert_eq!(atoi(b"x"), 0);
+        assert_eq!(atoi(b"4294967297"), 1);
+    }
+}
