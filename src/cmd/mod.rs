@@ -121,8 +121,13 @@ fn wrong_arity(name: &str) -> Reply {
     Reply::Error(format!("ERR wrong number of arguments for '{name}' command").into())
 }
 
-/// True if earlier pipelined writes must be applied before `spec` runs.
+/// True if earlier pipelined writes must be applied before `spec` runs. A
+/// script that may write does not wait: it checks `Session::writes_pending`
+/// itself (see `script::run`), so pipelined scripts commit together.
 pub fn needs_barrier(spec: &CommandSpec) -> bool {
+    if spec.flags & (flag::PROGRAM | flag::READONLY) == flag::PROGRAM {
+        return false;
+    }
     !spec.is_write() || spec.flags & flag::READS_INLINE != 0
 }
 

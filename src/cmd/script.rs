@@ -135,14 +135,27 @@ pub struct ReadHost<'a> {
     snap: &'a Snap<'a>,
     session: Session,
     control: Arc<Control>,
+    /// A trial of a script that may write, whose keys are in this region: a
+    /// write, or a key of another region, stops the trial instead.
+    trial: Option<u32>,
 }
 
 impl Host for ReadHost<'_> {
     fn call(&mut self, args: &[Bytes], resp: u8) -> Reply {
-        let spec = match check_call(args, true, &self.control) {
+        let spec = match check_call(args, self.trial.is_none(), &self.control) {
             Ok(s) => s,
             Err(r) => return r,
         };
+        if let Some(region) = self.trial {
+            let elsewhere = || {
+                let router = &self.shared.router;
+                spec.keys_of(args).is_some_and(|at| at.iter().any(|&i| router.region_of_key(&args[i]).id != region))
+            };
+            if spec.is_write() || (self.shared.router.regions().len() > 1 && elsewhere()) {
+                self.control.kill.store(true, std::sync::atomic::Ordering::Relaxed);
+                return Reply::error(script::KILLED);
+            }
+        }
         let (Handler::Fn(f) | Handler::Container(Some(f))) = spec.handler else {
             return Reply::error("ERR container command without subcommand");
         };
@@ -250,9 +263,39 @@ fn read_only_plan(ctx: &Ctx<'_>, code: Code, keys: Vec<Bytes>, args: Vec<Bytes>,
             snap: &snap,
             session: Session::detached(2, now_ms),
             control: running.control.clone(),
+            trial: None,
         };
         run_code(&shared, &code, &keys, &args, rand::random(), &running, &mut host)
     }))))
+}
+
+/// How long a script is tried on the connection's core before it is sent where
+/// long scripts run (the blocking pool, or apply).
+const TRIAL_BUDGET: Duration = Duration::from_millis(1);
+
+/// Try `code` here, on the connection's core, over one snapshot: its reply if
+/// it ends within [`TRIAL_BUDGET`] having only read. A script that reads and
+/// does not write needs no log entry (redis-server does not propagate one
+/// either), and reads are served from this core's snapshots as GET is.
+/// `None` when it reaches a write (or, for a script that may write, a key of
+/// another region) or runs long: its reply is dropped, nothing it did is
+/// kept, and it runs again where it belongs. `region` is the script's region
+/// for a script that may write, `None` for a read-only one (whose writes are
+/// refused with Redis's error, as on the pool).
+fn trial(shared: &Shared, code: &Code, keys: &[Bytes], args: &[Bytes], seed: u64, now_ms: u64, region: Option<u32>) -> Option<Reply> {
+    let snap = Snap { view: shared.storage.view(), now_ms };
+    let function = matches!(code, Code::Function { .. });
+    let control =
+        Arc::new(Control::new(&shared.scripts, code.name(), function, Vec::new(), Duration::ZERO).trial(TRIAL_BUDGET));
+    let mut host =
+        ReadHost { shared, snap: &snap, session: Session::detached(2, now_ms), control: control.clone(), trial: region };
+    let (_, memory_limit) = limits(shared);
+    let run = RunArgs { keys, args, seed, control: &control, memory_limit };
+    let r = engine(shared, |e| match code {
+        Code::Script { sha, body } => e.eval(sha, body, &run, &mut host),
+        Code::Function { lib, code, name } => e.fcall(lib, code, name, &run, &mut host),
+    });
+    (!control.kill.load(std::sync::atomic::Ordering::Relaxed)).then_some(r)
 }
 
 // ---- EVAL family ----
@@ -330,8 +373,17 @@ fn run(
 ) -> CmdResult {
     let seed = ctx.random();
     if ctx.core().is_some() {
-        if read_only {
-            return read_only_plan(ctx, code, keys.to_vec(), argv.to_vec(), line.to_vec());
+        // EVAL, EVALSHA and FCALL do not wait for this client's earlier writes
+        // (`needs_barrier`): with none pending the script is tried here, else
+        // it goes to the log behind them, where it sees them.
+        if !ctx.session.writes_pending {
+            let region = (!read_only).then_some(ctx.region.unwrap_or(0));
+            if let Some(r) = trial(ctx.shared, &code, keys, argv, seed, ctx.now_ms(), region) {
+                return reply(r);
+            }
+            if read_only {
+                return read_only_plan(ctx, code, keys.to_vec(), argv.to_vec(), line.to_vec());
+            }
         }
         if let Op::Eval(e) = &mut op {
             e.seed = seed;

@@ -42,6 +42,9 @@ pub struct Session {
     /// CLIENT NO-EVICT / NO-TOUCH (accepted; shown in CLIENT LIST).
     pub no_evict: bool,
     pub no_touch: bool,
+    /// Set by the connection before each command: writes it sent earlier are
+    /// not applied yet (a script may not then be tried on a snapshot).
+    pub writes_pending: bool,
 }
 
 impl Session {
@@ -64,6 +67,7 @@ impl Session {
             monitor: false,
             no_evict: false,
             no_touch: false,
+            writes_pending: false,
         }
     }
 

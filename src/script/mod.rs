@@ -295,6 +295,9 @@ pub struct Control {
     pub wrote: AtomicBool,
     pub busy: AtomicBool,
     busy_count: Arc<AtomicUsize>,
+    /// A trial run on a connection's core (see `cmd::script`'s probe): it is
+    /// stopped, and its reply ignored, once it has run this long.
+    pub budget: Option<Duration>,
 }
 
 impl Control {
@@ -309,12 +312,33 @@ impl Control {
             wrote: AtomicBool::new(false),
             busy: AtomicBool::new(false),
             busy_count: registry.busy.clone(),
+            budget: None,
+        }
+    }
+
+    /// A trial run, stopped once it has run for `budget`.
+    pub fn trial(mut self, budget: Duration) -> Control {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// VM instructions between two calls of [`Control::tick`]: a trial is
+    /// checked more often, so it overruns its budget by little.
+    pub fn hook_every(&self) -> u32 {
+        if self.budget.is_some() {
+            10_000
+        } else {
+            100_000
         }
     }
 
     /// Called every so many VM instructions: marks the run busy once it has run
     /// past its threshold; true if it must stop (killed).
     pub fn tick(&self) -> bool {
+        if self.budget.is_some_and(|b| self.started.elapsed() >= b) {
+            self.kill.store(true, Ordering::Relaxed);
+            return true;
+        }
         if !self.busy.load(Ordering::Relaxed)
             && !self.busy_after.is_zero()
             && self.started.elapsed() >= self.busy_after

@@ -36,7 +36,7 @@ use crate::protocol::Reply;
 /// The Redis version scripts see (`redis.REDIS_VERSION`).
 pub const REDIS_VERSION: &str = "7.0.15";
 const REDIS_VERSION_NUM: u32 = 0x0007_000f;
-/// Instructions between two hook calls (Redis's 100000).
+/// Instructions between two hook calls while a library loads (Redis's 100000).
 const HOOK_EVERY: u32 = 100_000;
 /// How long a library's top-level code may run at FUNCTION LOAD.
 const LOAD_TIMEOUT: Duration = Duration::from_millis(500);
@@ -610,7 +610,13 @@ impl Engine {
                 if control.kill.load(Ordering::Relaxed) {
                     return Ok((false, Value::Table(error_table(lua, KILLED.as_bytes())?)));
                 }
-                match host.call(&argv, resp) {
+                let r = host.call(&argv, resp);
+                // The host stopped the run (a trial that reached a write).
+                if control.kill.load(Ordering::Relaxed) {
+                    stop(lua, &killed);
+                    return Ok((false, Value::Table(error_table(lua, KILLED.as_bytes())?)));
+                }
+                match r {
                     Reply::Error(e) => Ok((false, Value::Table(error_table(lua, e.as_bytes())?))),
                     Reply::ErrorBytes(e) => Ok((false, Value::Table(error_table(lua, &e)?))),
                     r => Ok((true, reply_to_lua(lua, r, resp)?)),
@@ -689,19 +695,25 @@ pub fn lua_message(e: &mlua::Error) -> String {
 
 /// The instruction hook of a run: busy marking and SCRIPT KILL.
 fn install_hook(lua: &Lua, control: Arc<super::Control>, killed: Rc<Cell<bool>>) {
-    let _ = lua.set_hook(HookTriggers::new().every_nth_instruction(HOOK_EVERY), move |lua, _| {
+    let every = control.hook_every();
+    let _ = lua.set_hook(HookTriggers::new().every_nth_instruction(every), move |lua, _| {
         if control.tick() {
-            killed.set(true);
-            let k = killed.clone();
-            // Every line from now on, so a pcall cannot swallow the kill.
-            lua.set_hook(HookTriggers::new().every_line(), move |_, _| {
-                k.set(true);
-                Err(mlua::Error::RuntimeError(KILLED.into()))
-            })?;
-            return Err(mlua::Error::RuntimeError(KILLED.into()));
+            return Err(stop(lua, &killed));
         }
         Ok(VmState::Continue)
     });
+}
+
+/// Stop the run: every line from now on raises the kill, so a pcall cannot
+/// swallow it.
+fn stop(lua: &Lua, killed: &Rc<Cell<bool>>) -> mlua::Error {
+    killed.set(true);
+    let k = killed.clone();
+    let _ = lua.set_hook(HookTriggers::new().every_line(), move |_, _| {
+        k.set(true);
+        Err(mlua::Error::RuntimeError(KILLED.into()))
+    });
+    mlua::Error::RuntimeError(KILLED.into())
 }
 
 /// The registry name of the per-run state table (`raw`: what `redis.call`

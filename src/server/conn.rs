@@ -537,6 +537,7 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                 drain(&core, &mut pending, &mut out, &mut session).await;
             }
             session.rejected = false;
+            session.writes_pending = !pending.is_empty();
             let plan = cmd::run(&core, &mut session, spec, &args);
             let silent = std::mem::take(&mut session.silent_reply) | skipped | session.reply_off;
             if session.rejected {

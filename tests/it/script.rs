@@ -476,3 +476,73 @@ fn sha1_hex(s: &str) -> String {
     }
     h.iter().map(|x| format!("{x:08x}")).collect()
 }
+
+/// A script that may write but only reads is answered on the connection's core
+/// from a snapshot, without a log entry (cmd::script's trial). It must still
+/// see this client's earlier pipelined writes, see other clients' scripts whole,
+/// and, on reaching a write (even inside pcall) or a key of another region, run
+/// again in apply as if never tried.
+#[test]
+fn scripts_that_only_read_are_tried_on_a_snapshot() {
+    let s = Server::start_with(&["--cores", "2", "--regions", "4"]);
+    let mut r = s.raw();
+    let get = "return redis.call('get', KEYS[1])";
+    // Pipelined behind unapplied writes of the same client.
+    for i in 0..200 {
+        let v = i.to_string();
+        let mut batch = Vec::new();
+        batch.extend(crate::common::encode_cmd(&[b"SET", b"pk", v.as_bytes()]));
+        batch.extend(crate::common::encode_cmd(&[b"EVAL", get.as_bytes(), b"1", b"pk"]));
+        r.send(&batch);
+        assert_eq!(r.read_reply(), b"+OK\r\n");
+        assert_eq!(String::from_utf8(r.read_reply()).unwrap(), format!("${}\r\n{v}\r\n", v.len()), "round {i}");
+    }
+    // A write reached inside pcall: the trial is dropped and the script runs in apply.
+    let body = "local ok = pcall(redis.call, 'SET', KEYS[1], ARGV[1]) return {tostring(ok), redis.call('GET', KEYS[1])}";
+    assert_eq!(eval(&mut r, body, &["pk"], &["new"]), "*2\r\n$4\r\ntrue\r\n$3\r\nnew\r\n");
+    assert_eq!(r.cmd(&["GET", "pk"]), "$3\r\nnew\r\n");
+    // A long read (past the trial's budget) still answers.
+    let long = "local x = 0 for i = 1, 2000000 do x = x + 1 end return {x, redis.call('get', KEYS[1])}";
+    assert_eq!(eval(&mut r, long, &["pk"], &[]), "*2\r\n:2000000\r\n$3\r\nnew\r\n");
+    // A key outside the script's region is refused as apply refuses it.
+    let (a, b) = two_regions();
+    r.cmd(&["SET", &b, "x"]);
+    let other = format!("return redis.call('get', '{b}')");
+    let got = eval(&mut r, &other, &[&a], &[]);
+    assert!(got.starts_with("-ERR Script attempted to access a non local key in a cluster node"), "{got}");
+    // Scripts that only read see another client's transfer scripts whole.
+    r.cmd(&["MSET", "{t}a", "100", "{t}b", "0"]);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut readers = Vec::new();
+    for _ in 0..2 {
+        let (port, stop) = (s.port, stop.clone());
+        readers.push(std::thread::spawn(move || {
+            let mut c = Raw::connect(port);
+            let sum = "return redis.call('get', KEYS[1]) + redis.call('get', KEYS[2])";
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                assert_eq!(eval(&mut c, sum, &["{t}a", "{t}b"], &[]), ":100\r\n", "a transfer seen half done");
+                n += 1;
+            }
+            n
+        }));
+    }
+    let mv = "redis.call('decrby', KEYS[1], ARGV[1]) redis.call('incrby', KEYS[2], ARGV[1]) return 1";
+    for i in 0..300 {
+        let (from, to) = if i % 2 == 0 { ("{t}a", "{t}b") } else { ("{t}b", "{t}a") };
+        assert_eq!(eval(&mut r, mv, &[from, to], &["7"]), ":1\r\n");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for t in readers {
+        assert!(t.join().unwrap() > 0);
+    }
+}
+
+/// Two keys in different regions of a 4-region standalone server (regions
+/// split the slots evenly).
+fn two_regions() -> (String, String) {
+    let region = |k: &str| crate::common::key_slot(k.as_bytes()) as usize * 4 / 16384;
+    let a = (0..).map(|i| format!("ra{i}")).find(|k| region(k) == 0).unwrap();
+    let b = (0..).map(|i| format!("rb{i}")).find(|k| region(k) == 2).unwrap();
+    (a, b)
+}
