@@ -282,13 +282,26 @@ const TRIAL_BUDGET: Duration = Duration::from_millis(1);
 /// kept, and it runs again where it belongs. `region` is the script's region
 /// for a script that may write, `None` for a read-only one (whose writes are
 /// refused with Redis's error, as on the pool).
-fn trial(shared: &Shared, code: &Code, keys: &[Bytes], args: &[Bytes], seed: u64, now_ms: u64, region: Option<u32>) -> Option<Reply> {
+fn trial(
+    shared: &Shared,
+    code: &Code,
+    keys: &[Bytes],
+    args: &[Bytes],
+    seed: u64,
+    now_ms: u64,
+    region: Option<u32>,
+) -> Option<Reply> {
     let snap = Snap { view: shared.storage.view(), now_ms };
     let function = matches!(code, Code::Function { .. });
     let control =
         Arc::new(Control::new(&shared.scripts, code.name(), function, Vec::new(), Duration::ZERO).trial(TRIAL_BUDGET));
-    let mut host =
-        ReadHost { shared, snap: &snap, session: Session::detached(2, now_ms), control: control.clone(), trial: region };
+    let mut host = ReadHost {
+        shared,
+        snap: &snap,
+        session: Session::detached(2, now_ms),
+        control: control.clone(),
+        trial: region,
+    };
     let (_, memory_limit) = limits(shared);
     let run = RunArgs { keys, args, seed, control: &control, memory_limit };
     let r = engine(shared, |e| match code {

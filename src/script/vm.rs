@@ -100,6 +100,15 @@ struct Loaded {
     callbacks: HashMap<String, RegistryKey>,
 }
 
+/// The run in progress, for `redis.call`: pointers to what [`Engine::run`]
+/// holds for exactly as long as `current` is set (creating a scoped callback
+/// per run cost more than the script).
+#[derive(Clone, Copy)]
+struct Current {
+    host: std::ptr::NonNull<dyn Host>,
+    control: std::ptr::NonNull<super::Control>,
+}
+
 /// One thread's VM. See the module doc.
 pub struct Engine {
     lua: Lua,
@@ -107,8 +116,6 @@ pub struct Engine {
     memory_limit: usize,
     scripts: HashMap<String, RegistryKey>,
     libraries: HashMap<String, Loaded>,
-    /// Per-run state: `raw` (what `redis.call` reaches), `resp`.
-    ctl: RegistryKey,
     /// The real globals behind the scripts' read-only `_G`.
     real_g: RegistryKey,
     /// The metatable of the functions' `_G` proxy (its `__index` switches
@@ -121,6 +128,15 @@ pub struct Engine {
     registering: Registering,
     /// `runner(f, handler, ...)`: `f(...)` under the error handler.
     runner: RegistryKey,
+    /// The error handler of every run (see [`Engine::handler`]).
+    handler: RegistryKey,
+    /// The run `redis.call` reaches (its function, `raw` in the registry's
+    /// `neokv.ctl`, lives as long as the VM), and the run's protocol
+    /// (`redis.setresp`).
+    current: Rc<Cell<Option<Current>>>,
+    resp: Rc<Cell<u8>>,
+    /// Set when this run was stopped (SCRIPT KILL, a trial's end).
+    killed: Rc<Cell<bool>>,
     /// Lua's own `loadstring`: a compile error's message as bytes.
     loadstring: RegistryKey,
     rng: Rc<RefCell<Rand48>>,
@@ -297,8 +313,10 @@ impl Engine {
         let eval_redis = lua.create_table()?;
         let fn_redis = lua.create_table()?;
         lua.set_named_registry_value(CTL, ctl.clone())?;
+        let current: Rc<Cell<Option<Current>>> = Rc::new(Cell::new(None));
+        let resp = Rc::new(Cell::new(2u8));
         for r in [&eval_redis, &fn_redis] {
-            install_natives(&lua, r)?;
+            install_natives(&lua, r, &current, &resp)?;
         }
         api.raw_set("eval_redis", eval_redis.clone())?;
         api.raw_set("fn_redis", fn_redis.clone())?;
@@ -372,11 +390,18 @@ impl Engine {
         for n in BUILD_ONLY {
             g.raw_set(*n, Value::Nil)?;
         }
+        let killed = Rc::new(Cell::new(false));
+        let raw = redis_call_host(&lua, current.clone(), resp.clone(), killed.clone())?;
+        ctl.raw_set("raw", raw)?;
+        let handler = error_handler(&lua)?;
         if memory_limit > 0 {
             lua.set_memory_limit(memory_limit)?;
         }
         Ok(Engine {
-            ctl: lua.create_registry_value(ctl)?,
+            handler: lua.create_registry_value(handler)?,
+            current,
+            resp,
+            killed,
             real_g: lua.create_registry_value(g)?,
             fn_meta: lua.create_registry_value(fn_meta)?,
             lib_api: lua.create_registry_value(lib_api)?,
@@ -438,9 +463,24 @@ impl Engine {
         };
         let set = || -> mlua::Result<()> {
             let g: Table = self.lua.registry_value(&self.real_g)?;
-            g.raw_set("KEYS", strings(&self.lua, run.keys)?)?;
-            g.raw_set("ARGV", strings(&self.lua, run.args)?)?;
-            Ok(())
+            // One protected call for both tables (through mlua each string
+            // would be a protected call of its own).
+            // SAFETY: the closure only pushes and stores strings and tables on
+            // its own stack (at most four slots), and holds nothing to drop.
+            unsafe {
+                self.lua.exec_raw::<()>(g, |l| {
+                    use mlua::ffi;
+                    for (name, items) in [(c"KEYS", run.keys), (c"ARGV", run.args)] {
+                        ffi::lua_pushstring(l, name.as_ptr());
+                        ffi::lua_createtable(l, items.len().min(i32::MAX as usize) as std::os::raw::c_int, 0);
+                        for (i, b) in items.iter().enumerate() {
+                            ffi::lua_pushlstring(l, b.as_ptr().cast(), b.len());
+                            ffi::lua_rawseti(l, -2, (i + 1) as ffi::lua_Integer);
+                        }
+                        ffi::lua_rawset(l, 1);
+                    }
+                })
+            }
         };
         if let Err(e) = set() {
             return Reply::error(format!("ERR {}", lua_message(&e)));
@@ -528,52 +568,59 @@ impl Engine {
         self.run(name, "@user_function", cb, args, run, host)
     }
 
-    /// The error handler every run is wrapped in (Redis's `__redis__err__handler`):
-    /// an error becomes a table `{err=...}` with the script's source and line.
+    /// The error handler every run is wrapped in.
     fn handler(&self) -> mlua::Result<Function> {
-        self.lua.create_function(|lua, err: Value| {
-            let t = match err {
-                Value::Table(t) => t,
-                other => {
-                    let t = lua.create_table()?;
-                    let msg = match &other {
-                        Value::String(s) => s.as_bytes().to_vec(),
-                        Value::Error(e) => lua_message(e).into_bytes(),
-                        v => v.to_string().unwrap_or_default().into_bytes(),
-                    };
-                    t.raw_set("err", lua.create_string([&b"ERR "[..], &msg].concat())?)?;
-                    t
-                }
-            };
-            // Redis's rule: the function that raised the error, or its caller if
-            // that was a C function; NeoKV's own Lua helpers are looked through.
-            let frame = |level: usize| {
-                lua.inspect_stack(level, |d| {
-                    let s = d.source();
-                    (s.source.map(|x| x.to_string()), s.what, d.current_line())
-                })
-            };
-            let mut level = 1;
+        self.lua.registry_value(&self.handler)
+    }
+}
+
+/// The error handler every run is wrapped in (Redis's `__redis__err__handler`):
+/// an error becomes a table `{err=...}` with the script's source and line.
+fn error_handler(lua: &Lua) -> mlua::Result<Function> {
+    lua.create_function(|lua, err: Value| {
+        let t = match err {
+            Value::Table(t) => t,
+            other => {
+                let t = lua.create_table()?;
+                let msg = match &other {
+                    Value::String(s) => s.as_bytes().to_vec(),
+                    Value::Error(e) => lua_message(e).into_bytes(),
+                    v => v.to_string().unwrap_or_default().into_bytes(),
+                };
+                t.raw_set("err", lua.create_string([&b"ERR "[..], &msg].concat())?)?;
+                t
+            }
+        };
+        // Redis's rule: the function that raised the error, or its caller if
+        // that was a C function; NeoKV's own Lua helpers are looked through.
+        let frame = |level: usize| {
+            lua.inspect_stack(level, |d| {
+                let s = d.source();
+                (s.source.map(|x| x.to_string()), s.what, d.current_line())
+            })
+        };
+        let mut level = 1;
+        if matches!(frame(level), Some((_, "C", _))) {
+            level += 1;
+        }
+        while let Some((Some(src), _, _)) = frame(level) {
+            if src != "=neokv" {
+                break;
+            }
+            level += 1;
             if matches!(frame(level), Some((_, "C", _))) {
                 level += 1;
             }
-            while let Some((Some(src), _, _)) = frame(level) {
-                if src != "=neokv" {
-                    break;
-                }
-                level += 1;
-                if matches!(frame(level), Some((_, "C", _))) {
-                    level += 1;
-                }
-            }
-            if let Some((Some(src), _, Some(line))) = frame(level) {
-                t.raw_set("source", src)?;
-                t.raw_set("line", line)?;
-            }
-            Ok(t)
-        })
-    }
+        }
+        if let Some((Some(src), _, Some(line))) = frame(level) {
+            t.raw_set("source", src)?;
+            t.raw_set("line", line)?;
+        }
+        Ok(t)
+    })
+}
 
+impl Engine {
     /// Run `f(args)` as one script run: `name` in errors, the run's seed, hook and
     /// `redis.call` host; the reply.
     fn run(
@@ -585,52 +632,32 @@ impl Engine {
         run: &RunArgs<'_>,
         host: &mut dyn Host,
     ) -> Reply {
-        let (ctl, runner) =
-            match (self.lua.registry_value::<Table>(&self.ctl), self.lua.registry_value::<Function>(&self.runner)) {
-                (Ok(c), Ok(r)) => (c, r),
-                _ => return Reply::error("ERR the Lua sandbox is broken"),
-            };
-        self.rng.borrow_mut().seed(run.seed as i64);
-        let _ = ctl.raw_set("resp", 2);
-        let killed = Rc::new(Cell::new(false));
-        install_hook(&self.lua, run.control.clone(), killed.clone());
-        let handler = match self.handler() {
-            Ok(h) => h,
-            Err(e) => return Reply::error(format!("ERR {e}")),
+        let Ok(runner) = self.lua.registry_value::<Function>(&self.runner) else {
+            return Reply::error("ERR the Lua sandbox is broken");
         };
-        let control = run.control;
-        let outcome: mlua::Result<MultiValue> = self.lua.scope(|scope| {
-            let raw = scope.create_function_mut(|lua, vals: MultiValue| {
-                let vals: Vec<Value> = vals.into_iter().collect();
-                let resp = ctl.raw_get::<u8>("resp").unwrap_or(2);
-                let argv = match args_from_lua(&vals) {
-                    Ok(a) => a,
-                    Err(msg) => return Ok((false, Value::Table(error_table(lua, format!("-ERR {msg}").as_bytes())?))),
-                };
-                if control.kill.load(Ordering::Relaxed) {
-                    return Ok((false, Value::Table(error_table(lua, KILLED.as_bytes())?)));
-                }
-                let r = host.call(&argv, resp);
-                // The host stopped the run (a trial that reached a write).
-                if control.kill.load(Ordering::Relaxed) {
-                    stop(lua, &killed);
-                    return Ok((false, Value::Table(error_table(lua, KILLED.as_bytes())?)));
-                }
-                match r {
-                    Reply::Error(e) => Ok((false, Value::Table(error_table(lua, e.as_bytes())?))),
-                    Reply::ErrorBytes(e) => Ok((false, Value::Table(error_table(lua, &e)?))),
-                    r => Ok((true, reply_to_lua(lua, r, resp)?)),
-                }
-            })?;
-            ctl.raw_set("raw", raw)?;
-            let mut call = vec![Value::Function(f), Value::Function(handler)];
-            call.extend(args);
-            let r = runner.call::<MultiValue>(MultiValue::from_vec(call));
-            ctl.raw_set("raw", Value::Nil)?;
-            r
-        });
+        self.rng.borrow_mut().seed(run.seed as i64);
+        self.resp.set(2);
+        let killed = self.killed.clone();
+        killed.set(false);
+        install_hook(&self.lua, run.control.clone(), killed.clone());
+        let Ok(handler) = self.handler() else { return Reply::error("ERR the Lua sandbox is broken") };
+        // SAFETY: `current` points at `host` and the run's control only while
+        // `runner` runs (it is cleared below before either goes away), and
+        // only `redis_call_host`'s function, called from inside that run,
+        // reads it. The lifetime is erased to store the pointer.
+        let host: *mut (dyn Host + '_) = host;
+        let host: *mut (dyn Host + 'static) = unsafe { std::mem::transmute(host) };
+        let current = Current {
+            host: std::ptr::NonNull::new(host).expect("a reference is not null"),
+            control: std::ptr::NonNull::from(&**run.control),
+        };
+        self.current.set(Some(current));
+        let mut call = vec![Value::Function(f), Value::Function(handler)];
+        call.extend(args);
+        let outcome = runner.call::<MultiValue>(MultiValue::from_vec(call));
+        self.current.set(None);
         self.lua.remove_hook();
-        let resp = ctl.raw_get::<u8>("resp").unwrap_or(2);
+        let resp = self.resp.get();
         let values = match outcome {
             Ok(v) => v,
             Err(e) => return Reply::error(format!("ERR Error running script {name}: {}", lua_message(&e))),
@@ -693,6 +720,47 @@ pub fn lua_message(e: &mlua::Error) -> String {
     }
 }
 
+/// The function `redis.call` / `redis.pcall` hand their arguments to: it runs
+/// them on the current run's host and answers `(ok, value)`.
+/// The third value tells `redis.pcall` to raise the error all the same.
+fn redis_call_host(
+    lua: &Lua,
+    current: Rc<Cell<Option<Current>>>,
+    resp: Rc<Cell<u8>>,
+    killed: Rc<Cell<bool>>,
+) -> mlua::Result<Function> {
+    lua.create_function(move |lua, vals: MultiValue| {
+        let Some(cur) = current.get() else {
+            let e = error_table(lua, b"redis.call/pcall can only be called inside a script invocation")?;
+            return Ok((false, Value::Table(e), true));
+        };
+        // SAFETY: see `Engine::run`: set only while the run that owns both is
+        // inside Lua, which is where this function is called from.
+        let (host, control) = unsafe { (&mut *cur.host.as_ptr(), cur.control.as_ref()) };
+        let vals: Vec<Value> = vals.into_iter().collect();
+        let resp = resp.get();
+        let failed = |msg: &[u8]| Ok((false, Value::Table(error_table(lua, msg)?), false));
+        let argv = match args_from_lua(&vals) {
+            Ok(a) => a,
+            Err(msg) => return failed(format!("-ERR {msg}").as_bytes()),
+        };
+        if control.kill.load(Ordering::Relaxed) {
+            return failed(KILLED.as_bytes());
+        }
+        let r = host.call(&argv, resp);
+        // The host stopped the run (a trial that reached a write).
+        if control.kill.load(Ordering::Relaxed) {
+            stop(lua, &killed);
+            return failed(KILLED.as_bytes());
+        }
+        match r {
+            Reply::Error(e) => failed(e.as_bytes()),
+            Reply::ErrorBytes(e) => failed(&e),
+            r => Ok((true, reply_to_lua(lua, r, resp)?, false)),
+        }
+    })
+}
+
 /// The instruction hook of a run: busy marking and SCRIPT KILL.
 fn install_hook(lua: &Lua, control: Arc<super::Control>, killed: Rc<Cell<bool>>) {
     let every = control.hook_every();
@@ -735,7 +803,7 @@ unsafe fn raise(l: *mut mlua::ffi::lua_State, msg: &std::ffi::CStr) -> std::os::
 /// `redis.call` / `redis.pcall` (`raising`): C functions, as in Redis, so that
 /// `return redis.call(...)` keeps the script's frame for the error position
 /// (a tail call to a Lua function would replace it). They hand the arguments
-/// to this run's `raw`, which answers `(ok, value)`.
+/// to `raw` ([`redis_call_host`]), which answers `(ok, value, raise anyway)`.
 unsafe fn redis_call(l: *mut mlua::ffi::lua_State, raising: bool) -> std::os::raw::c_int {
     use mlua::ffi;
     let n = ffi::lua_gettop(l);
@@ -743,11 +811,13 @@ unsafe fn redis_call(l: *mut mlua::ffi::lua_State, raising: bool) -> std::os::ra
     ffi::lua_getfield(l, -1, c"raw".as_ptr());
     ffi::lua_remove(l, -2);
     if ffi::lua_isnil(l, -1) != 0 {
-        return raise(l, c"redis.call/pcall can only be called inside a script invocation");
+        return raise(l, c"the Lua sandbox is broken");
     }
     ffi::lua_insert(l, 1);
-    ffi::lua_call(l, n, 2);
-    if raising && ffi::lua_toboolean(l, -2) == 0 {
+    ffi::lua_call(l, n, 3);
+    let anyway = ffi::lua_toboolean(l, -1) != 0;
+    ffi::lua_settop(l, -2);
+    if (raising || anyway) && ffi::lua_toboolean(l, -2) == 0 {
         ffi::lua_error(l);
     }
     1
@@ -763,24 +833,26 @@ unsafe extern "C-unwind" fn pcall_c(l: *mut mlua::ffi::lua_State) -> std::os::ra
 
 /// `redis.call`, `redis.pcall`, `redis.setresp`, `redis.set_repl`, `redis.log`,
 /// `redis.sha1hex` and the version fields.
-fn install_natives(lua: &Lua, r: &Table) -> mlua::Result<()> {
+fn install_natives(lua: &Lua, r: &Table, current: &Rc<Cell<Option<Current>>>, resp: &Rc<Cell<u8>>) -> mlua::Result<()> {
     // SAFETY: the functions only use the Lua API on their own stack, and raise
     // errors with no Rust value alive.
     unsafe {
         r.raw_set("call", lua.create_c_function(call_c)?)?;
         r.raw_set("pcall", lua.create_c_function(pcall_c)?)?;
     }
-    let in_run = |lua: &Lua, what: &str| -> mlua::Result<Table> {
-        let ctl: Table = lua.named_registry_value(CTL)?;
-        if ctl.raw_get::<Value>("raw")?.is_nil() {
+    let cur = current.clone();
+    let in_run = move |what: &str| -> mlua::Result<()> {
+        if cur.get().is_none() {
             return Err(mlua::Error::RuntimeError(format!("{what} can only be called inside a script invocation")));
         }
-        Ok(ctl)
+        Ok(())
     };
+    let in_run2 = in_run.clone();
+    let resp = resp.clone();
     r.raw_set(
         "setresp",
-        lua.create_function(move |lua, vals: MultiValue| {
-            let ctl = in_run(lua, "redis.setresp")?;
+        lua.create_function(move |_, vals: MultiValue| {
+            in_run("redis.setresp")?;
             if vals.len() != 1 {
                 return Err(mlua::Error::RuntimeError("redis.setresp() requires one argument.".into()));
             }
@@ -792,13 +864,14 @@ fn install_natives(lua: &Lua, r: &Table) -> mlua::Result<()> {
             if n != 2.0 && n != 3.0 {
                 return Err(mlua::Error::RuntimeError("RESP version must be 2 or 3.".into()));
             }
-            ctl.raw_set("resp", n as i64)
+            resp.set(n as u8);
+            Ok(())
         })?,
     )?;
     r.raw_set(
         "set_repl",
-        lua.create_function(move |lua, vals: MultiValue| {
-            in_run(lua, "redis.set_repl")?;
+        lua.create_function(move |_, vals: MultiValue| {
+            in_run2("redis.set_repl")?;
             if vals.len() != 1 {
                 return Err(mlua::Error::RuntimeError("redis.set_repl() requires two arguments.".into()));
             }

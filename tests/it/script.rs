@@ -498,7 +498,8 @@ fn scripts_that_only_read_are_tried_on_a_snapshot() {
         assert_eq!(String::from_utf8(r.read_reply()).unwrap(), format!("${}\r\n{v}\r\n", v.len()), "round {i}");
     }
     // A write reached inside pcall: the trial is dropped and the script runs in apply.
-    let body = "local ok = pcall(redis.call, 'SET', KEYS[1], ARGV[1]) return {tostring(ok), redis.call('GET', KEYS[1])}";
+    let body =
+        "local ok = pcall(redis.call, 'SET', KEYS[1], ARGV[1]) return {tostring(ok), redis.call('GET', KEYS[1])}";
     assert_eq!(eval(&mut r, body, &["pk"], &["new"]), "*2\r\n$4\r\ntrue\r\n$3\r\nnew\r\n");
     assert_eq!(r.cmd(&["GET", "pk"]), "$3\r\nnew\r\n");
     // A long read (past the trial's budget) still answers.
