@@ -651,11 +651,19 @@ impl Engine {
             host: std::ptr::NonNull::new(host).expect("a reference is not null"),
             control: std::ptr::NonNull::from(&**run.control),
         };
+        /// Clears `current` however the call ends (a panic included).
+        struct Clear<'a>(&'a Cell<Option<Current>>);
+        impl Drop for Clear<'_> {
+            fn drop(&mut self) {
+                self.0.set(None);
+            }
+        }
         self.current.set(Some(current));
+        let clear = Clear(&self.current);
         let mut call = vec![Value::Function(f), Value::Function(handler)];
         call.extend(args);
         let outcome = runner.call::<MultiValue>(MultiValue::from_vec(call));
-        self.current.set(None);
+        drop(clear);
         self.lua.remove_hook();
         let resp = self.resp.get();
         let values = match outcome {
