@@ -44,7 +44,7 @@ fn human(bytes: u64) -> String {
 }
 
 /// Resident set size from /proc (Linux).
-fn rss_bytes() -> u64 {
+pub(super) fn rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/statm")
         .ok()
         .and_then(|s| s.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()))

@@ -34,6 +34,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use super::info::rss_bytes;
 use super::server::REDIS_VERSION;
 use super::table::{container, flag::*, keys, row, table, CommandSpec, Group, Keys};
 use super::{err, reply, CmdError, CmdResult, Ctx, Plan};
@@ -233,15 +234,6 @@ fn dataset(r: &impl Source) -> Result<Dataset, StorageError> {
         true
     })?;
     Ok(d)
-}
-
-/// Resident set size from /proc (Linux).
-fn rss_bytes() -> u64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()))
-        .map(|pages| pages * 4096)
-        .unwrap_or(0)
 }
 
 /// The highest `total.allocated` MEMORY STATS has seen.

@@ -792,8 +792,8 @@ fn stop(lua: &Lua, killed: &Rc<Cell<bool>>) -> mlua::Error {
     mlua::Error::RuntimeError(KILLED.into())
 }
 
-/// The registry name of the per-run state table (`raw`: what `redis.call`
-/// reaches in this run; `resp`: the script's protocol).
+/// The registry name of the table holding `raw`, the function `redis.call`
+/// hands its arguments to ([`redis_call_host`]), read by the C functions.
 const CTL: &str = "neokv.ctl";
 
 /// Push the error table `{err = "ERR <msg>"}` and raise it (a C function's

@@ -3,27 +3,7 @@
 //! mismatch reports the seed and the shortest failing sequence found by removing
 //! commands while the mismatch persists.
 
-use crate::common::{encode_cmd, Oracle, Raw, Server};
-
-pub struct Rng(pub u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len())]
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.next() % 100 < pct
-    }
-}
+use crate::common::{encode_cmd, Oracle, Raw, Server, XorShift};
 
 const KEYS: &[&str] = &["k0", "k1", "k2", "k3", "{t}a", "{t}b"];
 const VALUES: &[&str] = &[
@@ -51,7 +31,7 @@ const FLOATS: &[&str] = &["0.1", "-0.1", "1.5", "1e2", "-3", "0", "abc", "inf", 
 /// A fixed absolute time far in the future, so EXPIREAT/EXPIRETIME agree exactly.
 const FAR_SECS: u64 = 4_000_000_000;
 
-fn gen_set_opts(r: &mut Rng, out: &mut Vec<String>) {
+fn gen_set_opts(r: &mut XorShift, out: &mut Vec<String>) {
     for _ in 0..r.below(3) {
         match r.below(9) {
             0 => out.push("NX".into()),
@@ -69,10 +49,10 @@ fn gen_set_opts(r: &mut Rng, out: &mut Vec<String>) {
     }
 }
 
-pub fn gen(r: &mut Rng, step: usize) -> Vec<String> {
-    let k = |r: &mut Rng| r.pick(KEYS).to_string();
-    let v = |r: &mut Rng| r.pick(VALUES).to_string();
-    let i = |r: &mut Rng| r.pick(INTS).to_string();
+pub fn gen(r: &mut XorShift, step: usize) -> Vec<String> {
+    let k = |r: &mut XorShift| r.pick(KEYS).to_string();
+    let v = |r: &mut XorShift| r.pick(VALUES).to_string();
+    let i = |r: &mut XorShift| r.pick(INTS).to_string();
     let mut c: Vec<String> = match r.below(40) {
         0..=3 => {
             let mut c = vec!["SET".into(), k(r), v(r)];
@@ -311,10 +291,10 @@ const HVALS: &[&str] = &["", "v", "0", "1", "-3", "10.5", "9223372036854775807",
 /// Hash and Set commands over the same keys as the string generator (WRONGTYPE
 /// mixes), with the string/keyspace generator mixed in for DEL, EXPIRE, RENAME,
 /// COPY, TYPE, FLUSH of composite keys.
-pub fn gen_composite(r: &mut Rng, step: usize) -> Vec<String> {
-    let k = |r: &mut Rng| r.pick(KEYS).to_string();
-    let f = |r: &mut Rng| r.pick(FIELDS).to_string();
-    let many = |r: &mut Rng, c: &mut Vec<String>, n: usize| {
+pub fn gen_composite(r: &mut XorShift, step: usize) -> Vec<String> {
+    let k = |r: &mut XorShift| r.pick(KEYS).to_string();
+    let f = |r: &mut XorShift| r.pick(FIELDS).to_string();
+    let many = |r: &mut XorShift, c: &mut Vec<String>, n: usize| {
         for _ in 0..1 + r.below(n) {
             c.push(r.pick(FIELDS).to_string());
         }
@@ -413,11 +393,11 @@ const INDEXES: &[&str] = &["0", "1", "-1", "2", "-2", "5", "-100", "100", "x"];
 
 /// List commands (blocking forms with a short timeout) over the same keys,
 /// mixed with the hash/set generator for WRONGTYPE and the keyspace one.
-pub fn gen_lists(r: &mut Rng, step: usize) -> Vec<String> {
-    let k = |r: &mut Rng| r.pick(KEYS).to_string();
-    let e = |r: &mut Rng| r.pick(ELEMS).to_string();
-    let i = |r: &mut Rng| r.pick(INDEXES).to_string();
-    let side = |r: &mut Rng| r.pick(&["LEFT", "RIGHT", "left", "middle"]).to_string();
+pub fn gen_lists(r: &mut XorShift, step: usize) -> Vec<String> {
+    let k = |r: &mut XorShift| r.pick(KEYS).to_string();
+    let e = |r: &mut XorShift| r.pick(ELEMS).to_string();
+    let i = |r: &mut XorShift| r.pick(INDEXES).to_string();
+    let side = |r: &mut XorShift| r.pick(&["LEFT", "RIGHT", "left", "middle"]).to_string();
     let mut c: Vec<String> = match r.below(40) {
         0..=5 => {
             let mut c = vec![r.pick(&["LPUSH", "RPUSH", "LPUSH", "RPUSH", "LPUSHX", "RPUSHX"]).to_string(), k(r)];
@@ -490,14 +470,14 @@ const LEX_KEY: &str = "{t}lex";
 
 /// Sorted-set commands over the same keys (blocking forms with a short timeout),
 /// mixed with the other type generators.
-pub fn gen_zsets(r: &mut Rng, step: usize) -> Vec<String> {
-    let k = |r: &mut Rng| r.pick(KEYS).to_string();
-    let m = |r: &mut Rng| r.pick(ELEMS).to_string();
-    let sc = |r: &mut Rng| r.pick(SCORES).to_string();
-    let sb = |r: &mut Rng| r.pick(SCORE_BOUNDS).to_string();
-    let lb = |r: &mut Rng| r.pick(LEX_BOUNDS).to_string();
-    let i = |r: &mut Rng| r.pick(INDEXES).to_string();
-    let limit = |r: &mut Rng, c: &mut Vec<String>| {
+pub fn gen_zsets(r: &mut XorShift, step: usize) -> Vec<String> {
+    let k = |r: &mut XorShift| r.pick(KEYS).to_string();
+    let m = |r: &mut XorShift| r.pick(ELEMS).to_string();
+    let sc = |r: &mut XorShift| r.pick(SCORES).to_string();
+    let sb = |r: &mut XorShift| r.pick(SCORE_BOUNDS).to_string();
+    let lb = |r: &mut XorShift| r.pick(LEX_BOUNDS).to_string();
+    let i = |r: &mut XorShift| r.pick(INDEXES).to_string();
+    let limit = |r: &mut XorShift, c: &mut Vec<String>| {
         if r.chance(30) {
             c.extend(["LIMIT".into(), r.pick(&["0", "1", "2", "-1"]).into(), r.pick(&["1", "2", "-1", "0"]).into()]);
         }
@@ -665,13 +645,13 @@ fn differential(seeds: std::ops::Range<u64>, steps: usize) {
     differential_with(seeds, steps, gen)
 }
 
-fn differential_with(seeds: std::ops::Range<u64>, steps: usize, gen: fn(&mut Rng, usize) -> Vec<String>) {
+fn differential_with(seeds: std::ops::Range<u64>, steps: usize, gen: fn(&mut XorShift, usize) -> Vec<String>) {
     let neo_server = Server::start();
     let oracle = Oracle::start();
     let mut neo = neo_server.raw();
     let mut redis = oracle.raw();
     for seed in seeds {
-        let mut r = Rng(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1);
+        let mut r = XorShift::new(seed);
         let seq: Vec<Vec<String>> = (0..steps).map(|i| gen(&mut r, i)).collect();
         if let Some((i, a0, b0)) = first_mismatch(&mut neo, &mut redis, &seq) {
             let mut short = shrink(&mut neo, &mut redis, seq[..=i].to_vec());
@@ -702,9 +682,9 @@ type Step = (usize, Vec<String>);
 
 /// Client 0 opens, fills and ends transactions and watches keys; client 1's
 /// commands (any family) run in between and break its watches.
-fn gen_txn(r: &mut Rng, step: usize) -> Step {
+fn gen_txn(r: &mut XorShift, step: usize) -> Step {
     let family = [gen, gen_composite, gen_lists, gen_zsets][r.below(4)];
-    let k = |r: &mut Rng| r.pick(KEYS).to_string();
+    let k = |r: &mut XorShift| r.pick(KEYS).to_string();
     match r.below(24) {
         0..=2 => (0, vec!["MULTI".into()]),
         3..=4 => (0, vec!["EXEC".into()]),
@@ -798,7 +778,7 @@ fn transactions_match_redis() {
     let neo = Server::start();
     let oracle = Oracle::start();
     for seed in 4000..4000 + seeds {
-        let mut r = Rng(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1);
+        let mut r = XorShift::new(seed);
         let seq: Vec<Step> = (0..150).map(|i| gen_txn(&mut r, i)).collect();
         let Some((i, a, b)) = txn_mismatch(neo.port, oracle.port, &seq) else { continue };
         // Shrink: drop steps while the mismatch persists.

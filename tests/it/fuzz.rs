@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::common::{encode_cmd, Oracle, Raw, Server};
+use crate::common::{encode_cmd, Oracle, Raw, Server, XorShift};
 use crate::differential::{normalise, parse, V};
 
 /// The commands fuzzed, with whether their reply is random (compared by
@@ -257,22 +257,8 @@ const ARGS: &[&str] = &[
     "0.01",
 ];
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
 /// One random argument list for `cmd`: mostly a key first, then anything.
-fn gen(r: &mut Rng, cmd: &str) -> Vec<String> {
+fn gen(r: &mut XorShift, cmd: &str) -> Vec<String> {
     let mut c = vec![cmd.to_string()];
     let n = r.below(8);
     for i in 0..n {
@@ -463,7 +449,7 @@ fn hostile_arguments_match_redis() {
     let directed = DIRECTED.iter().map(|c| (u64::MAX, owned(c)));
     let random = COMMANDS.iter().enumerate().flat_map(|(ci, &(name, _))| {
         let seed = 9000 + ci as u64;
-        let mut r = Rng(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1);
+        let mut r = XorShift::new(seed);
         (0..per_command).map(move |_| (seed, gen(&mut r, name)))
     });
     pipeline(&mut a, &fixture);

@@ -9,7 +9,7 @@ use std::net::TcpStream;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::common::{encode_cmd, read_frame, Oracle, Raw, Server};
+use crate::common::{encode_cmd, read_frame, Oracle, Raw, Server, XorShift};
 
 /// The replies to `PING __sync__`: in RESP2's subscribed mode, and otherwise.
 const SYNC_SUBSCRIBED: &[u8] = b"*2\r\n$4\r\npong\r\n$8\r\n__sync__\r\n";
@@ -104,31 +104,15 @@ fn step(conns: &mut [Raw], i: usize, args: &[String]) -> Vec<Vec<Vec<u8>>> {
     out
 }
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len())]
-    }
-}
-
 const CHANNELS: &[&str] = &["a", "b", "ab", "news.x", "news.y", "{t}c"];
 const PATTERNS: &[&str] = &["a*", "news.*", "?", "[ab]*", "*", "news.[xy]"];
 
 /// A random Pub/Sub step. Connections 0 (RESP2) and 1 (RESP3) subscribe; 2
 /// publishes and never subscribes (a RESP3 client publishing to itself gets
 /// its message before the reply in 7.0 and after it in 7.2, as NeoKV does).
-fn gen(r: &mut Rng) -> (usize, Vec<String>) {
-    let some = |r: &mut Rng, xs: &[&str]| -> Vec<String> { (0..r.below(3)).map(|_| r.pick(xs).to_string()).collect() };
+fn gen(r: &mut XorShift) -> (usize, Vec<String>) {
+    let some =
+        |r: &mut XorShift, xs: &[&str]| -> Vec<String> { (0..r.below(3)).map(|_| r.pick(xs).to_string()).collect() };
     let sub = r.below(2);
     let mut c: Vec<String> = match r.below(16) {
         0 | 1 => return (2, vec!["PUBLISH".into(), r.pick(CHANNELS).into(), format!("m{}", r.below(100))]),
@@ -174,7 +158,7 @@ fn pubsub_commands_match_redis() {
     let theirs = Oracle::start();
     let seeds = std::env::var("NEOKV_DIFF_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(40u64);
     for seed in 7000..7000 + seeds {
-        let mut r = Rng(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1);
+        let mut r = XorShift::new(seed);
         let (mut a, mut b) = (connect_three(ours.port), connect_three(theirs.port));
         let mut done = Vec::new();
         for _ in 0..60 {

@@ -8,8 +8,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::common::{encode_cmd, Raw, Server};
-use crate::differential::{gen_composite, gen_zsets, parse, Rng, V};
+use crate::common::{encode_cmd, Raw, Server, XorShift};
+use crate::differential::{gen_composite, gen_zsets, parse, V};
 
 /// Send one command; its reply's bytes.
 fn ask(c: &mut Raw, args: &[&str]) -> Vec<u8> {
@@ -99,7 +99,7 @@ fn every_member_and_key_can_be_drawn() {
     let seeds = std::env::var("NEOKV_DIFF_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(6u64);
     for seed in 0..seeds {
         c.cmd(&["FLUSHALL"]);
-        let mut r = Rng(seed.wrapping_mul(0x9E3779B97F4A7C15) | 1);
+        let mut r = XorShift::new(seed);
         let mut history = Vec::new();
         for step in 0..120 {
             let cmd = if step % 2 == 0 { gen_zsets(&mut r, step) } else { gen_composite(&mut r, step) };
