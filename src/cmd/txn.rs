@@ -245,6 +245,10 @@ impl Programs for Executor {
         let Some(shared) = self.shared.upgrade() else { return Ok(Reply::error("ERR server shutting down")) };
         super::script::apply_function_change(&shared, apply, op)
     }
+
+    fn queues_script(&self, op: &pb::Exec) -> bool {
+        op.cmds.iter().any(|argv| resolve(&argv.args).is_ok_and(|s| s.flags & PROGRAM != 0))
+    }
 }
 
 /// Run one command line inside apply, as part of a transaction or a script.

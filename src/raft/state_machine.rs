@@ -19,7 +19,7 @@ use super::{LogId, SnapshotMeta, StoredMembership, TypeConfig};
 use crate::protocol::Reply;
 use crate::storage::keys::{state_key, StateKind};
 use crate::storage::{Cf, Storage};
-use crate::types::write::{apply_cmd, is_program};
+use crate::types::write::{apply_cmd, runs_long};
 use crate::types::ApplyCtx;
 
 fn io_err(e: impl std::fmt::Display) -> io::Error {
@@ -98,48 +98,33 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         if let Some(n) = &self.deps.notify {
             ctx = ctx.with_notify(n.flags());
         }
-        let mut responders = Vec::new();
+        let mut batch = Vec::new();
         while let Some(item) = entries.next().await {
-            let (entry, responder) = item?;
-            self.applied = Some(entry.log_id);
-            let replies: Vec<Reply> = match entry.payload {
-                EntryPayload::Blank => Vec::new(),
-                EntryPayload::Normal(p) => {
-                    if !p.0.legacy_cmds.is_empty() {
-                        return Err(io_err(format!(
-                            "log entry {} holds write commands in the format of an older NeoKV; restart that version once to apply them, then upgrade",
-                            entry.log_id.index
-                        )));
-                    }
-                    ctx.begin_entry(entry.log_id.index, p.0.now_ms);
-                    let cmds = p.0.cmds;
-                    if cmds.iter().any(is_program) {
-                        // A transaction or script may run long: off the reactor, so the
-                        // core's connections (and SCRIPT KILL) are served meanwhile.
-                        let work = move || {
-                            let out: Result<Vec<Reply>, _> = cmds.iter().map(|c| apply_cmd(&mut ctx, c)).collect();
-                            (ctx, out)
-                        };
-                        let (back, out) = glommio::executor().spawn_blocking(work).await;
-                        ctx = back;
-                        out.map_err(io_err)?
-                    } else {
-                        let mut out = Vec::with_capacity(cmds.len());
-                        for c in &cmds {
-                            out.push(apply_cmd(&mut ctx, c).map_err(io_err)?);
-                        }
-                        out
-                    }
-                }
-                EntryPayload::Membership(m) => {
-                    self.membership = StoredMembership::new(Some(entry.log_id), m);
-                    Vec::new()
-                }
-            };
-            if let Some(r) = responder {
-                responders.push((r, replies));
-            }
+            batch.push(item?);
         }
+        let programs = ctx.programs();
+        let long = batch.iter().any(|(entry, _)| match &entry.payload {
+            EntryPayload::Normal(p) => p.0.cmds.iter().any(|c| runs_long(programs.as_deref(), c)),
+            _ => false,
+        });
+        let responders = if long {
+            // A script may run long: the whole batch goes off the reactor in one
+            // hop, so the core's connections (and SCRIPT KILL) are served meanwhile.
+            let mut state = (self.applied, self.membership.clone());
+            let work = move || {
+                let out = apply_entries(&mut ctx, batch, &mut state);
+                (ctx, state, out)
+            };
+            let (back, state, out) = glommio::executor().spawn_blocking(work).await;
+            ctx = back;
+            (self.applied, self.membership) = state;
+            out?
+        } else {
+            let mut state = (self.applied, std::mem::take(&mut self.membership));
+            let out = apply_entries(&mut ctx, batch, &mut state);
+            (self.applied, self.membership) = state;
+            out?
+        };
         ctx.put_raw(
             Cf::RaftState,
             state_key(self.region, StateKind::Applied).to_vec(),
@@ -186,4 +171,45 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         let (last_log_id, last_membership) = decode_applied(&b).map_err(|e| invalid(e.to_string()))?;
         Ok(Some(Snapshot { meta: SnapshotMeta { last_log_id, last_membership }, snapshot: SnapshotData }))
     }
+}
+
+type Responders = Vec<(openraft::storage::ApplyResponder<TypeConfig>, Vec<Reply>)>;
+
+/// Apply a batch of committed entries to `ctx` in log order; `state` is the
+/// region's applied log id and membership, advanced as entries go by. Returns
+/// each waiting client's replies.
+fn apply_entries(
+    ctx: &mut ApplyCtx,
+    batch: Vec<EntryResponder<TypeConfig>>,
+    state: &mut (Option<LogId>, StoredMembership),
+) -> Result<Responders, io::Error> {
+    let mut responders = Vec::new();
+    for (entry, responder) in batch {
+        state.0 = Some(entry.log_id);
+        let replies: Vec<Reply> = match entry.payload {
+            EntryPayload::Blank => Vec::new(),
+            EntryPayload::Normal(p) => {
+                if !p.0.legacy_cmds.is_empty() {
+                    return Err(io_err(format!(
+                        "log entry {} holds write commands in the format of an older NeoKV; restart that version once to apply them, then upgrade",
+                        entry.log_id.index
+                    )));
+                }
+                ctx.begin_entry(entry.log_id.index, p.0.now_ms);
+                let mut out = Vec::with_capacity(p.0.cmds.len());
+                for c in &p.0.cmds {
+                    out.push(apply_cmd(ctx, c).map_err(io_err)?);
+                }
+                out
+            }
+            EntryPayload::Membership(m) => {
+                state.1 = StoredMembership::new(Some(entry.log_id), m);
+                Vec::new()
+            }
+        };
+        if let Some(r) = responder {
+            responders.push((r, replies));
+        }
+    }
+    Ok(responders)
 }

@@ -24,12 +24,20 @@ pub trait Programs: Send + Sync {
     fn eval(&self, ctx: &mut ApplyCtx, op: &crate::pb::Eval) -> Result<Reply, StorageError>;
     /// Change the region's function libraries.
     fn functions(&self, ctx: &mut ApplyCtx, op: &crate::pb::Functions) -> Result<Reply, StorageError>;
+    /// True if the transaction queues a script (which may run long).
+    fn queues_script(&self, op: &crate::pb::Exec) -> bool;
 }
 
-/// True for an operation that may run long (a transaction, a script, a library
-/// to compile): apply runs the entries holding one off the reactor.
-pub fn is_program(cmd: &WriteCmd) -> bool {
-    matches!(cmd.op, Some(Op::Exec(_) | Op::Eval(_) | Op::Functions(_)))
+/// True for an operation that may run long: a script, a library to compile, or a
+/// transaction holding a script. Apply runs a batch holding one off the reactor;
+/// a transaction of keyspace commands is no longer than the same commands
+/// pipelined, and runs inline as they do.
+pub fn runs_long(programs: Option<&dyn Programs>, cmd: &WriteCmd) -> bool {
+    match &cmd.op {
+        Some(Op::Eval(_) | Op::Functions(_)) => true,
+        Some(Op::Exec(o)) => programs.is_some_and(|p| p.queues_script(o)),
+        _ => false,
+    }
 }
 
 /// Apply one command; a command-level failure is an error *reply*, a storage

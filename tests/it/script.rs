@@ -284,6 +284,22 @@ fn busy_scripts_get_busy_replies_and_script_kill() {
     wait_busy(&mut other);
     assert_eq!(other.cmd(&["SCRIPT", "KILL"]), "+OK\r\n");
     assert!(String::from_utf8_lossy(&looping.read_reply()).contains("Script killed"));
+    // A script queued in a transaction runs in apply off the reactor too (a
+    // transaction of keyspace commands alone runs on it): BUSY for others, SCRIPT
+    // KILL stops the script, the commands before it stay done (as in redis-server).
+    for line in [&["MULTI"][..], &["SET", "m", "1"], &["EVAL", "while true do end", "0"]] {
+        looping.send_cmd(&line.iter().map(|a| a.as_bytes()).collect::<Vec<_>>());
+    }
+    looping.send_cmd(&[b"EXEC"]);
+    wait_busy(&mut other);
+    assert_eq!(other.cmd(&["SCRIPT", "KILL"]), "+OK\r\n");
+    // (The pipeline's replies are written together, after EXEC's.)
+    for expected in ["+OK\r\n", "+QUEUED\r\n", "+QUEUED\r\n"] {
+        assert_eq!(String::from_utf8_lossy(&looping.read_reply()), expected);
+    }
+    let exec = String::from_utf8_lossy(&looping.read_reply()).into_owned();
+    assert!(exec.starts_with("*2\r\n+OK\r\n-ERR Script killed by user with SCRIPT KILL..."), "{exec}");
+    assert_eq!(other.cmd(&["GET", "m"]), "$1\r\n1\r\n");
     // After a write it cannot be killed: UNKILLABLE; it runs to its end.
     let start = Instant::now();
     looping.send_cmd(&[
