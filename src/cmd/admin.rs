@@ -14,6 +14,7 @@ use super::{err, reply, CmdResult, Ctx, Plan};
 use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::Reply;
 use crate::shard::shared::{ClientEntry, CLIENT_MONITOR, CLIENT_NO_EVICT, CLIENT_NO_TOUCH};
+use crate::storage::keys::voided_key;
 
 /// A HELP reply: the lines, then Redis 7.0's closing HELP entry.
 fn help(lines: &[&str]) -> CmdResult {
@@ -276,12 +277,22 @@ fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if !nosave {
             return reply(super::script::busy_reply(&c));
         }
-        // The script runs inside a committed log entry: stopping now would run it
-        // again at the next start. Redis drops its effects; NeoKV cannot, yet.
-        if c.wrote.load(Ordering::SeqCst) {
-            return Err(err("UNKILLABLE the busy script already wrote inside a committed log entry; it would run again at restart. Wait for it to finish."));
+        // A script that has written runs inside a committed log entry, its
+        // writes not yet in RocksDB (apply writes its batch when it ends). As
+        // redis-server drops such a script's effects, its command is voided:
+        // a durable marker makes it apply as nothing at the next start, instead
+        // of running again. (Standalone: in cluster mode every replica must
+        // learn it through the log.)
+        if let (true, Some((region, index, pos))) = (c.wrote.load(Ordering::SeqCst), c.entry) {
+            let mut b = crate::storage::Batch::new();
+            b.put(crate::storage::Cf::RaftState, voided_key(region, index, pos).to_vec(), Bytes::new());
+            ctx.shared.storage.write(b, true)?;
+            eprintln!("Voided the busy script at log index {index} (region {region}): its writes are dropped.");
+            // Not killed: a killed script's entry would go on to be applied with
+            // its writes so far; running on, it never commits before the exit.
+        } else {
+            c.kill.store(true, Ordering::SeqCst);
         }
-        c.kill.store(true, Ordering::SeqCst);
     }
     eprintln!("User requested shutdown... (client id={})", ctx.session.id);
     ctx.shared.stop(0)

@@ -86,6 +86,30 @@ fn check_call(args: &[Bytes], read_only: bool, control: &Control) -> Result<&'st
     Ok(spec)
 }
 
+/// What a run's `redis.call`s show to MONITOR (`[0 lua]` lines, as redis-server
+/// shows them): kept until the run ends, then fed before the script's own line.
+/// A trial that is stopped feeds nothing: the script runs again and is shown
+/// then. `None` when no client was monitoring as the run began.
+struct MonitorLines(Option<Vec<Bytes>>);
+
+impl MonitorLines {
+    fn new(shared: &Shared) -> MonitorLines {
+        MonitorLines(shared.observe.has_monitors().then(Vec::new))
+    }
+    fn push(&mut self, spec: &CommandSpec, args: &[Bytes]) {
+        if let Some(lines) = &mut self.0 {
+            if spec.flags & (ADMIN | SKIP_MONITOR) == 0 {
+                lines.push(crate::shard::observe::monitor_line("lua", args));
+            }
+        }
+    }
+    fn feed(self, shared: &Shared) {
+        for line in self.0.into_iter().flatten() {
+            shared.observe.feed(line);
+        }
+    }
+}
+
 /// `redis.call` inside apply: the command runs against the region's batch.
 pub struct ApplyHost<'a> {
     shared: &'a Shared,
@@ -96,6 +120,7 @@ pub struct ApplyHost<'a> {
     read_only: bool,
     /// A storage failure (fatal for apply), reported after the run.
     failed: Option<StorageError>,
+    monitor: MonitorLines,
 }
 
 impl Host for ApplyHost<'_> {
@@ -115,6 +140,7 @@ impl Host for ApplyHost<'_> {
             }
         }
         self.session.resp = resp;
+        self.monitor.push(spec, args);
         match super::txn::run_in_apply(self.shared, &mut self.session, self.apply, &mut self.rng, args) {
             Ok(r) => r,
             Err(e) => {
@@ -138,6 +164,7 @@ pub struct ReadHost<'a> {
     /// A trial of a script that may write, whose keys are in this region: a
     /// write, or a key of another region, stops the trial instead.
     trial: Option<u32>,
+    monitor: MonitorLines,
 }
 
 impl Host for ReadHost<'_> {
@@ -160,6 +187,7 @@ impl Host for ReadHost<'_> {
             return Reply::error("ERR container command without subcommand");
         };
         self.session.resp = resp;
+        self.monitor.push(spec, args);
         let mut ctx = Ctx::new(self.shared, &mut self.session, spec, None, Env::ReadOnly(self.snap));
         match f(&mut ctx, args) {
             Ok(Plan::Reply(r)) => r,
@@ -190,15 +218,13 @@ impl Code {
 
 /// Register a run of `code` (busy detection, SCRIPT KILL); it ends when the
 /// returned guard drops.
-fn start(shared: &Shared, code: &Code, argv: Vec<Bytes>) -> script::Running {
+fn start(shared: &Shared, code: &Code, argv: Vec<Bytes>, entry: Option<(u32, u64, u32)>) -> script::Running {
     let (busy_after, _) = limits(shared);
-    shared.scripts.start(Control::new(
-        &shared.scripts,
-        code.name(),
-        matches!(code, Code::Function { .. }),
-        argv,
-        busy_after,
-    ))
+    let c = Control::new(&shared.scripts, code.name(), matches!(code, Code::Function { .. }), argv, busy_after);
+    shared.scripts.start(match entry {
+        Some(e) => c.in_entry(e),
+        None => c,
+    })
 }
 
 /// Run `code` with `host` as the registered `running`; the reply.
@@ -232,7 +258,7 @@ fn run_in_apply(
     argv: Vec<Bytes>,
     read_only: bool,
 ) -> Result<Reply, StorageError> {
-    let running = start(shared, code, argv);
+    let running = start(shared, code, argv, Some((apply.region, apply.index, apply.cmd_pos)));
     let session = Session::detached(2, apply.now_ms);
     let mut host = ApplyHost {
         shared,
@@ -242,11 +268,15 @@ fn run_in_apply(
         control: running.control.clone(),
         read_only,
         failed: None,
+        monitor: MonitorLines::new(shared),
     };
     let r = run_code(shared, code, keys, args, seed, &running, &mut host);
     match host.failed.take() {
         Some(e) => Err(e),
-        None => Ok(r),
+        None => {
+            host.monitor.feed(shared);
+            Ok(r)
+        }
     }
 }
 
@@ -257,15 +287,18 @@ fn read_only_plan(ctx: &Ctx<'_>, code: Code, keys: Vec<Bytes>, args: Vec<Bytes>,
     let now_ms = ctx.now_ms();
     Ok(Plan::Blocking(BlockingWork(Box::new(move || {
         let snap = Snap { view: shared.storage.view(), now_ms };
-        let running = start(&shared, &code, argv);
+        let running = start(&shared, &code, argv, None);
         let mut host = ReadHost {
             shared: &shared,
             snap: &snap,
             session: Session::detached(2, now_ms),
             control: running.control.clone(),
             trial: None,
+            monitor: MonitorLines::new(&shared),
         };
-        run_code(&shared, &code, &keys, &args, rand::random(), &running, &mut host)
+        let r = run_code(&shared, &code, &keys, &args, rand::random(), &running, &mut host);
+        host.monitor.feed(&shared);
+        r
     }))))
 }
 
@@ -301,6 +334,7 @@ fn trial(
         session: Session::detached(2, now_ms),
         control: control.clone(),
         trial: region,
+        monitor: MonitorLines::new(shared),
     };
     let (_, memory_limit) = limits(shared);
     let run = RunArgs { keys, args, seed, control: &control, memory_limit };
@@ -308,7 +342,11 @@ fn trial(
         Code::Script { sha, body } => e.eval(sha, body, &run, &mut host),
         Code::Function { lib, code, name } => e.fcall(lib, code, name, &run, &mut host),
     });
-    (!control.kill.load(std::sync::atomic::Ordering::Relaxed)).then_some(r)
+    if control.kill.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
+    host.monitor.feed(shared);
+    Some(r)
 }
 
 // ---- EVAL family ----
@@ -386,6 +424,10 @@ fn run(
 ) -> CmdResult {
     let seed = ctx.random();
     if ctx.core().is_some() {
+        if ctx.shared.observe.has_monitors() && !ctx.session.in_exec {
+            ctx.shared.observe.feed(crate::shard::observe::monitor_line(&ctx.session.entry.addr, line));
+            ctx.session.monitor_shown = true;
+        }
         // EVAL, EVALSHA and FCALL do not wait for this client's earlier writes
         // (`needs_barrier`): with none pending the script is tried here, else
         // it goes to the log behind them, where it sees them.

@@ -17,7 +17,7 @@ use super::codec::{decode_applied, encode_applied, invalid};
 use super::region::RegionDeps;
 use super::{LogId, SnapshotMeta, StoredMembership, TypeConfig};
 use crate::protocol::Reply;
-use crate::storage::keys::{state_key, StateKind};
+use crate::storage::keys::{decode_voided_key, state_key, voided_key, StateKind};
 use crate::storage::{Cf, Storage};
 use crate::types::write::{apply_cmd, runs_long};
 use crate::types::ApplyCtx;
@@ -38,6 +38,9 @@ pub struct StateMachine {
     slot_end: u32,
     applied: Option<LogId>,
     membership: StoredMembership,
+    /// Commands voided by SHUTDOWN NOSAVE (log index, position in the entry)
+    /// not yet passed by the applied index: they apply as nothing.
+    voided: Vec<(u64, u32)>,
 }
 
 impl StateMachine {
@@ -50,7 +53,8 @@ impl StateMachine {
                 Some(b) => decode_applied(&b)?,
                 None => (None, StoredMembership::default()),
             };
-        Ok(StateMachine { storage, deps, region, slot_start, slot_end, applied, membership })
+        let voided = load_voided(&storage, region, applied.map_or(0, |l| l.index)).map_err(io_err)?;
+        Ok(StateMachine { storage, deps, region, slot_start, slot_end, applied, membership, voided })
     }
 }
 
@@ -111,8 +115,9 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             // A script may run long: the whole batch goes off the reactor in one
             // hop, so the core's connections (and SCRIPT KILL) are served meanwhile.
             let mut state = (self.applied, self.membership.clone());
+            let voided = self.voided.clone();
             let work = move || {
-                let out = apply_entries(&mut ctx, batch, &mut state);
+                let out = apply_entries(&mut ctx, batch, &mut state, &voided);
                 (ctx, state, out)
             };
             let (back, state, out) = glommio::executor().spawn_blocking(work).await;
@@ -121,10 +126,18 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             out?
         } else {
             let mut state = (self.applied, std::mem::take(&mut self.membership));
-            let out = apply_entries(&mut ctx, batch, &mut state);
+            let out = apply_entries(&mut ctx, batch, &mut state, &self.voided);
             (self.applied, self.membership) = state;
             out?
         };
+        if !self.voided.is_empty() {
+            // Markers behind the applied index have served: they go with this batch.
+            let index = self.applied.map_or(0, |l| l.index);
+            for &(i, pos) in self.voided.iter().filter(|&&(i, _)| i <= index) {
+                ctx.delete_raw(Cf::RaftState, voided_key(self.region, i, pos).to_vec());
+            }
+            self.voided.retain(|&(i, _)| i > index);
+        }
         ctx.put_raw(
             Cf::RaftState,
             state_key(self.region, StateKind::Applied).to_vec(),
@@ -173,6 +186,30 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
     }
 }
 
+/// The reply of a voided command (nobody waits for it: its client was cut off
+/// by the shutdown).
+const VOIDED: &str = "ERR Script killed by SHUTDOWN NOSAVE before it completed; it did nothing";
+
+/// The voided commands of `region` after `applied`; markers at or before it
+/// (the script ended before the process did) are deleted.
+fn load_voided(storage: &Storage, region: u32, applied: u64) -> Result<Vec<(u64, u32)>, crate::storage::StorageError> {
+    let from = state_key(region, StateKind::Voided);
+    let mut to = from;
+    to[4] += 1;
+    let (mut live, mut stale) = (Vec::new(), crate::storage::Batch::new());
+    storage.scan(Cf::RaftState, &from, &to, false, |k, _| {
+        match decode_voided_key(k) {
+            Some((i, pos)) if i > applied => live.push((i, pos)),
+            _ => stale.delete(Cf::RaftState, k.to_vec()),
+        }
+        true
+    })?;
+    if !stale.is_empty() {
+        storage.write(stale, false)?;
+    }
+    Ok(live)
+}
+
 type Responders = Vec<(openraft::storage::ApplyResponder<TypeConfig>, Vec<Reply>)>;
 
 /// Apply a batch of committed entries to `ctx` in log order; `state` is the
@@ -182,6 +219,7 @@ fn apply_entries(
     ctx: &mut ApplyCtx,
     batch: Vec<EntryResponder<TypeConfig>>,
     state: &mut (Option<LogId>, StoredMembership),
+    voided: &[(u64, u32)],
 ) -> Result<Responders, io::Error> {
     let mut responders = Vec::new();
     for (entry, responder) in batch {
@@ -197,7 +235,12 @@ fn apply_entries(
                 }
                 ctx.begin_entry(entry.log_id.index, p.0.now_ms);
                 let mut out = Vec::with_capacity(p.0.cmds.len());
-                for c in &p.0.cmds {
+                for (pos, c) in p.0.cmds.iter().enumerate() {
+                    ctx.cmd_pos = pos as u32;
+                    if voided.contains(&(entry.log_id.index, pos as u32)) {
+                        out.push(Reply::error(VOIDED));
+                        continue;
+                    }
                     out.push(apply_cmd(ctx, c).map_err(io_err)?);
                 }
                 out

@@ -298,6 +298,9 @@ pub struct Control {
     /// A trial run on a connection's core (see `cmd::script`'s probe): it is
     /// stopped, and its reply ignored, once it has run this long.
     pub budget: Option<Duration>,
+    /// A run inside apply: its region, log index and position in the entry
+    /// (what SHUTDOWN NOSAVE voids if the script has written).
+    pub entry: Option<(u32, u64, u32)>,
 }
 
 impl Control {
@@ -313,7 +316,14 @@ impl Control {
             busy: AtomicBool::new(false),
             busy_count: registry.busy.clone(),
             budget: None,
+            entry: None,
         }
+    }
+
+    /// A run inside apply, of the command at `entry` (region, index, position).
+    pub fn in_entry(mut self, entry: (u32, u64, u32)) -> Control {
+        self.entry = Some(entry);
+        self
     }
 
     /// A trial run, stopped once it has run for `budget`.

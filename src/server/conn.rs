@@ -41,6 +41,8 @@ struct Done {
     args: crate::protocol::decode::Args,
     /// CLIENT REPLY OFF/SKIP: the reply is not sent.
     silent: bool,
+    /// Already shown to monitors (a script, before its calls).
+    shown: bool,
 }
 
 /// A command's reply is known: count it (INFO commandstats, errorstats,
@@ -63,7 +65,7 @@ fn finish(core: &Core, session: &Session, d: Done, r: Reply, out: &mut BytesMut)
     if ms > 0 {
         obs.latency_sample(if d.spec.flags & flag::FAST != 0 { "fast-command" } else { "command" }, ms);
     }
-    if obs.has_monitors() && d.spec.flags & (flag::ADMIN | flag::SKIP_MONITOR) == 0 {
+    if !d.shown && obs.has_monitors() && d.spec.flags & (flag::ADMIN | flag::SKIP_MONITOR) == 0 {
         obs.feed(monitor_line(&session.entry.addr, &d.args));
     }
     if !d.silent {
@@ -536,6 +538,11 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
             if !pending.is_empty() && cmd::needs_barrier(spec) {
                 drain(&core, &mut pending, &mut out, &mut session).await;
             }
+            // A script shows itself to monitors as it starts, ahead of its calls'
+            // `[0 lua]` lines: after the lines of the commands sent before it.
+            if spec.flags & flag::PROGRAM != 0 && shared.observe.has_monitors() {
+                drain(&core, &mut pending, &mut out, &mut session).await;
+            }
             session.rejected = false;
             session.writes_pending = !pending.is_empty();
             let plan = cmd::run(&core, &mut session, spec, &args);
@@ -547,7 +554,8 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                     continue;
                 }
             }
-            let done = Done { spec, started, args, silent };
+            let shown = std::mem::take(&mut session.monitor_shown);
+            let done = Done { spec, started, args, silent, shown };
             match plan {
                 Plan::Write { region, cmd: c, shape } => {
                     // Writes to one region take effect in log order; across regions

@@ -191,6 +191,9 @@ pub enum StateKind {
     Applied = 3,
     LastPurged = 4,
     Snapshot = 5,
+    /// Followed by a log index and a command's position in its entry: that
+    /// command (a script stopped by SHUTDOWN NOSAVE) applies as nothing.
+    Voided = 6,
 }
 
 pub fn state_key(region: u32, kind: StateKind) -> [u8; 5] {
@@ -198,6 +201,22 @@ pub fn state_key(region: u32, kind: StateKind) -> [u8; 5] {
     k[..4].copy_from_slice(&region.to_be_bytes());
     k[4] = kind as u8;
     k
+}
+
+/// The marker of a voided command: [`StateKind::Voided`]'s key, then the entry's
+/// log index and the command's position in it (big-endian, so in log order).
+pub fn voided_key(region: u32, index: u64, pos: u32) -> [u8; 17] {
+    let mut k = [0u8; 17];
+    k[..5].copy_from_slice(&state_key(region, StateKind::Voided));
+    k[5..13].copy_from_slice(&index.to_be_bytes());
+    k[13..].copy_from_slice(&pos.to_be_bytes());
+    k
+}
+
+/// The log index and position of a [`voided_key`].
+pub fn decode_voided_key(k: &[u8]) -> Option<(u64, u32)> {
+    let k: &[u8; 17] = k.try_into().ok()?;
+    Some((u64::from_be_bytes(k[5..13].try_into().ok()?), u32::from_be_bytes(k[13..].try_into().ok()?)))
 }
 
 #[cfg(test)]

@@ -44,6 +44,9 @@ pub struct ApplyCtx {
     pub region: u32,
     /// The leader's clock, from the log entry.
     pub now_ms: u64,
+    /// The entry being applied (its log index) and the command's position in it.
+    pub index: u64,
+    pub cmd_pos: u32,
     slot_start: u16,
     slot_end: u32,
     overlay: AHashMap<Vec<u8>, Option<Bytes>>,
@@ -84,6 +87,8 @@ impl ApplyCtx {
             storage: storage.clone(),
             region: 0,
             now_ms: 0,
+            index: 0,
+            cmd_pos: 0,
             slot_start,
             slot_end,
             overlay: AHashMap::new(),
@@ -185,6 +190,8 @@ impl ApplyCtx {
     /// Start applying the log entry at `index`, stamped `now_ms` by its leader.
     pub fn begin_entry(&mut self, index: u64, now_ms: u64) {
         self.now_ms = now_ms;
+        self.index = index;
+        self.cmd_pos = 0;
         self.version_base = index << VERSION_SHIFT;
         self.versions_used = 0;
         self.pick_ends.clear();
@@ -420,6 +427,10 @@ impl ApplyCtx {
     /// Record a non-metadata write (e.g. Raft applied state) in the same batch.
     pub fn put_raw(&mut self, cf: Cf, key: impl Into<Vec<u8>>, value: impl Into<Bytes>) {
         self.batch.put(cf, key, value);
+    }
+
+    pub fn delete_raw(&mut self, cf: Cf, key: impl Into<Vec<u8>>) {
+        self.batch.delete(cf, key);
     }
 
     /// Forget the overlay (the batch was written) and hand the batch out.

@@ -317,12 +317,17 @@ fn reset_returns_a_connection_to_its_first_state() {
     assert_eq!(r.cmd(&["GET", "x"]), "-NOAUTH Authentication required.\r\n", "RESET forgets AUTH");
 }
 
-/// A monitor's next line, without its timestamp and client port.
+/// A monitor's next line, without its timestamp and client address (a script's
+/// call keeps its `lua]`).
 fn monitor_line(m: &mut Raw) -> String {
     let line = String::from_utf8(m.read_reply()).unwrap().trim_end().to_string();
     let (_, rest) = line.split_once(" [0 ").expect(&line);
-    let (_, cmd) = rest.split_once("] ").expect(&line);
-    cmd.to_string()
+    let (who, cmd) = rest.split_once("] ").expect(&line);
+    if who == "lua" {
+        format!("lua] {cmd}")
+    } else {
+        cmd.to_string()
+    }
 }
 
 #[test]
@@ -343,11 +348,28 @@ fn monitor_shows_commands_like_redis() {
         c.cmd(&["NOSUCH"]);
         c.cmd(&["AUTH", "secret"]);
         c.cmd(&["PING"]);
-        let lines: Vec<String> = (0..6).map(|_| monitor_line(&mut m)).collect();
+        // A script's calls are shown as `[0 lua]` before the script's own line:
+        // one that only reads (tried on the connection's core), one that writes
+        // (stopped at its write and run in apply: shown once), a refused call.
+        c.cmd(&["EVAL", "return redis.call('get', KEYS[1])", "1", "k"]);
+        c.cmd(&[
+            "EVAL",
+            "redis.call('get', KEYS[1]) redis.call('set', KEYS[1], 'x') return redis.call('incr', 'n')",
+            "1",
+            "k",
+        ]);
+        c.cmd(&["EVAL", "return redis.pcall('nosuch')", "0"]);
+        c.cmd(&["EVAL_RO", "return redis.pcall('del', KEYS[1])", "1", "k"]);
+        c.cmd(&["ECHO", "end"]);
+        let mut lines = Vec::new();
+        while lines.last().is_none_or(|l| l != r#""ECHO" "end""#) {
+            lines.push(monitor_line(&mut m));
+        }
         seen.push(lines);
     }
     assert_eq!(seen[0], seen[1]);
     assert_eq!(seen[0][0], r#""SET" "k" "a \"quoted\"\n\x01value""#);
+    assert!(seen[0].iter().any(|l| l == r#"lua] "set" "k" "x""#), "{:?}", seen[0]);
 }
 
 #[test]

@@ -46,6 +46,9 @@ fn wait_for_port(port: u16, child: &mut Child, what: &str) {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    // Not left behind to hold the test harness's output pipe open.
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("{what} did not start listening on {port}");
 }
 

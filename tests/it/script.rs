@@ -314,6 +314,51 @@ fn busy_scripts_get_busy_replies_and_script_kill() {
     assert_eq!(other.cmd(&["GET", "w"]), "$1\r\n1\r\n");
 }
 
+/// SHUTDOWN NOSAVE stops a busy script that has written, and its effects are
+/// gone after the restart, as in redis-server (whose unsaved writes die with
+/// it): here the script's committed log entry applies as nothing instead of
+/// running again. Acknowledged writes before it stay; a whole transaction
+/// holding such a script goes too.
+#[test]
+fn shutdown_nosave_drops_a_busy_script_that_wrote() {
+    for in_multi in [false, true] {
+        let mut s = Server::start_with(&["--cores", "1"]);
+        let mut admin = s.raw();
+        assert_eq!(admin.cmd(&["CONFIG", "SET", "busy-reply-threshold", "100"]), "+OK\r\n");
+        assert_eq!(admin.cmd(&["SET", "kept", "yes"]), "+OK\r\n");
+        let mut looping = s.raw();
+        if in_multi {
+            looping.send_cmd(&[b"MULTI"]);
+            looping.send_cmd(&[b"SET", b"t", b"1"]);
+        }
+        looping.send_cmd(&[b"EVAL", b"redis.call('set', 'w', '1') while true do end", b"0"]);
+        if in_multi {
+            looping.send_cmd(&[b"EXEC"]);
+        }
+        wait_busy(&mut admin);
+        assert!(admin.cmd(&["SCRIPT", "KILL"]).starts_with("-UNKILLABLE"));
+        admin.send_cmd(&[b"SHUTDOWN", b"NOSAVE"]);
+        assert!(admin.is_closed(), "SHUTDOWN NOSAVE answers nothing and closes");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while s.is_running() {
+            assert!(Instant::now() < deadline, "the server did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let dir = s.dir.clone();
+        let again = Server::start_in(&dir, &["--cores", "1"]);
+        let mut r = again.raw();
+        assert_eq!(r.cmd(&["GET", "kept"]), "$3\r\nyes\r\n", "in_multi={in_multi}");
+        assert_eq!(r.cmd(&["GET", "w"]), "$-1\r\n", "the script's write is gone (in_multi={in_multi})");
+        assert_eq!(r.cmd(&["GET", "t"]), "$-1\r\n", "in_multi={in_multi}");
+        assert_eq!(r.cmd(&["SET", "w", "2"]), "+OK\r\n");
+        drop(again);
+        // The voided entry stays voided, and what came after it stays, across
+        // further (here: unclean) restarts.
+        let again = Server::start_in(&dir, &["--cores", "1"]);
+        assert_eq!(again.raw().cmd(&["GET", "w"]), "$1\r\n2\r\n");
+    }
+}
+
 fn wait_busy(c: &mut Raw) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while !c.cmd(&["PING"]).starts_with("-BUSY") {
