@@ -9,19 +9,13 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
+use super::server::help_reply as help;
 use super::table::{container, flag::*, row, CommandSpec, Group, Keys};
 use super::{err, reply, CmdResult, Ctx, Plan};
 use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::Reply;
 use crate::shard::shared::{ClientEntry, CLIENT_MONITOR, CLIENT_NO_EVICT, CLIENT_NO_TOUCH};
 use crate::storage::keys::voided_key;
-
-/// A HELP reply: the lines, then Redis 7.0's closing HELP entry.
-fn help(lines: &[&str]) -> CmdResult {
-    let mut all = lines.to_vec();
-    all.extend(["HELP", "    Prints this help."]);
-    super::server::help_reply(&all)
-}
 
 fn on_off(a: &[u8]) -> Result<bool, super::CmdError> {
     super::args::either(a, b"on", b"off")

@@ -35,6 +35,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::info::rss_bytes;
+use super::server::help_reply as help;
 use super::server::REDIS_VERSION;
 use super::table::{container, flag::*, keys, row, table, CommandSpec, Group, Keys};
 use super::{err, reply, CmdError, CmdResult, Ctx, Plan};
@@ -345,13 +346,6 @@ fn memory_purge(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         libc::malloc_trim(0);
     }
     reply(Reply::Ok)
-}
-
-fn help(lines: &[&str]) -> CmdResult {
-    let mut out: Vec<Reply> = lines.iter().map(|l| Reply::Simple(l.to_string().into())).collect();
-    out.push(Reply::Simple("HELP".into()));
-    out.push(Reply::Simple("    Prints this help.".into()));
-    reply(Reply::Array(out))
 }
 
 fn memory_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {

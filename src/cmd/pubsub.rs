@@ -260,10 +260,8 @@ fn pubsub_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         "    Return the currently active shard level channels matching a <pattern> (default: '*').",
         "SHARDNUMSUB [<shardchannel> ...]",
         "    Return the number of subscribers for the specified shard level channel(s)",
-        "HELP",
-        "    Prints this help.",
     ];
-    reply(Reply::Array(lines.iter().map(|l| Reply::Simple((*l).into())).collect()))
+    super::server::help_reply(&lines)
 }
 
 const P: Group = Group::PubSub;

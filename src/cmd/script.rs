@@ -17,11 +17,12 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
 use super::ctx::{err, reply, BlockingWork, CmdError, CmdResult, Ctx, Env, Plan};
+use super::server::help_reply as help;
 use super::table::{container, flag::*, numkeys, row, CommandSpec, Group, Handler, Keys};
 use super::{resolve, Session, Shape};
 use crate::cluster::key_slot;
@@ -31,6 +32,7 @@ use crate::protocol::{rdb, Reply};
 use crate::script::functions::{library_name, FunctionMeta, Libraries, LibraryMeta, RestorePolicy};
 use crate::script::vm::with_engine;
 use crate::script::{self, Control, Flags, Host, RunArgs};
+use crate::shard::observe::{Observe, Outcome};
 use crate::shard::Shared;
 use crate::storage::keys::function_key;
 use crate::storage::{Cf, StorageError};
@@ -65,47 +67,103 @@ pub fn busy_reply(c: &Control) -> Reply {
 
 // ---- hosts ----
 
+/// A refused call: the command's row when it has one (its `rejected_calls`
+/// count, as Redis counts a refusal inside a script), and the error.
+type Refusal = (Option<&'static CommandSpec>, Reply);
+
 /// What every host checks before running a script's command; the row.
-fn check_call(args: &[Bytes], read_only: bool, control: &Control) -> Result<&'static CommandSpec, Reply> {
+fn check_call(args: &[Bytes], read_only: bool, control: &Control) -> Result<&'static CommandSpec, Refusal> {
     let spec = match resolve(args) {
         Ok(s) => s,
         Err(Reply::Error(e)) if e.starts_with("ERR wrong number") => {
-            return Err(Reply::error("ERR Wrong number of args calling Redis command from script"))
+            let row = super::table::table().lookup(&args[0]);
+            return Err((row, Reply::error("ERR Wrong number of args calling Redis command from script")));
         }
-        Err(_) => return Err(Reply::error("ERR Unknown Redis command called from script")),
+        Err(_) => return Err((None, Reply::error("ERR Unknown Redis command called from script"))),
     };
     if spec.flags & NOSCRIPT != 0 {
-        return Err(Reply::error("ERR This Redis command is not allowed from script"));
+        return Err((Some(spec), Reply::error("ERR This Redis command is not allowed from script")));
     }
     if spec.is_write() {
         if read_only {
-            return Err(Reply::error(super::ctx::READONLY_SCRIPT));
+            return Err((Some(spec), Reply::error(super::ctx::READONLY_SCRIPT)));
         }
         control.wrote.store(true, std::sync::atomic::Ordering::SeqCst);
     }
     Ok(spec)
 }
 
-/// What a run's `redis.call`s show to MONITOR (`[0 lua]` lines, as redis-server
-/// shows them): kept until the run ends, then fed before the script's own line.
-/// A trial that is stopped feeds nothing: the script runs again and is shown
-/// then. `None` when no client was monitoring as the run began.
-struct MonitorLines(Option<Vec<Bytes>>);
+/// What a run's `redis.call`s leave to the server's observers, kept until the
+/// run ends: the `[0 lua]` lines MONITOR shows (as redis-server does, fed
+/// before the script's own reply), and each call's figures for INFO
+/// commandstats and errorstats. A trial that is stopped feeds nothing: the
+/// script runs again and is counted then.
+struct CallLog {
+    /// `None` when no client was monitoring as the run began.
+    lines: Option<Vec<Bytes>>,
+    /// Each call with a row: the row, its time, how it ended.
+    calls: Vec<(&'static CommandSpec, Duration, Outcome)>,
+    /// Each error a call answered (refusals included), in order.
+    errors: Vec<String>,
+    /// The run's error reply is a call's error passed on (raised, or returned
+    /// by `redis.pcall`): counted once, as the call's, as Redis does.
+    passed_on: bool,
+}
 
-impl MonitorLines {
-    fn new(shared: &Shared) -> MonitorLines {
-        MonitorLines(shared.observe.has_monitors().then(Vec::new))
+impl CallLog {
+    fn new(shared: &Shared) -> CallLog {
+        CallLog {
+            lines: shared.observe.has_monitors().then(Vec::new),
+            calls: Vec::new(),
+            errors: Vec::new(),
+            passed_on: false,
+        }
     }
-    fn push(&mut self, spec: &CommandSpec, args: &[Bytes]) {
-        if let Some(lines) = &mut self.0 {
+    fn show(&mut self, spec: &CommandSpec, args: &[Bytes]) {
+        if let Some(lines) = &mut self.lines {
             if spec.flags & (ADMIN | SKIP_MONITOR) == 0 {
                 lines.push(crate::shard::observe::monitor_line("lua", args));
             }
         }
     }
-    fn feed(self, shared: &Shared) {
-        for line in self.0.into_iter().flatten() {
-            shared.observe.feed(line);
+    /// A call that ran, taking `took`, and its reply.
+    fn answered(&mut self, spec: &'static CommandSpec, took: Duration, r: &Reply) {
+        let error = r.error_text();
+        self.calls.push((spec, took, if error.is_some() { Outcome::Failed } else { Outcome::Ok }));
+        if let Some(e) = error {
+            self.errors.push(e.into_owned());
+        }
+    }
+    /// A call refused before it ran; its error, for the script.
+    fn refused(&mut self, (spec, r): Refusal) -> Reply {
+        if let Some(spec) = spec {
+            self.calls.push((spec, Duration::ZERO, Outcome::Rejected));
+        }
+        if let Some(e) = r.error_text() {
+            self.errors.push(e.into_owned());
+        }
+        r
+    }
+    /// The run ended with `reply` (on `core`): feed what was kept.
+    fn feed(self, shared: &Shared, core: usize, reply: &Reply) {
+        let obs = &shared.observe;
+        for line in self.lines.into_iter().flatten() {
+            obs.feed(line);
+        }
+        for (spec, took, outcome) in self.calls {
+            obs.record(core, super::table::spec_id(spec), took, outcome);
+        }
+        let mut errors = self.errors;
+        // The reply is counted as it is sent; the call error it passes on is
+        // not counted twice.
+        if let (true, Some(e)) = (self.passed_on, reply.error_text()) {
+            let code = Observe::error_code(&e);
+            if let Some(i) = errors.iter().rposition(|c| Observe::error_code(c) == code) {
+                errors.remove(i);
+            }
+        }
+        for e in errors {
+            obs.error(&e);
         }
     }
 }
@@ -120,14 +178,14 @@ pub struct ApplyHost<'a> {
     read_only: bool,
     /// A storage failure (fatal for apply), reported after the run.
     failed: Option<StorageError>,
-    monitor: MonitorLines,
+    log: CallLog,
 }
 
 impl Host for ApplyHost<'_> {
     fn call(&mut self, args: &[Bytes], resp: u8) -> Reply {
         let spec = match check_call(args, self.read_only, &self.control) {
             Ok(s) => s,
-            Err(r) => return r,
+            Err(refusal) => return self.log.refused(refusal),
         };
         // Only keys of the region being applied may be touched from here.
         let (start, end) = self.apply.slots();
@@ -136,19 +194,26 @@ impl Host for ApplyHost<'_> {
                 let s = key_slot(&args[i]) as u32;
                 s < start as u32 || s >= end
             }) {
-                return Reply::error("ERR Script attempted to access a non local key in a cluster node");
+                let r = Reply::error("ERR Script attempted to access a non local key in a cluster node");
+                return self.log.refused((Some(spec), r));
             }
         }
         self.session.resp = resp;
-        self.monitor.push(spec, args);
-        match super::txn::run_in_apply(self.shared, &mut self.session, self.apply, &mut self.rng, args) {
+        self.log.show(spec, args);
+        let started = Instant::now();
+        let r = match super::txn::run_in_apply(self.shared, &mut self.session, self.apply, &mut self.rng, args) {
             Ok(r) => r,
             Err(e) => {
                 let msg = format!("ERR {e}");
                 self.failed = Some(e);
                 Reply::Error(msg.into())
             }
-        }
+        };
+        self.log.answered(spec, started.elapsed(), &r);
+        r
+    }
+    fn passed_on_error(&mut self) {
+        self.log.passed_on = true;
     }
     fn known(&self, args: &[Bytes]) -> bool {
         resolve(args).is_ok()
@@ -164,14 +229,14 @@ pub struct ReadHost<'a> {
     /// A trial of a script that may write, whose keys are in this region: a
     /// write, or a key of another region, stops the trial instead.
     trial: Option<u32>,
-    monitor: MonitorLines,
+    log: CallLog,
 }
 
 impl Host for ReadHost<'_> {
     fn call(&mut self, args: &[Bytes], resp: u8) -> Reply {
         let spec = match check_call(args, self.trial.is_none(), &self.control) {
             Ok(s) => s,
-            Err(r) => return r,
+            Err(refusal) => return self.log.refused(refusal),
         };
         if let Some(region) = self.trial {
             let elsewhere = || {
@@ -187,13 +252,19 @@ impl Host for ReadHost<'_> {
             return Reply::error("ERR container command without subcommand");
         };
         self.session.resp = resp;
-        self.monitor.push(spec, args);
+        self.log.show(spec, args);
+        let started = Instant::now();
         let mut ctx = Ctx::new(self.shared, &mut self.session, spec, None, Env::ReadOnly(self.snap));
-        match f(&mut ctx, args) {
+        let r = match f(&mut ctx, args) {
             Ok(Plan::Reply(r)) => r,
             Ok(_) => Reply::error("ERR This Redis command is not allowed from script"),
             Err(e) => e.into_reply(),
-        }
+        };
+        self.log.answered(spec, started.elapsed(), &r);
+        r
+    }
+    fn passed_on_error(&mut self) {
+        self.log.passed_on = true;
     }
     fn known(&self, args: &[Bytes]) -> bool {
         resolve(args).is_ok()
@@ -268,13 +339,15 @@ fn run_in_apply(
         control: running.control.clone(),
         read_only,
         failed: None,
-        monitor: MonitorLines::new(shared),
+        log: CallLog::new(shared),
     };
     let r = run_code(shared, code, keys, args, seed, &running, &mut host);
     match host.failed.take() {
         Some(e) => Err(e),
         None => {
-            host.monitor.feed(shared);
+            let region = host.apply.region;
+            let core = shared.router.regions().iter().find(|r| r.id == region).map_or(0, |r| r.core);
+            host.log.feed(shared, core, &r);
             Ok(r)
         }
     }
@@ -283,7 +356,7 @@ fn run_in_apply(
 /// Run `code` read-only over a snapshot, off the reactor.
 fn read_only_plan(ctx: &Ctx<'_>, code: Code, keys: Vec<Bytes>, args: Vec<Bytes>, argv: Vec<Bytes>) -> CmdResult {
     let Some(core) = ctx.core() else { return Err(err("ERR scripts cannot run here")) };
-    let shared = core.shared.clone();
+    let (shared, core) = (core.shared.clone(), core.id);
     let now_ms = ctx.now_ms();
     Ok(Plan::Blocking(BlockingWork(Box::new(move || {
         let snap = Snap { view: shared.storage.view(), now_ms };
@@ -294,10 +367,10 @@ fn read_only_plan(ctx: &Ctx<'_>, code: Code, keys: Vec<Bytes>, args: Vec<Bytes>,
             session: Session::detached(2, now_ms),
             control: running.control.clone(),
             trial: None,
-            monitor: MonitorLines::new(&shared),
+            log: CallLog::new(&shared),
         };
         let r = run_code(&shared, &code, &keys, &args, rand::random(), &running, &mut host);
-        host.monitor.feed(&shared);
+        host.log.feed(&shared, core, &r);
         r
     }))))
 }
@@ -315,15 +388,8 @@ const TRIAL_BUDGET: Duration = Duration::from_millis(1);
 /// kept, and it runs again where it belongs. `region` is the script's region
 /// for a script that may write, `None` for a read-only one (whose writes are
 /// refused with Redis's error, as on the pool).
-fn trial(
-    shared: &Shared,
-    code: &Code,
-    keys: &[Bytes],
-    args: &[Bytes],
-    seed: u64,
-    now_ms: u64,
-    region: Option<u32>,
-) -> Option<Reply> {
+fn trial(ctx: &Ctx<'_>, code: &Code, keys: &[Bytes], args: &[Bytes], seed: u64, region: Option<u32>) -> Option<Reply> {
+    let (shared, now_ms, core) = (ctx.shared, ctx.now_ms(), ctx.core().map_or(0, |c| c.id));
     let snap = Snap { view: shared.storage.view(), now_ms };
     let function = matches!(code, Code::Function { .. });
     let control =
@@ -334,7 +400,7 @@ fn trial(
         session: Session::detached(2, now_ms),
         control: control.clone(),
         trial: region,
-        monitor: MonitorLines::new(shared),
+        log: CallLog::new(shared),
     };
     let (_, memory_limit) = limits(shared);
     let run = RunArgs { keys, args, seed, control: &control, memory_limit };
@@ -345,7 +411,7 @@ fn trial(
     if control.kill.load(std::sync::atomic::Ordering::Relaxed) {
         return None;
     }
-    host.monitor.feed(shared);
+    host.log.feed(shared, core, &r);
     Some(r)
 }
 
@@ -433,7 +499,7 @@ fn run(
         // it goes to the log behind them, where it sees them.
         if !ctx.session.writes_pending {
             let region = (!read_only).then_some(ctx.region.unwrap_or(0));
-            if let Some(r) = trial(ctx.shared, &code, keys, argv, seed, ctx.now_ms(), region) {
+            if let Some(r) = trial(ctx, &code, keys, argv, seed, region) {
                 return reply(r);
             }
             if read_only {
@@ -510,10 +576,6 @@ fn script_kill(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     kill(ctx.shared, false)
 }
 
-fn help(lines: &[&str]) -> CmdResult {
-    reply(Reply::Array(lines.iter().map(|l| Reply::Simple(l.to_string().into())).collect()))
-}
-
 fn script_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     help(&[
         "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -531,8 +593,6 @@ fn script_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         "    Kill the currently executing Lua script.",
         "LOAD <script>",
         "    Load a script into the scripts cache without executing it.",
-        "HELP",
-        "    Print this help.",
     ])
 }
 
@@ -806,8 +866,6 @@ fn function_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
         "      libraries with the new libraries (notice that even on this option there is a chance of failure",
         "      in case of functions name collision with another library).",
-        "HELP",
-        "    Print this help.",
     ])
 }
 

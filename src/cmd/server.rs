@@ -290,13 +290,14 @@ fn client_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         "    Set client meta attr. Options are:",
         "    * LIB-NAME: the client lib name.",
         "    * LIB-VER: the client lib version.",
-        "HELP",
-        "    Print this help.",
     ])
 }
 
+/// A HELP reply: the usage line and entries, then the closing HELP entry
+/// every Redis 7 HELP ends with.
 pub(super) fn help_reply(lines: &[&str]) -> CmdResult {
-    reply(Reply::Array(lines.iter().map(|l| Reply::Simple(l.to_string().into())).collect()))
+    let all = lines.iter().chain(&["HELP", "    Prints this help."]);
+    reply(Reply::Array(all.map(|l| Reply::Simple(l.to_string().into())).collect()))
 }
 
 fn config_get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -372,8 +373,6 @@ fn config_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         "    Reset statistics reported by the INFO command.",
         "REWRITE",
         "    Rewrite the configuration file.",
-        "HELP",
-        "    Print this help.",
     ])
 }
 
@@ -439,8 +438,6 @@ fn debug(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
             "SLEEP <seconds>",
             "    Stop the server for <seconds>. Decimals allowed.",
-            "HELP",
-            "    Print this help.",
         ]),
         _ => Err(err(format!(
             "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
@@ -589,8 +586,6 @@ fn command_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         "    Return the keys from a full Redis command.",
         "GETKEYSANDFLAGS <full-command>",
         "    Return the keys and the access flags from a full Redis command.",
-        "HELP",
-        "    Print this help.",
     ])
 }
 

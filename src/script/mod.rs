@@ -81,7 +81,9 @@ pub fn parse_shebang(body: &[u8]) -> Result<(Flags, usize), Vec<u8>> {
         return Ok((Flags { compat: true, ..Flags::default() }, 0));
     }
     let fail = |msg: &str, quoted: &[u8]| [msg.as_bytes(), quoted].concat();
-    let Some(nl) = memchr::memchr(b'\n', body) else { return Err(fail("Invalid script shebang", b"")) };
+    // Redis looks for the newline with strchr: a NUL before it ends the search.
+    let text = &body[..memchr::memchr(0, body).unwrap_or(body.len())];
+    let Some(nl) = memchr::memchr(b'\n', text) else { return Err(fail("Invalid script shebang", b"")) };
     let parts = split_arg_bytes(&body[..nl]).ok_or_else(|| fail("Invalid script shebang", b""))?;
     let Some(engine) = parts.first() else { return Err(fail("Invalid engine in script shebang", b"")) };
     if engine != b"#!lua" {
@@ -374,6 +376,9 @@ pub trait Host {
     fn call(&mut self, args: &[Bytes], resp: u8) -> Reply;
     /// True if `args` names a command this host knows (`redis.acl_check_cmd`).
     fn known(&self, args: &[Bytes]) -> bool;
+    /// The run's error reply is an error a call answered, passed on (raised by
+    /// `redis.call`, or returned from `redis.pcall`): already counted.
+    fn passed_on_error(&mut self) {}
 }
 
 /// What a run is given besides its code.
@@ -406,6 +411,9 @@ mod tests {
         assert_eq!(parse_shebang(b"#!lua\x80\n").unwrap_err(), b"Unexpected engine in script shebang: #!lua\x80");
         assert_eq!(parse_shebang(b"#!lua foo=bar\n").unwrap_err(), b"Unknown lua shebang option: foo=bar");
         assert_eq!(parse_shebang(b"#!lua flags=nope\n").unwrap_err(), b"Unexpected flag in script shebang: nope");
+        // A NUL ends Redis's search for the newline (strchr); after it, it is code.
+        assert_eq!(parse_shebang(b"#!\x00lua\nreturn 1").unwrap_err(), b"Invalid script shebang");
+        assert_eq!(parse_shebang(b"#!lua\nreturn '\x00'").unwrap().1, 5);
     }
 
     #[test]

@@ -645,10 +645,10 @@ impl Engine {
         // `runner` runs (it is cleared below before either goes away), and
         // only `redis_call_host`'s function, called from inside that run,
         // reads it. The lifetime is erased to store the pointer.
-        let host: *mut (dyn Host + '_) = host;
-        let host: *mut (dyn Host + 'static) = unsafe { std::mem::transmute(host) };
+        let ptr: *mut (dyn Host + '_) = &mut *host;
+        let ptr: *mut (dyn Host + 'static) = unsafe { std::mem::transmute(ptr) };
         let current = Current {
-            host: std::ptr::NonNull::new(host).expect("a reference is not null"),
+            host: std::ptr::NonNull::new(ptr).expect("a reference is not null"),
             control: std::ptr::NonNull::from(&**run.control),
         };
         /// Clears `current` however the call ends (a panic included).
@@ -673,6 +673,11 @@ impl Engine {
         let mut it = values.into_iter();
         let ok = matches!(it.next(), Some(Value::Boolean(true)));
         let v = it.next().unwrap_or(Value::Nil);
+        if let Value::Table(t) = &v {
+            if !killed.get() && t.raw_get::<bool>("ignore_error_stats_update").unwrap_or(false) {
+                host.passed_on_error();
+            }
+        }
         if ok {
             return lua_to_reply(&v, resp);
         }

@@ -200,16 +200,20 @@ impl Observe {
         }
     }
 
-    /// Count an error reply by its code (the first word, as Redis does).
+    /// Count an error reply by its code.
     pub fn error(&self, msg: &str) {
         self.total_errors.fetch_add(1, Ordering::Relaxed);
+        *lock(&self.errors).entry(Self::error_code(msg)).or_default() += 1;
+    }
+
+    /// An error's code as errorstats names it: its first word, as Redis does.
+    pub fn error_code(msg: &str) -> String {
         let head = &msg.as_bytes()[..msg.len().min(32)];
         let code = match head.iter().position(|&b| b == b' ') {
             Some(i) => &msg[..i],
             None => "ERR",
         };
-        let code: String = code.chars().map(|c| if matches!(c, '#' | ':' | '\r' | '\n') { '_' } else { c }).collect();
-        *lock(&self.errors).entry(code).or_default() += 1;
+        code.chars().map(|c| if matches!(c, '#' | ':' | '\r' | '\n') { '_' } else { c }).collect()
     }
 
     /// Every command's figures, summed over cores (spec id -> figures).

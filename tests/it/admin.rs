@@ -55,6 +55,21 @@ fn commandstats_and_errorstats_match_redis() {
         &["INCR", "k"],
         &["CLIENT", "ID"],
         &["EVAL", "return redis.call('nosuch')", "0"],
+        // A call's error is counted once: as the call's when the script passes
+        // it on (raised or returned), besides the script's own errors. Both the
+        // run inside apply (INCR writes) and the one on the snapshot (GET).
+        &["SET", "s", "abc"],
+        &["RPUSH", "l", "a"],
+        &["EVAL", "return redis.call('incr', KEYS[1])", "1", "s"],
+        &["EVAL", "return redis.pcall('incr', KEYS[1])", "1", "s"],
+        &["EVAL", "redis.pcall('incr', KEYS[1]) return 1", "1", "s"],
+        &["EVAL", "return redis.call('get', KEYS[1])", "1", "l"],
+        &["EVAL_RO", "local e = redis.pcall('get', KEYS[1]) return e", "1", "l"],
+        &["EVAL", "return redis.error_reply('MYERR x')", "0"],
+        &["EVAL", "error('boom')", "0"],
+        &["EVAL_RO", "return redis.call('set', KEYS[1], 1)", "1", "s"],
+        &["EVAL", "return redis.pcall('get')", "0"],
+        &["EVAL", "return redis.pcall('subscribe', 'c')", "0"],
     ];
     let (got, want) = both(&s, &o, script);
     // NeoKV's EVAL error names its own script position like Redis; compare codes.
@@ -398,4 +413,33 @@ fn shutdown_checks_its_arguments_then_stops_cleanly() {
     let dir = s.dir.clone();
     let again = Server::start_in(&dir, &["--cores", "1"]);
     assert_eq!(again.raw().cmd(&["GET", "kept"]), "$3\r\nyes\r\n");
+}
+
+/// Every HELP reply starts with Redis's usage line and ends with its closing
+/// entry, as redis-server's (one shared writer of the closing entry).
+#[test]
+fn help_replies_open_and_close_as_redis() {
+    let s = Server::start();
+    let o = Oracle::start();
+    let cmds: &[&[&str]] = &[
+        &["CLIENT", "HELP"],
+        &["CONFIG", "HELP"],
+        &["COMMAND", "HELP"],
+        &["SCRIPT", "HELP"],
+        &["FUNCTION", "HELP"],
+        &["PUBSUB", "HELP"],
+        &["MEMORY", "HELP"],
+        &["OBJECT", "HELP"],
+        &["SLOWLOG", "HELP"],
+        &["LATENCY", "HELP"],
+    ];
+    let (got, want) = both(&s, &o, cmds);
+    let ends = |r: &str| {
+        let lines: Vec<&str> = r.split("\r\n").filter(|l| l.starts_with('+')).collect();
+        (lines[0].to_string(), lines[lines.len() - 2..].join("|"))
+    };
+    for ((cmd, g), w) in cmds.iter().zip(&got).zip(&want) {
+        assert!(g.starts_with('*') && w.starts_with('*'), "{cmd:?}: {g}");
+        assert_eq!(ends(g), ends(w), "{cmd:?}");
+    }
 }

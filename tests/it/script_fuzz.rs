@@ -799,8 +799,8 @@ fn script_fuzz() {
         }
     }
 
-    // A loop that wrote first cannot be killed, on either server. NeoKV has no
-    // SHUTDOWN NOSAVE yet: the server is killed by drop, the documented way out.
+    // A loop that wrote first cannot be killed, on either server (the servers
+    // are killed by drop; tests/it/script.rs covers SHUTDOWN NOSAVE).
     let body = "redis.call('set','w','1') while true do end";
     let unkillable = |port: u16| {
         let mut looping = connect(port);
@@ -869,6 +869,9 @@ fn script_fuzz_cases_found() {
         // Nesting limits.
         b"local t = {} local c = t for i = 1, 1000 do c[1] = {} c = c[1] end return t",
         b"local t = {} local c = t for i = 1, 7980 do c[1] = {} c = c[1] end return t",
+        // A NUL in the shebang line ends redis-server's search for its newline.
+        b"#!\x00lua\nreturn 1",
+        b"#!lua\nreturn '\x00'",
     ];
     let probe = b"return {type(redis), type(string), #_G, type(rawget(_G, 1))}";
     let mut failures = Vec::new();
