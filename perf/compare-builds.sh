@@ -17,6 +17,7 @@ if [ -n "${NEW:-}" ]; then NEOKV_BIN=unset-yet; fi
 
 CLIENTS=50
 ROUNDS=${ROUNDS:-2}
+SETTLE=${SETTLE:-3}
 N1=${N1:-$([ -n "${QUICK:-}" ] && echo 20000 || echo 100000)}
 N16=${N16:-$([ -n "${QUICK:-}" ] && echo 100000 || echo 500000)}
 WORKLOADS=(
@@ -76,8 +77,13 @@ for round in $(seq 1 "$ROUNDS"); do
     for w in "${WORKLOADS[@]}"; do
       label=${w%%|*}; args=${w#*|}
       # shellcheck disable=SC2086
-      for who in old new red; do
+      # Who goes first alternates by round, and each run waits SETTLE seconds: a
+      # write run leaves RocksDB flushing and compacting for seconds, which takes
+      # CPU from whoever runs next (measured: 10-20% at P16 on two cores).
+      order="old new red"; [ $((round % 2)) = 0 ] && order="new old red"
+      for who in $order; do
         port=$PORT_OLD; [ $who = new ] && port=$PORT_NEW; [ $who = red ] && port=$PORT_RED
+        sleep "$SETTLE"
         v=$(bench "$port" "$p" $args)
         R["$who,$label,$p"]="${R["$who,$label,$p"]:-} $v"
       done
@@ -91,7 +97,7 @@ best() { tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -g | tail -1; }
   echo "## $(date -u +%Y-%m-%d) — builds compared: ${BASE:-$NEOKV_BASE_BIN} → ${NEW:-$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo '+changes')}"
   echo
   echo "Machine: $(nproc) cores; $(redis-server --version | awk '{print $1, $2, $3}') without persistence. Both NeoKV builds: \`--appendfsync always ${NEOKV_ARGS:-}\`."
-  echo "Command: \`redis-benchmark -c $CLIENTS -n $N1 (P1) / $N16 (P16) -P <P> -d 256 -r 100000 --csv <workload>\`; each figure is the best of $ROUNDS rounds (old, new and Redis interleaved), requests/s."
+  echo "Command: \`redis-benchmark -c $CLIENTS -n $N1 (P1) / $N16 (P16) -P <P> -d 256 -r 100000 --csv <workload>\`; each figure is the best of $ROUNDS rounds (old, new and Redis interleaved, old and new taking turns first, ${SETTLE} s between runs), requests/s."
   echo
   echo "| workload | pipeline | NeoKV base | NeoKV new | new / base | Redis | new / Redis |"
   echo "|---|---|---|---|---|---|---|"
