@@ -36,7 +36,8 @@ WORKLOADS=(
 build_at() { # commit role -> path of its binary
   local target wt
   target="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
-  if [ ! -d "$target-$2" ]; then cp -a "$target" "$target-$2"; fi
+  # (Without CARGO_TARGET_DIR that is ./target-<role>, which .gitignore keeps out.)
+  if [ ! -d "$target-$2" ] && [ -d "$target" ]; then cp -a "$target" "$target-$2"; fi
   wt="$TMP/src-$2"
   git worktree add -q --detach "$wt" "$1"
   (cd "$wt" && CARGO_TARGET_DIR="$target-$2" cargo build --release --bin neokv-server >/dev/null)
