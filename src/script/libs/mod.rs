@@ -3,6 +3,10 @@
 //! and `struct` (Roberto Ierusalimschy's struct). Each installs itself as a
 //! global table; the sandbox then makes it read-only.
 
+// First: its `tri!`/`bail!` macros are used by the libraries after it.
+#[macro_use]
+mod cfunc;
+
 pub mod bit;
 pub mod cjson;
 pub mod cmsgpack;

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use mlua::{Lua, MultiValue, Value};
 
-use super::{arg_is_none_or_nil, check_integer, check_option, Outcome};
+use super::super::cfunc::{arg_is_none_or_nil, check_integer, check_option, Outcome};
 
 // ---------------------------------------------------------------------------
 // Configuration.

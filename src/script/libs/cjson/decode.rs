@@ -5,9 +5,9 @@
 
 use mlua::{LightUserData, Lua, MultiValue, Table, Value};
 
+use super::super::cfunc::{check_lstring, Outcome, ValueStack, LUAI_MAXCSTACK};
 use super::config::{lock, Config, SharedConfig};
 use super::number::{byte_at, strtod};
-use super::{check_lstring, Outcome, ValueStack, LUAI_MAXCSTACK};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Tok {

@@ -5,9 +5,9 @@
 
 use mlua::{Function, Lua, MultiValue, Table, Value};
 
+use super::super::cfunc::{as_number, number_to_int, type_name, Outcome, ValueStack, LUAI_MAXCSTACK};
 use super::config::{lock, Config, SharedConfig};
 use super::number::format_g;
-use super::{as_number, number_to_int, type_name, Outcome, ValueStack, LUAI_MAXCSTACK};
 
 /// `char2escape`: the JSON text for each byte, `None` for "as is".
 fn escape_of(b: u8) -> Option<&'static [u8]> {

@@ -4,7 +4,7 @@
 
 use mlua::{Lua, MultiValue, Table, Value};
 
-use super::{as_number, number_to_int, number_to_integer, stack_overflow, Outcome, LUAI_MAXCSTACK};
+use super::super::cfunc::{as_number, number_to_int, number_to_integer, stack_overflow, Outcome, LUAI_MAXCSTACK};
 
 /// Tables nested this deep are encoded as nil.
 const LUACMSGPACK_MAX_NESTING: u32 = 16;

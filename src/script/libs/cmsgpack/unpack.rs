@@ -6,67 +6,9 @@
 
 use mlua::{Lua, MultiValue, Table, Value};
 
-use super::{check_integer, check_lstring, opt_integer, stack_overflow, Outcome, LUAI_MAXCSTACK};
-
-/// Bottom entries of a [`ValueStack`] held from Rust.
-const HELD: usize = 64;
-
-/// A stack of Lua values, used to walk nested data without Rust recursion.
-/// The bottom `HELD` entries are held from Rust; deeper ones are parked in a
-/// Lua table: every value held from Rust occupies a slot of mlua's reference
-/// stack, which (like a C function's Lua stack) has room for only a few
-/// thousand entries, and nesting may be thousands of levels deep.
-struct ValueStack {
-    held: Vec<Value>,
-    parked: Option<Table>,
-    len: usize,
-}
-
-impl ValueStack {
-    fn new() -> Self {
-        ValueStack { held: Vec::new(), parked: None, len: 0 }
-    }
-
-    fn push(&mut self, lua: &Lua, v: Value) -> mlua::Result<()> {
-        if self.len < HELD {
-            self.held.push(v);
-        } else {
-            let parked = match &self.parked {
-                Some(t) => t,
-                None => self.parked.insert(lua.create_table()?),
-            };
-            parked.raw_set((self.len - HELD + 1) as i64, v)?;
-        }
-        self.len += 1;
-        Ok(())
-    }
-
-    fn pop(&mut self) -> mlua::Result<Value> {
-        if self.len == 0 {
-            return Ok(Value::Nil);
-        }
-        self.len -= 1;
-        if self.len < HELD {
-            return Ok(self.held.pop().unwrap_or(Value::Nil));
-        }
-        match &self.parked {
-            Some(t) => {
-                let idx = (self.len - HELD + 1) as i64;
-                let v = t.raw_get(idx)?;
-                t.raw_set(idx, Value::Nil)?;
-                Ok(v)
-            }
-            None => Ok(Value::Nil),
-        }
-    }
-
-    fn pop_table(&mut self) -> mlua::Result<Option<Table>> {
-        Ok(match self.pop()? {
-            Value::Table(t) => Some(t),
-            _ => None,
-        })
-    }
-}
+use super::super::cfunc::{
+    check_integer, check_lstring, opt_integer, stack_overflow, Outcome, ValueStack, LUAI_MAXCSTACK,
+};
 
 /// Why decoding stopped early.
 enum DecodeError {
