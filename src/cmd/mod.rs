@@ -8,7 +8,7 @@
 //! | `args.rs` | argument grammars several families share |
 //! | `elements.rs` | element scans and random picks of Hash, Set, Sorted Set |
 //! | `txn.rs` | MULTI/EXEC/WATCH, and the executor that runs a transaction inside apply |
-//! | `script.rs` | EVAL, SCRIPT, FUNCTION, FCALL, and the hosts scripts call commands through |
+//! | `script/` | EVAL, SCRIPT, FUNCTION, FCALL (`mod.rs`); the hosts scripts call commands through (`host.rs`) |
 //! | `pubsub.rs` | SUBSCRIBE and the other Pub/Sub commands (the registry is `shard::pubsub`) |
 //! | `introspect.rs` | MEMORY, OBJECT, COMMAND GETKEYS[ANDFLAGS] (Redis's key specs), ROLE, LOLWUT, WAIT |
 //! | `string.rs` ... `zset.rs`, `keyspace.rs`, `server.rs` | the families: handlers first, rows last |
