@@ -29,7 +29,19 @@ pub struct Config {
     pub raft_snapshot_logs: u64,
     /// Pin each executor to a CPU.
     pub pin: bool,
+    /// Cluster mode (`None`: a standalone server).
+    pub cluster: Option<ClusterConfig>,
     params: BTreeMap<String, String>,
+}
+
+/// How this node joins a cluster.
+#[derive(Debug, Clone)]
+pub struct ClusterConfig {
+    pub node_id: u64,
+    /// Port of the node-to-node listener (on `bind`).
+    pub port: u16,
+    /// Every member's node-to-node address, this node's included.
+    pub peers: BTreeMap<u64, String>,
 }
 
 /// Parameters and their defaults as Redis 7 prints them.
@@ -124,6 +136,7 @@ impl Config {
             maxclients: 10000,
             pin: true,
             raft_snapshot_logs: 50_000,
+            cluster: None,
             params: DEFAULTS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         };
         c.sync_params();
@@ -144,6 +157,13 @@ impl Config {
         for (k, v) in typed {
             self.params.insert(k.to_string(), v);
         }
+    }
+
+    /// Join a cluster (or not): CONFIG GET cluster-enabled follows.
+    pub fn set_cluster(&mut self, cluster: Option<ClusterConfig>) {
+        let on = if cluster.is_some() { "yes" } else { "no" };
+        self.params.insert("cluster-enabled".into(), on.into());
+        self.cluster = cluster;
     }
 
     /// One parameter's value.

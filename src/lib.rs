@@ -36,6 +36,7 @@
 pub mod cluster;
 pub mod cmd;
 pub mod config;
+pub mod net;
 pub mod protocol;
 pub mod raft;
 pub mod script;
@@ -44,7 +45,7 @@ pub mod shard;
 pub mod storage;
 pub mod types;
 
-/// Generated from `proto/neokv.proto`.
+/// Generated from `proto/neokv.proto` (the log) and `proto/peer.proto` (node-to-node frames).
 #[allow(clippy::all)]
 pub mod pb {
     include!(concat!(env!("OUT_DIR"), "/neokv.rs"));

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Parser;
-use neokv::config::Config;
+use neokv::config::{ClusterConfig, Config};
 use neokv::storage::FsyncPolicy;
 
 #[derive(Parser, Debug)]
@@ -21,9 +21,20 @@ struct Args {
     /// Executor threads, one per core (default: all cores).
     #[arg(long)]
     cores: Option<usize>,
-    /// Regions (Raft groups) the 16384 slots are split into.
-    #[arg(long, default_value_t = 1)]
-    regions: usize,
+    /// Regions (Raft groups) the 16384 slots are split into (default: 1
+    /// standalone; in a cluster, 4 per node so every node leads several).
+    #[arg(long)]
+    regions: Option<usize>,
+    /// Cluster mode: this node's id (a positive integer, listed in --peers).
+    #[arg(long, requires_all = ["cluster_port", "peers"])]
+    node_id: Option<u64>,
+    /// Cluster mode: port of the node-to-node listener.
+    #[arg(long, requires = "node_id")]
+    cluster_port: Option<u16>,
+    /// Cluster mode: every member's node-to-node address, this node's included:
+    /// `1=127.0.0.1:7001,2=127.0.0.1:7002,3=127.0.0.1:7003`.
+    #[arg(long, requires = "node_id")]
+    peers: Option<String>,
     /// Password for AUTH (the `default` user).
     #[arg(long, default_value = "")]
     requirepass: String,
@@ -50,6 +61,11 @@ struct Args {
     block_cache_mb: usize,
 }
 
+fn fail(msg: &str) -> ! {
+    eprintln!("neokv-server: {msg}");
+    std::process::exit(2);
+}
+
 fn parse_fsync(s: &str) -> Result<FsyncPolicy, String> {
     FsyncPolicy::parse(s).ok_or_else(|| format!("expected always, everysec or no; got {s}"))
 }
@@ -66,7 +82,22 @@ fn main() {
     }
     let a = Args::parse();
     let cores = a.cores.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    let mut config = Config::new(a.bind, a.port, a.dir, cores, a.regions, a.requirepass, a.appendfsync);
+    let cluster = match (a.node_id, a.cluster_port, a.peers) {
+        (Some(node_id), Some(port), Some(peers)) => {
+            let peers = neokv::cluster::nodes::parse_peers(&peers).unwrap_or_else(|e| fail(&format!("--peers: {e}")));
+            if !peers.contains_key(&node_id) {
+                fail(&format!("--peers must list this node ({node_id}) too"));
+            }
+            Some(ClusterConfig { node_id, port, peers })
+        }
+        _ => None,
+    };
+    let regions = a.regions.unwrap_or(match &cluster {
+        Some(c) => 4 * c.peers.len(),
+        None => 1,
+    });
+    let mut config = Config::new(a.bind, a.port, a.dir, cores, regions, a.requirepass, a.appendfsync);
+    config.set_cluster(cluster);
     config.block_cache_mb = a.block_cache_mb;
     config.write_buffer_mb = a.write_buffer_mb;
     config.read_cache_mb = a.read_cache_mb;

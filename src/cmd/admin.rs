@@ -224,6 +224,7 @@ fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     s.skip_next_reply = false;
     s.no_evict = false;
     s.no_touch = false;
+    s.follower_reads = false;
     set_flag(&s.entry, CLIENT_NO_EVICT | CLIENT_NO_TOUCH, false);
     reply(Reply::Simple("RESET".into()))
 }

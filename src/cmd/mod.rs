@@ -22,6 +22,7 @@
 
 pub mod admin;
 pub mod args;
+pub mod cluster;
 pub mod ctx;
 pub mod elements;
 pub mod hash;
@@ -199,9 +200,21 @@ pub fn run(core: &Core, session: &mut Session, spec: &'static CommandSpec, args:
         }
     }
     let at = spec.keys_of(args);
-    let region = match region_at(core, at.as_deref(), args) {
+    let routed = if core.shared.nodes.is_some() {
+        // Cluster mode: the keys' slot decides, and only its leader serves it.
+        let keys = at.iter().flatten().map(|&i| &args[i][..]);
+        // (READONLY follower reads wait for the leader's read index: not built yet,
+        // so a follower still redirects them.)
+        cluster::route(&core.shared, keys, false)
+    } else {
+        region_at(core, at.as_deref(), args)
+    };
+    let region = match routed {
         Ok(r) => r,
-        Err(e) => return Plan::Reply(e),
+        Err(e) => {
+            session.rejected = true;
+            return Plan::Reply(e);
+        }
     };
     if let Some(at) = at.as_deref().filter(|at| !at.is_empty()) {
         record_access(core, session, spec, at, args);

@@ -45,6 +45,9 @@ pub struct Session {
     /// Set by the connection before each command: writes it sent earlier are
     /// not applied yet (a script may not then be tried on a snapshot).
     pub writes_pending: bool,
+    /// READONLY (cluster mode): reads may be served here though another node
+    /// leads the key's region.
+    pub follower_reads: bool,
     /// Set by a script as it starts: its line went to monitors ahead of its
     /// calls' lines, so it is not shown again with its reply.
     pub monitor_shown: bool,
@@ -71,6 +74,7 @@ impl Session {
             no_evict: false,
             no_touch: false,
             writes_pending: false,
+            follower_reads: false,
             monitor_shown: false,
         }
     }

@@ -71,6 +71,7 @@ pub enum Group {
     Transactions,
     Scripting,
     PubSub,
+    Cluster,
 }
 
 impl Group {
@@ -87,6 +88,7 @@ impl Group {
             Group::Transactions => "transactions",
             Group::Scripting => "scripting",
             Group::PubSub => "pubsub",
+            Group::Cluster => "cluster",
         }
     }
     pub fn acl_category(self) -> &'static str {
@@ -102,6 +104,7 @@ impl Group {
             Group::Transactions => "@transaction",
             Group::Scripting => "@scripting",
             Group::PubSub => "@pubsub",
+            Group::Cluster => "@admin",
         }
     }
 }
@@ -331,6 +334,7 @@ pub fn table() -> &'static Table {
             super::pubsub::COMMANDS,
             super::admin::COMMANDS,
             super::introspect::COMMANDS,
+            super::cluster::COMMANDS,
         ] {
             rows.extend(family.iter());
         }

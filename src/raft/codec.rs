@@ -20,20 +20,20 @@ pub fn log_id(term: u64, node: u64, index: u64) -> LogId {
     LogId::new(LeaderId { term, node_id: node }, index)
 }
 
-fn membership_to_pb(m: &Membership) -> pb::Membership {
+pub fn membership_to_pb(m: &Membership) -> pb::Membership {
     pb::Membership {
         configs: m.get_joint_config().iter().map(|s| pb::VoterSet { ids: s.iter().copied().collect() }).collect(),
         nodes: m.nodes().map(|(id, n)| (*id, n.addr.clone())).collect(),
     }
 }
 
-fn membership_from_pb(m: pb::Membership) -> io::Result<Membership> {
+pub fn membership_from_pb(m: pb::Membership) -> io::Result<Membership> {
     let configs: Vec<BTreeSet<u64>> = m.configs.into_iter().map(|c| c.ids.into_iter().collect()).collect();
     let nodes: BTreeMap<u64, BasicNode> = m.nodes.into_iter().map(|(id, addr)| (id, BasicNode { addr })).collect();
     Membership::new(configs, nodes).map_err(|e| invalid(format!("membership: {e}")))
 }
 
-pub fn encode_entry(e: &Entry) -> Vec<u8> {
+pub fn entry_to_pb(e: &Entry) -> pb::LogEntry {
     let mut pe = pb::LogEntry {
         term: e.log_id.leader_id.term,
         leader_node: e.log_id.leader_id.node_id,
@@ -51,11 +51,10 @@ pub fn encode_entry(e: &Entry) -> Vec<u8> {
             pe.membership = Some(membership_to_pb(m));
         }
     }
-    pe.encode_to_vec()
+    pe
 }
 
-pub fn decode_entry(b: &[u8]) -> io::Result<Entry> {
-    let pe = pb::LogEntry::decode(b).map_err(|e| invalid(format!("log entry: {e}")))?;
+pub fn entry_from_pb(pe: pb::LogEntry) -> io::Result<Entry> {
     let payload = match pe.kind {
         0 => EntryPayload::Blank,
         1 => EntryPayload::Normal(Proposal(pe.batch.unwrap_or_default())),
@@ -63,6 +62,14 @@ pub fn decode_entry(b: &[u8]) -> io::Result<Entry> {
         k => return Err(invalid(format!("log entry kind {k}"))),
     };
     Ok(Entry { log_id: log_id(pe.term, pe.leader_node, pe.index), payload })
+}
+
+pub fn encode_entry(e: &Entry) -> Vec<u8> {
+    entry_to_pb(e).encode_to_vec()
+}
+
+pub fn decode_entry(b: &[u8]) -> io::Result<Entry> {
+    entry_from_pb(pb::LogEntry::decode(b).map_err(|e| invalid(format!("log entry: {e}")))?)
 }
 
 /// A vote: `[term:8][node:8][committed:1]`.
@@ -104,7 +111,15 @@ pub fn decode_log_id(b: &[u8]) -> io::Result<LogId> {
 /// as a `LogEntry` (term/node/index = applied id; kind 1 = has id; membership +
 /// its log id in `batch.now_ms`-free fields).
 pub fn encode_applied(applied: Option<&LogId>, membership: &StoredMembership) -> Vec<u8> {
+    encode_applied_at(applied, membership, 0)
+}
+
+/// [`encode_applied`] with the time of the last entry applied (`batch.now_ms`).
+pub fn encode_applied_at(applied: Option<&LogId>, membership: &StoredMembership, now_ms: u64) -> Vec<u8> {
     let mut pe = pb::LogEntry::default();
+    if now_ms > 0 {
+        pe.batch = Some(pb::RaftBatch { now_ms, ..Default::default() });
+    }
     if let Some(id) = applied {
         pe.kind = 1;
         pe.term = id.leader_id.term;
@@ -125,6 +140,11 @@ pub fn encode_applied(applied: Option<&LogId>, membership: &StoredMembership) ->
 }
 
 pub fn decode_applied(b: &[u8]) -> io::Result<(Option<LogId>, StoredMembership)> {
+    decode_applied_at(b).map(|(a, m, _)| (a, m))
+}
+
+/// [`decode_applied`] with the time of the last entry applied (0 if unknown).
+pub fn decode_applied_at(b: &[u8]) -> io::Result<(Option<LogId>, StoredMembership, u64)> {
     let (mid, rest) = match b.first() {
         Some(1) => (Some(decode_log_id(&b[1..])?), &b[25..]),
         Some(0) => (None, &b[1..]),
@@ -132,8 +152,9 @@ pub fn decode_applied(b: &[u8]) -> io::Result<(Option<LogId>, StoredMembership)>
     };
     let pe = pb::LogEntry::decode(Bytes::copy_from_slice(rest)).map_err(|e| invalid(format!("applied state: {e}")))?;
     let applied = (pe.kind == 1).then(|| log_id(pe.term, pe.leader_node, pe.index));
+    let now_ms = pe.batch.as_ref().map_or(0, |b| b.now_ms);
     let m = membership_from_pb(pe.membership.unwrap_or_default())?;
-    Ok((applied, StoredMembership::new(mid, m)))
+    Ok((applied, StoredMembership::new(mid, m), now_ms))
 }
 
 #[cfg(test)]
@@ -179,5 +200,7 @@ mod tests {
         assert_eq!(m2, m);
         let (a, _) = decode_applied(&encode_applied(None, &StoredMembership::default())).unwrap();
         assert_eq!(a, None);
+        let (a, m3, now) = decode_applied_at(&encode_applied_at(Some(&log_id(2, 1, 5)), &m, 1_700_000_000_123)).unwrap();
+        assert_eq!((a, m3, now), (Some(log_id(2, 1, 5)), m, 1_700_000_000_123));
     }
 }

@@ -112,7 +112,9 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     async fn save_vote(&mut self, vote: &Vote) -> Result<(), io::Error> {
         let mut b = Batch::new();
         b.put(Cf::RaftState, state_key(self.region, StateKind::Vote), encode_vote(vote));
-        self.storage.write(b, true).map_err(io_err)
+        // The fsync runs on the blocking pool: this core drives heartbeats.
+        let storage = self.storage.clone();
+        glommio::executor().spawn_blocking(move || storage.write(b, true)).await.map_err(io_err)
     }
 
     async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), io::Error> {

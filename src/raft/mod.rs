@@ -10,6 +10,7 @@ pub mod network;
 pub mod region;
 pub mod runtime;
 pub mod state_machine;
+pub mod wire;
 
 use std::fmt;
 

@@ -24,10 +24,13 @@ use futures_channel::oneshot;
 use openraft::{BasicNode, Config, ServerState, SnapshotPolicy};
 
 use super::log_store::LogStore;
-use super::network::Standalone;
+use super::network::Network;
 use super::state_machine::StateMachine;
-use super::{Proposal, Raft, NODE_ID};
+use super::{wire, Proposal, Raft, NODE_ID};
+use crate::cluster::nodes::Nodes;
 use crate::cluster::RegionRoute;
+use crate::net::{error_body, FAILED};
+use crate::pb::peer_frame::Body;
 use crate::pb::{RaftBatch, WriteCmd};
 use crate::protocol::Reply;
 use crate::storage::Storage;
@@ -57,6 +60,15 @@ pub struct RegionDeps {
     pub programs: Option<Arc<dyn Programs>>,
     /// Where keyspace events go (the node's Pub/Sub).
     pub notify: Option<Arc<dyn crate::types::notify::Sink>>,
+    /// The cluster's nodes (`None`: standalone).
+    pub nodes: Option<Arc<Nodes>>,
+}
+
+/// How a region's group is made.
+pub struct GroupOpts {
+    /// Raft log entries between snapshots (each lets the log be purged).
+    pub snapshot_logs: u64,
+    pub network: Network,
 }
 
 /// A transaction whose watched keys must not have changed before it runs.
@@ -88,11 +100,28 @@ pub struct Region {
     idle: RefCell<Vec<oneshot::Sender<()>>>,
     /// The leader's clock only moves forward in the entries it stamps.
     last_now: Cell<u64>,
+    /// The time of the last entry applied here: a new leader whose clock is
+    /// behind never stamps earlier, so a key that expired stays expired.
+    applied_now: Rc<Cell<u64>>,
+    /// Reads waiting for the next read index (one per reactor turn serves all).
+    readers: RefCell<Vec<oneshot::Sender<Result<(), ReadError>>>>,
+    read_scheduled: Cell<bool>,
 }
 
-fn raft_config(snapshot_logs: u64) -> Result<Config, String> {
+/// Why a linearizable read cannot be served here.
+#[derive(Debug, Clone)]
+pub enum ReadError {
+    /// Another node leads (or no one does yet).
+    NotLeader(Option<u64>),
+    Failed(String),
+}
+
+fn raft_config(snapshot_logs: u64, cluster: bool) -> Result<Config, String> {
     Config {
         cluster_name: "neokv".into(),
+        // A node that was cut off asks first whether it could win, so it does
+        // not depose a working leader when it comes back.
+        enable_pre_vote: Some(cluster),
         heartbeat_interval: 200,
         election_timeout_min: 400,
         election_timeout_max: 800,
@@ -107,28 +136,30 @@ fn raft_config(snapshot_logs: u64) -> Result<Config, String> {
 }
 
 impl Region {
-    /// Open (or create) the group of `route` on the current core and wait until
-    /// it leads and has applied everything it had committed before a restart.
-    /// `snapshot_logs`: entries between snapshots (each snapshot lets the log be purged).
-    pub async fn start(deps: RegionDeps, route: &RegionRoute, snapshot_logs: u64) -> Result<Rc<Region>, String> {
+    /// Open (or create) the group of `route` on the current core. Standalone,
+    /// wait until it leads and has applied everything it had committed before a
+    /// restart. In a cluster, a fresh group starts with every node of `--peers`
+    /// as a voter (each node initialises the same configuration), the node that
+    /// should lead it asks for an election at once, and the group is served
+    /// from here on whoever wins.
+    pub async fn start(deps: RegionDeps, route: &RegionRoute, opts: GroupOpts) -> Result<Rc<Region>, String> {
         let log = LogStore::new(deps.storage.clone(), route.id);
-        let (storage, watches) = (deps.storage.clone(), deps.watches.clone());
+        let (storage, watches, nodes) = (deps.storage.clone(), deps.watches.clone(), deps.nodes.clone());
+        let me = nodes.as_ref().map_or(NODE_ID, |n| n.me);
         let sm = StateMachine::open(deps, route.id, route.start, route.end).map_err(|e| e.to_string())?;
-        let raft = Raft::new(NODE_ID, Arc::new(raft_config(snapshot_logs)?), Standalone, log, sm)
-            .await
-            .map_err(|e| e.to_string())?;
-        if !raft.is_initialized().await.map_err(|e| e.to_string())? {
-            let members = BTreeMap::from([(NODE_ID, BasicNode { addr: String::new() })]);
+        let applied_now = sm.applied_now();
+        let config = raft_config(opts.snapshot_logs, nodes.is_some())?;
+        let raft = Raft::new(me, Arc::new(config), opts.network, log, sm).await.map_err(|e| e.to_string())?;
+        let fresh = !raft.is_initialized().await.map_err(|e| e.to_string())?;
+        if fresh {
+            let ids = nodes.as_ref().map_or_else(|| vec![NODE_ID], |n| n.initial_members());
+            // Addresses stay out of the log: every node must initialise with the
+            // same configuration, and where a node is reached is each node's own
+            // business (`--peers`; a test may put a proxy there).
+            let members: BTreeMap<u64, BasicNode> = ids.into_iter().map(|id| (id, BasicNode::default())).collect();
             raft.initialize(members).await.map_err(|e| e.to_string())?;
         }
-        let timeout = Some(Duration::from_secs(60));
-        let m = raft.wait(timeout).state(ServerState::Leader, "standalone leader").await.map_err(|e| e.to_string())?;
-        // A new leader commits a blank entry; once it is applied, so is everything before it.
-        raft.wait(timeout)
-            .applied_index_at_least(m.last_log_index, "apply to last log")
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok(Rc::new(Region {
+        let region = Rc::new(Region {
             id: route.id,
             raft,
             storage,
@@ -139,7 +170,99 @@ impl Region {
             inflight: Cell::new(0),
             idle: RefCell::new(Vec::new()),
             last_now: Cell::new(0),
-        }))
+            applied_now,
+            readers: RefCell::new(Vec::new()),
+            read_scheduled: Cell::new(false),
+        });
+        match nodes {
+            None => {
+                let timeout = Some(Duration::from_secs(60));
+                let raft = &region.raft;
+                let m = raft
+                    .wait(timeout)
+                    .state(ServerState::Leader, "standalone leader")
+                    .await
+                    .map_err(|e| e.to_string())?;
+                // A new leader commits a blank entry; once it is applied, so is everything before it.
+                raft.wait(timeout)
+                    .applied_index_at_least(m.last_log_index, "apply to last log")
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
+            Some(nodes) => {
+                if fresh && nodes.preferred_leader(route.id) == me {
+                    let _ = region.raft.trigger().elect(false).await;
+                }
+                glommio::spawn_local(track_leader(region.clone(), nodes.clone())).detach();
+                glommio::spawn_local(rebalance(region.clone(), nodes)).detach();
+            }
+        }
+        Ok(region)
+    }
+
+    /// Wait until a read on this node sees every write acknowledged before the
+    /// call (ReadIndex: leadership confirmed by a quorum, then applied up to the
+    /// commit index of that moment). The reads that ask during one reactor turn
+    /// share one confirmation.
+    pub async fn linearize(self: &Rc<Self>) -> Result<(), ReadError> {
+        let (tx, rx) = oneshot::channel();
+        self.readers.borrow_mut().push(tx);
+        if !self.read_scheduled.replace(true) {
+            let me = self.clone();
+            glommio::spawn_local(async move {
+                futures_lite::future::yield_now().await;
+                me.read_scheduled.set(false);
+                let waiting = std::mem::take(&mut *me.readers.borrow_mut());
+                let r = match me.raft.ensure_linearizable(openraft::ReadPolicy::ReadIndex).await {
+                    Ok(_) => Ok(()),
+                    Err(openraft::error::RaftError::APIError(
+                        openraft::error::LinearizableReadError::ForwardToLeader(f),
+                    )) => Err(ReadError::NotLeader(f.leader_id)),
+                    Err(e) => Err(ReadError::Failed(e.to_string())),
+                };
+                for w in waiting {
+                    let _ = w.send(r.clone());
+                }
+            })
+            .detach();
+        }
+        rx.await.unwrap_or_else(|_| Err(ReadError::Failed("region stopped".into())))
+    }
+
+    /// Serve an RPC another node sent this region.
+    pub async fn serve_rpc(&self, body: Body) -> Body {
+        let failed = |e: &dyn std::fmt::Display| error_body(FAILED, e.to_string());
+        match body {
+            Body::Append(r) => match wire::append_from_pb(r) {
+                Ok(req) => match self.raft.append_entries(req).await {
+                    Ok(resp) => Body::AppendResp(wire::append_resp_to_pb(&resp)),
+                    Err(e) => failed(&e),
+                },
+                Err(e) => failed(&e),
+            },
+            Body::Vote(r) => match wire::vote_req_from_pb(r) {
+                Ok(req) => match self.raft.vote(req).await {
+                    Ok(resp) => Body::VoteResp(wire::vote_resp_to_pb(&resp)),
+                    Err(e) => failed(&e),
+                },
+                Err(e) => failed(&e),
+            },
+            Body::PreVote(r) => match wire::vote_req_from_pb(r) {
+                Ok(req) => match self.raft.pre_vote(req).await {
+                    Ok(resp) => Body::VoteResp(wire::vote_resp_to_pb(&resp)),
+                    Err(e) => failed(&e),
+                },
+                Err(e) => failed(&e),
+            },
+            Body::Transfer(r) => match wire::transfer_from_pb(r) {
+                Ok(req) => match self.raft.handle_transfer_leader(req).await {
+                    Ok(resp) => Body::TransferResp(wire::transfer_resp_to_pb(&resp)),
+                    Err(e) => failed(&e),
+                },
+                Err(e) => failed(&e),
+            },
+            _ => error_body(FAILED, "not a request"),
+        }
     }
 
     /// Queue a write; its reply arrives on `tx` once the entry holding it is applied.
@@ -163,7 +286,7 @@ impl Region {
 
     /// The time for the next entry.
     fn stamp(&self) -> u64 {
-        let now = now_ms().max(self.last_now.get());
+        let now = now_ms().max(self.last_now.get()).max(self.applied_now.get());
         self.last_now.set(now);
         now
     }
@@ -252,9 +375,9 @@ impl Region {
                     }
                 }
                 Err(e) => {
-                    let msg = format!("ERR write not committed: {e}");
+                    let r = write_error(&e);
                     for tx in txs {
-                        let _ = tx.send(Reply::error(msg.clone()));
+                        let _ = tx.send(r.clone());
                     }
                 }
             }
@@ -265,6 +388,66 @@ impl Region {
             for tx in self.idle.borrow_mut().drain(..) {
                 let _ = tx.send(());
             }
+        }
+    }
+}
+
+/// Keep the node's table of region leaders up to date with what this group knows.
+async fn track_leader(region: Rc<Region>, nodes: Arc<Nodes>) {
+    use openraft::async_runtime::WatchReceiver;
+    let mut m = region.raft.metrics();
+    loop {
+        let leader = m.borrow_watched().current_leader;
+        nodes.set_leader(region.id, leader);
+        if m.changed().await.is_err() {
+            nodes.set_leader(region.id, None);
+            return;
+        }
+    }
+}
+
+/// Prefix of the reply to a write that was refused before it entered the log
+/// (this node does not lead the region): the connection turns it into MOVED or
+/// CLUSTERDOWN for the key's slot. Such a write is safe to send again.
+pub const NOT_LEADER: &str = "NEOKV-NOT-LEADER";
+
+/// The reply to a write that did not complete. Refused before it was appended:
+/// not applied, [`NOT_LEADER`]. Anything else (the entry was discarded by a
+/// leader change, Raft stopped): it may or may not be applied, and the client
+/// must not retry blindly, so the error says so and is not MOVED or TRYAGAIN.
+fn write_error(e: &openraft::error::RaftError<super::TypeConfig, openraft::error::ClientWriteError<super::TypeConfig>>) -> Reply {
+    use openraft::error::{ClientWriteError, RaftError};
+    match e {
+        RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => {
+            Reply::Error(format!("{NOT_LEADER} {}", f.leader_id.unwrap_or(0)).into())
+        }
+        e => Reply::Error(format!("ERR write outcome unknown (it may or may not have been applied): {e}").into()),
+    }
+}
+
+/// Hand leadership to the region's preferred node (`Nodes::preferred_leader`)
+/// once that node holds the whole log, so leaders spread over the nodes again
+/// after a failover or a restart. Checked every second; a node that cannot be
+/// reached never catches up and so never gets it.
+async fn rebalance(region: Rc<Region>, nodes: Arc<Nodes>) {
+    use openraft::async_runtime::WatchReceiver;
+    let want = nodes.preferred_leader(region.id);
+    if want == nodes.me {
+        return;
+    }
+    let metrics = region.raft.metrics();
+    loop {
+        glommio::timer::sleep(Duration::from_secs(1)).await;
+        let caught_up = {
+            let m = metrics.borrow_watched();
+            if m.state != ServerState::Leader || m.running_state.is_err() {
+                continue;
+            }
+            let matched = m.replication.as_ref().and_then(|r| r.get(&want).cloned().flatten()).map(|l| l.index);
+            matched.is_some() && matched >= m.last_log_index
+        };
+        if caught_up && region.raft.trigger().transfer_leader(want).await.is_err() {
+            return;
         }
     }
 }

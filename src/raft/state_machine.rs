@@ -13,7 +13,7 @@ use futures_util::StreamExt;
 use openraft::storage::{EntryResponder, RaftStateMachine, Snapshot};
 use openraft::{EntryPayload, OptionalSend, RaftSnapshotBuilder};
 
-use super::codec::{decode_applied, encode_applied, invalid};
+use super::codec::{decode_applied, decode_applied_at, encode_applied, encode_applied_at, invalid};
 use super::region::RegionDeps;
 use super::{LogId, SnapshotMeta, StoredMembership, TypeConfig};
 use crate::protocol::Reply;
@@ -41,6 +41,8 @@ pub struct StateMachine {
     /// Commands voided by SHUTDOWN NOSAVE (log index, position in the entry)
     /// not yet passed by the applied index: they apply as nothing.
     voided: Vec<(u64, u32)>,
+    /// The time stamped on the last entry applied (kept with the applied state).
+    applied_now: std::rc::Rc<std::cell::Cell<u64>>,
 }
 
 impl StateMachine {
@@ -48,13 +50,20 @@ impl StateMachine {
     /// its applied state.
     pub fn open(deps: RegionDeps, region: u32, slot_start: u16, slot_end: u32) -> io::Result<Self> {
         let storage = deps.storage.clone();
-        let (applied, membership) =
+        let (applied, membership, now) =
             match storage.get(Cf::RaftState, &state_key(region, StateKind::Applied)).map_err(io_err)? {
-                Some(b) => decode_applied(&b)?,
-                None => (None, StoredMembership::default()),
+                Some(b) => decode_applied_at(&b)?,
+                None => (None, StoredMembership::default(), 0),
             };
         let voided = load_voided(&storage, region, applied.map_or(0, |l| l.index)).map_err(io_err)?;
-        Ok(StateMachine { storage, deps, region, slot_start, slot_end, applied, membership, voided })
+        let applied_now = std::rc::Rc::new(std::cell::Cell::new(now));
+        Ok(StateMachine { storage, deps, region, slot_start, slot_end, applied, membership, voided, applied_now })
+    }
+
+    /// The time of the last entry applied, as it moves (the region's proposer
+    /// never stamps an entry earlier).
+    pub fn applied_now(&self) -> std::rc::Rc<std::cell::Cell<u64>> {
+        self.applied_now.clone()
     }
 }
 
@@ -68,15 +77,22 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
     type SnapshotData = SnapshotData;
 
     async fn build_snapshot(&mut self) -> Result<openraft::alias::SnapshotOf<TypeConfig, SnapshotData>, io::Error> {
-        // The applied state must be durable before the log behind it may be purged.
-        self.storage.sync_wal_blocking().map_err(io_err)?;
+        // The applied state must be durable before the log behind it may be
+        // purged. Both fsyncs run on the blocking pool: this core drives heartbeats.
         let mut b = crate::storage::Batch::new();
         b.put(
             Cf::RaftState,
             state_key(self.region, StateKind::Snapshot),
             encode_applied(self.meta.last_log_id.as_ref(), &self.meta.last_membership),
         );
-        self.storage.write(b, true).map_err(io_err)?;
+        let storage = self.storage.clone();
+        glommio::executor()
+            .spawn_blocking(move || {
+                storage.sync_wal_blocking()?;
+                storage.write(b, true)
+            })
+            .await
+            .map_err(io_err)?;
         Ok(Snapshot { meta: self.meta.clone(), snapshot: SnapshotData })
     }
 }
@@ -103,9 +119,15 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             ctx = ctx.with_notify(n.flags());
         }
         let mut batch = Vec::new();
+        let mut now = self.applied_now.get();
         while let Some(item) = entries.next().await {
-            batch.push(item?);
+            let item = item?;
+            if let EntryPayload::Normal(p) = &item.0.payload {
+                now = now.max(p.0.now_ms);
+            }
+            batch.push(item);
         }
+        self.applied_now.set(now);
         let programs = ctx.programs();
         let long = batch.iter().any(|(entry, _)| match &entry.payload {
             EntryPayload::Normal(p) => p.0.cmds.iter().any(|c| runs_long(programs.as_deref(), c)),
@@ -141,7 +163,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         ctx.put_raw(
             Cf::RaftState,
             state_key(self.region, StateKind::Applied).to_vec(),
-            encode_applied(self.applied.as_ref(), &self.membership),
+            encode_applied_at(self.applied.as_ref(), &self.membership, now),
         );
         let mut applied = ctx.take();
         self.storage.write(std::mem::take(&mut applied.batch), false).map_err(io_err)?;

@@ -21,6 +21,7 @@ use crate::cmd::table::{flag, CommandSpec};
 use crate::cmd::txn::ExecPlan;
 use crate::cmd::{self, Plan, Session, Shape};
 use crate::protocol::{DecodeLimits, Decoder, Reply};
+use crate::raft::region::NOT_LEADER;
 use crate::shard::observe::{monitor_line, Outcome};
 use crate::shard::pubsub::Message;
 use crate::shard::shared::ClientEntry;
@@ -48,6 +49,10 @@ struct Done {
 /// A command's reply is known: count it (INFO commandstats, errorstats,
 /// latencystats), log it if slow, show it to monitors, send it.
 fn finish(core: &Core, session: &Session, d: Done, r: Reply, out: &mut BytesMut) {
+    let r = match r {
+        Reply::Error(e) if e.starts_with(NOT_LEADER) => redirect(core, d.spec, &d.args),
+        r => r,
+    };
     let obs = &core.shared.observe;
     let took = d.started.elapsed();
     let outcome = match r.error_text() {
@@ -92,6 +97,33 @@ fn reject(
     }
     if !silent {
         r.encode(session.resp, out);
+    }
+}
+
+/// A write this node's region refused before it entered the log (another node
+/// leads now): where the client should send it instead.
+fn redirect(core: &Core, spec: &CommandSpec, args: &[bytes::Bytes]) -> Reply {
+    let keys = spec.keys_of(args).unwrap_or_default();
+    match cmd::cluster::route(&core.shared, keys.iter().map(|&i| &args[i][..]), false) {
+        Err(r) => r,
+        // The leader table has not caught up with the group yet.
+        Ok(_) => Reply::error("TRYAGAIN Leadership of the slot is moving; the write was not applied"),
+    }
+}
+
+/// Before a read in cluster mode: wait for the read index of its region if this
+/// node leads it; `Some(reply)` if the read must go elsewhere (the routing
+/// errors themselves are left to dispatch).
+async fn linearize(core: &Core, spec: &CommandSpec, args: &[bytes::Bytes]) -> Option<Reply> {
+    let keys = spec.keys_of(args).unwrap_or_default();
+    let Ok(Some(region)) = cmd::cluster::route(&core.shared, keys.iter().map(|&i| &args[i][..]), false) else {
+        return None;
+    };
+    match core.linearize(region).await {
+        Ok(()) => None,
+        Err(crate::raft::region::ReadError::NotLeader(_)) => Some(redirect(core, spec, args)),
+        // (No quorum answered: the group cannot confirm anything now.)
+        Err(crate::raft::region::ReadError::Failed(_)) => Some(Reply::error(cmd::cluster::CLUSTERDOWN)),
     }
 }
 
@@ -559,6 +591,16 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
             // `[0 lua]` lines: after the lines of the commands sent before it.
             if spec.flags & flag::PROGRAM != 0 && shared.observe.has_monitors() {
                 drain(&core, &mut pending, &mut out, &mut session).await;
+            }
+            // Cluster mode: a read waits until it cannot miss an acknowledged write.
+            if shared.nodes.is_some() && !spec.is_write() && spec.keys != cmd::table::Keys::None {
+                if let Some(r) = linearize(&core, spec, &args).await {
+                    drain(&core, &mut pending, &mut out, &mut session).await;
+                    let silent = skipped || session.reply_off;
+                    reject(&core, &session, Some(spec), r, silent, &mut out);
+                    continue;
+                }
+                session.now_ms = now_ms();
             }
             session.rejected = false;
             session.writes_pending = !pending.is_empty();

@@ -4,6 +4,7 @@
 //! Depends on everything below it; nothing depends on it but `main`.
 
 pub mod conn;
+pub mod peers;
 
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -76,6 +77,14 @@ async fn core_main(
 ) -> Result<(), String> {
     let core = Core::new(id, shared);
     glommio::spawn_local(core.clone().serve_inbox(inbox)).detach();
+    // Other nodes may call before this node's regions are up: they hear
+    // "not started yet" and retry.
+    let cluster_addr = core.shared.config().cluster.as_ref().map(|c| (c.port, core.shared.config().bind.clone()));
+    if let Some((port, bind)) = cluster_addr {
+        let at: SocketAddr = format!("{bind}:{port}").parse().map_err(|e| format!("bad cluster address: {e}"))?;
+        let l = listen(at, &core.shared).map_err(|e| format!("bind cluster port {at}: {e}"))?;
+        glommio::spawn_local(peers::accept_loop(core.clone(), l)).detach();
+    }
     core.start_regions().await.map_err(|e| format!("core {id}: {e}"))?;
     core.start_background();
     // Accept only once every core serves its regions.

@@ -20,9 +20,13 @@ use std::sync::Arc;
 use futures_channel::{mpsc, oneshot};
 use futures_util::StreamExt;
 
+use crate::net::link::Links;
+use crate::net::{error_body, UNREACHABLE};
+use crate::pb::peer_frame::Body;
 use crate::pb::WriteCmd;
 use crate::protocol::Reply;
-use crate::raft::region::{Fenced, Region, RegionDeps};
+use crate::raft::network::Network;
+use crate::raft::region::{Fenced, GroupOpts, ReadError, Region, RegionDeps};
 use crate::types::cache::ReadCache;
 use crate::types::watches::Watched;
 
@@ -34,6 +38,10 @@ pub enum CoreMsg {
     Write { region: u32, cmd: WriteCmd, tx: oneshot::Sender<Reply> },
     /// A transaction with watched keys for `region` (see `Region::submit_fenced`).
     Fenced { region: u32, f: Fenced },
+    /// An RPC from another node for `region` (owned by the receiving core).
+    Peer { region: u32, body: Body, tx: oneshot::Sender<Body> },
+    /// A linearizable read on another core waits for `region`'s read index.
+    Linearize { region: u32, tx: oneshot::Sender<Result<(), ReadError>> },
 }
 
 pub type Inbox = mpsc::UnboundedReceiver<CoreMsg>;
@@ -46,12 +54,22 @@ pub struct Core {
     /// This core's cache of point reads (see `types::cache`).
     pub cache: ReadCache,
     regions: RefCell<HashMap<u32, Rc<Region>>>,
+    /// This core's links to the other nodes (cluster mode).
+    pub links: Option<Rc<Links>>,
 }
 
 impl Core {
     pub fn new(id: usize, shared: Arc<Shared>) -> Rc<Core> {
         let per_core = (shared.config().read_cache_mb << 20) / shared.mesh.len().max(1);
-        Rc::new(Core { id, shared, cache: ReadCache::new(per_core), regions: RefCell::new(HashMap::new()) })
+        let links = shared.nodes.as_ref().map(|n| {
+            let hello = crate::pb::PeerHello {
+                node_id: n.me,
+                client_addr: n.client_addr(n.me).unwrap_or_default(),
+                cluster_name: crate::net::CLUSTER_NAME.into(),
+            };
+            Links::new(n.clone(), hello)
+        });
+        Rc::new(Core { id, shared, cache: ReadCache::new(per_core), regions: RefCell::new(HashMap::new()), links })
     }
 
     /// Start every region this core owns; returns once each leads and has caught up.
@@ -64,13 +82,54 @@ impl Core {
             watches: self.shared.watches.clone(),
             programs: self.shared.programs.get().cloned(),
             notify: Some(self.shared.pubsub.clone()),
+            nodes: self.shared.nodes.clone(),
         };
         for route in routes {
-            let snapshot_logs = self.shared.config().raft_snapshot_logs;
-            let region = Region::start(deps.clone(), &route, snapshot_logs).await?;
+            let network = match &self.links {
+                Some(links) => Network::Cluster { links: links.clone(), region: route.id },
+                None => Network::Standalone,
+            };
+            let opts = GroupOpts { snapshot_logs: self.shared.config().raft_snapshot_logs, network };
+            let region = Region::start(deps.clone(), &route, opts).await?;
             self.regions.borrow_mut().insert(route.id, region);
         }
         Ok(())
+    }
+
+    /// Wait until a read of `region` on this node is linearizable (see
+    /// `Region::linearize`), asking the region's core.
+    pub async fn linearize(&self, region: u32) -> Result<(), ReadError> {
+        let owner = self.shared.router.region(region).core;
+        if owner == self.id {
+            return match self.local_region(region) {
+                Some(r) => r.linearize().await,
+                None => Err(ReadError::Failed("region not started".into())),
+            };
+        }
+        let (tx, rx) = oneshot::channel();
+        if self.shared.mesh[owner].unbounded_send(CoreMsg::Linearize { region, tx }).is_err() {
+            return Err(ReadError::Failed("owning core stopped".into()));
+        }
+        rx.await.unwrap_or_else(|_| Err(ReadError::Failed("owning core stopped".into())))
+    }
+
+    /// Serve an RPC from another node on the core that owns its region.
+    pub async fn serve_peer(&self, region: u32, body: Body) -> Body {
+        if region as usize >= self.shared.router.regions().len() {
+            return error_body(crate::net::FAILED, format!("no region {region}"));
+        }
+        let owner = self.shared.router.region(region).core;
+        if owner == self.id {
+            return match self.local_region(region) {
+                Some(r) => r.serve_rpc(body).await,
+                None => error_body(UNREACHABLE, "region not started yet"),
+            };
+        }
+        let (tx, rx) = oneshot::channel();
+        if self.shared.mesh[owner].unbounded_send(CoreMsg::Peer { region, body, tx }).is_err() {
+            return error_body(UNREACHABLE, "owning core stopped");
+        }
+        rx.await.unwrap_or_else(|_| error_body(UNREACHABLE, "owning core stopped"))
     }
 
     /// Start active expiry for every local region.
@@ -140,6 +199,28 @@ impl Core {
                     Some(r) => r.submit_fenced(f),
                     None => {
                         let _ = f.tx.send(Reply::error("ERR region not owned by this core"));
+                    }
+                },
+                CoreMsg::Linearize { region, tx } => match self.local_region(region) {
+                    Some(r) => {
+                        glommio::spawn_local(async move {
+                            let _ = tx.send(r.linearize().await);
+                        })
+                        .detach();
+                    }
+                    None => {
+                        let _ = tx.send(Err(ReadError::Failed("region not started".into())));
+                    }
+                },
+                CoreMsg::Peer { region, body, tx } => match self.local_region(region) {
+                    Some(r) => {
+                        glommio::spawn_local(async move {
+                            let _ = tx.send(r.serve_rpc(body).await);
+                        })
+                        .detach();
+                    }
+                    None => {
+                        let _ = tx.send(error_body(UNREACHABLE, "region not started yet"));
                     }
                 },
             }

@@ -174,6 +174,8 @@ pub struct Shared {
     pub access: super::access::Access,
     /// The allocator's bytes in use once the server was set up (MEMORY STATS).
     pub startup_allocated: u64,
+    /// The cluster's nodes and region leaders (`None`: standalone).
+    pub nodes: Option<Arc<crate::cluster::nodes::Nodes>>,
 }
 
 impl Shared {
@@ -187,7 +189,12 @@ impl Shared {
         observe.configure(&config);
         let access = super::access::Access::new(cores, crate::types::now_ms());
         access.configure(config.param("lfu-log-factor"), config.param("lfu-decay-time"));
+        let nodes = config.cluster.as_ref().map(|c| {
+            let client_addr = format!("{}:{}", config.bind, config.port);
+            Arc::new(crate::cluster::nodes::Nodes::new(c.node_id, client_addr, c.peers.clone(), regions))
+        });
         Shared {
+            nodes,
             access,
             startup_allocated: heap_bytes().0,
             storage,

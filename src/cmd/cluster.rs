@@ -1,0 +1,280 @@
+//! The Redis Cluster protocol as NeoKV serves it: CLUSTER SLOTS / SHARDS /
+//! NODES / INFO / MYID / KEYSLOT / COUNTKEYSINSLOT / GETKEYSINSLOT, READONLY,
+//! READWRITE, ASKING, and the routing every keyed command goes through in
+//! cluster mode ([`route`]: MOVED to the node leading the key's region,
+//! CLUSTERDOWN while it has none, CROSSSLOT for keys of different slots).
+//!
+//! Each node is shown as a master of the slot ranges whose regions it leads and
+//! the other members of each region as its replicas; node ids are the numeric
+//! ids padded to Redis's 40 characters. A standalone server answers the CLUSTER
+//! commands with Redis's "cluster support disabled" error.
+
+use bytes::Bytes;
+
+use super::table::{container, flag::*, row, CommandSpec, Group, Keys};
+use super::{err, reply, CmdError, CmdResult, Ctx};
+use crate::cluster::nodes::{node_name, Nodes};
+use crate::cluster::{key_slot, SLOT_COUNT};
+use crate::protocol::cursor::parse_i64;
+use crate::protocol::Reply;
+use crate::shard::Shared;
+use crate::types::keyspace as ks;
+
+const DISABLED: &str = "ERR This instance has cluster support disabled";
+pub const CLUSTERDOWN: &str = "CLUSTERDOWN The cluster is down";
+
+fn nodes<'a>(ctx: &'a Ctx<'_>) -> Result<&'a Nodes, CmdError> {
+    ctx.shared.nodes.as_deref().ok_or_else(|| err(DISABLED))
+}
+
+/// Where a command with `keys` must run, in cluster mode: `Ok(Some(region))`
+/// when this node leads the region of their slot (or `follower_reads` is set
+/// and the command only reads), MOVED or CLUSTERDOWN otherwise. Keys of
+/// different slots are CROSSSLOT, as in Redis Cluster. `Ok(None)` without keys.
+pub fn route<'k>(
+    shared: &Shared,
+    keys: impl IntoIterator<Item = &'k [u8]>,
+    follower_reads: bool,
+) -> Result<Option<u32>, Reply> {
+    let Some(nodes) = shared.nodes.as_deref() else { return Ok(None) };
+    let mut slot = None;
+    for k in keys {
+        let s = key_slot(k);
+        match slot {
+            None => slot = Some(s),
+            Some(x) if x != s => return Err(Reply::error(super::CROSSSLOT)),
+            _ => {}
+        }
+    }
+    let Some(slot) = slot else { return Ok(None) };
+    let region = shared.router.region_of_slot(slot).id;
+    match nodes.leader(region) {
+        Some(l) if l == nodes.me => Ok(Some(region)),
+        _ if follower_reads => Ok(Some(region)),
+        Some(l) => match nodes.client_addr(l) {
+            Some(addr) => Err(Reply::Error(format!("MOVED {slot} {addr}").into())),
+            None => Err(Reply::error(CLUSTERDOWN)),
+        },
+        None => Err(Reply::error(CLUSTERDOWN)),
+    }
+}
+
+/// `host:port` split for the replies that show them apart.
+fn host_port(addr: &str) -> (String, i64) {
+    match addr.rsplit_once(':') {
+        Some((h, p)) => (h.to_string(), p.parse().unwrap_or(0)),
+        None => (addr.to_string(), 0),
+    }
+}
+
+/// Each region's slot range `[start, end]` with its leader, if known.
+fn ranges(shared: &Shared, nodes: &Nodes) -> Vec<(u16, u16, Option<u64>)> {
+    shared.router.regions().iter().map(|r| (r.start, (r.end - 1) as u16, nodes.leader(r.id))).collect()
+}
+
+/// The members every region has (this version: every node of the cluster).
+fn members(nodes: &Nodes) -> Vec<u64> {
+    nodes.all().into_iter().map(|(id, _)| id).collect()
+}
+
+fn node_entry(nodes: &Nodes, id: u64) -> Reply {
+    let (host, port) = host_port(&nodes.client_addr(id).unwrap_or_default());
+    Reply::Array(vec![Reply::bulk_str(&host), Reply::Int(port), Reply::bulk_str(&node_name(id)), Reply::Map(Vec::new())])
+}
+
+/// CLUSTER SLOTS: every region's range, its leader first, the other members after.
+fn slots(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    let nodes = nodes(ctx)?;
+    let all = members(nodes);
+    let mut out = Vec::new();
+    for (start, end, leader) in ranges(ctx.shared, nodes) {
+        let Some(leader) = leader else { continue };
+        let mut e = vec![Reply::Int(start as i64), Reply::Int(end as i64), node_entry(nodes, leader)];
+        e.extend(all.iter().filter(|&&id| id != leader).map(|&id| node_entry(nodes, id)));
+        out.push(Reply::Array(e));
+    }
+    reply(Reply::Array(out))
+}
+
+/// CLUSTER SHARDS: one shard per leading node, with the ranges it leads.
+fn shards(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    let nodes = nodes(ctx)?;
+    let all = members(nodes);
+    let rs = ranges(ctx.shared, nodes);
+    let mut out = Vec::new();
+    for &leader in &all {
+        let led: Vec<_> = rs.iter().filter(|r| r.2 == Some(leader)).collect();
+        if led.is_empty() {
+            continue;
+        }
+        let slots = led.iter().flat_map(|r| [Reply::Int(r.0 as i64), Reply::Int(r.1 as i64)]).collect();
+        let node = |id: u64| {
+            let addr = nodes.client_addr(id).unwrap_or_default();
+            let (host, port) = host_port(&addr);
+            let role = if id == leader { "master" } else { "replica" };
+            let health = if nodes.client_addr(id).is_some() { "online" } else { "loading" };
+            Reply::Map(vec![
+                (Reply::bulk_str("id"), Reply::bulk_str(&node_name(id))),
+                (Reply::bulk_str("port"), Reply::Int(port)),
+                (Reply::bulk_str("ip"), Reply::bulk_str(&host)),
+                (Reply::bulk_str("endpoint"), Reply::bulk_str(&host)),
+                (Reply::bulk_str("role"), Reply::bulk_str(role)),
+                (Reply::bulk_str("replication-offset"), Reply::Int(0)),
+                (Reply::bulk_str("health"), Reply::bulk_str(health)),
+            ])
+        };
+        let mut members = vec![node(leader)];
+        members.extend(all.iter().filter(|&&id| id != leader).map(|&id| node(id)));
+        out.push(Reply::Map(vec![
+            (Reply::bulk_str("slots"), Reply::Array(slots)),
+            (Reply::bulk_str("nodes"), Reply::Array(members)),
+        ]));
+    }
+    reply(Reply::Array(out))
+}
+
+/// CLUSTER NODES: Redis's line format, one line per node.
+fn cluster_nodes(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    let nodes = nodes(ctx)?;
+    let rs = ranges(ctx.shared, nodes);
+    let mut text = String::new();
+    for (id, addr) in nodes.all() {
+        let addr = addr.unwrap_or_else(|| ":0".into());
+        let cport = nodes.cluster_addr(id).map(|a| host_port(&a).1).unwrap_or(0);
+        let me = if id == nodes.me { "myself," } else { "" };
+        let link = if id == nodes.me || nodes.client_addr(id).is_some() { "connected" } else { "disconnected" };
+        text.push_str(&format!("{} {addr}@{cport} {me}master - 0 0 {id} {link}", node_name(id)));
+        for (start, end, _) in rs.iter().filter(|r| r.2 == Some(id)) {
+            if start == end {
+                text.push_str(&format!(" {start}"));
+            } else {
+                text.push_str(&format!(" {start}-{end}"));
+            }
+        }
+        text.push('\n');
+    }
+    reply(Reply::Verbatim(Bytes::from(text)))
+}
+
+/// CLUSTER INFO: `ok` while every region has a leader.
+fn info(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    let nodes = nodes(ctx)?;
+    let rs = ranges(ctx.shared, nodes);
+    let ok_slots: u64 = rs.iter().filter(|r| r.2.is_some()).map(|r| (r.1 - r.0) as u64 + 1).sum();
+    let leaders: std::collections::BTreeSet<u64> = rs.iter().filter_map(|r| r.2).collect();
+    let known = nodes.all().len();
+    let state = if ok_slots == SLOT_COUNT as u64 { "ok" } else { "fail" };
+    let lines = [
+        format!("cluster_state:{state}"),
+        format!("cluster_slots_assigned:{SLOT_COUNT}"),
+        format!("cluster_slots_ok:{ok_slots}"),
+        "cluster_slots_pfail:0".into(),
+        format!("cluster_slots_fail:{}", SLOT_COUNT as u64 - ok_slots),
+        format!("cluster_known_nodes:{known}"),
+        format!("cluster_size:{}", leaders.len()),
+        "cluster_current_epoch:0".into(),
+        "cluster_my_epoch:0".into(),
+        "cluster_stats_messages_sent:0".into(),
+        "cluster_stats_messages_received:0".into(),
+        "total_cluster_links_buffer_limit_exceeded:0".into(),
+    ];
+    reply(Reply::Verbatim(Bytes::from(lines.join("\r\n") + "\r\n")))
+}
+
+fn myid(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    let nodes = nodes(ctx)?;
+    reply(Reply::bulk_str(&node_name(nodes.me)))
+}
+
+fn keyslot(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    nodes(ctx)?;
+    reply(Reply::Int(key_slot(&args[2]) as i64))
+}
+
+fn slot_arg(a: &[u8]) -> Result<u16, CmdError> {
+    match parse_i64(a) {
+        Some(s) if (0..SLOT_COUNT as i64).contains(&s) => Ok(s as u16),
+        _ => Err(err("ERR Invalid slot")),
+    }
+}
+
+fn countkeysinslot(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    nodes(ctx)?;
+    let slot = slot_arg(&args[2])?;
+    ctx.blocking(move |r| {
+        let mut n = 0;
+        ks::walk_keys(r, (slot, slot as u32 + 1), None, usize::MAX, |_| n += 1)?;
+        Ok(Reply::Int(n))
+    })
+}
+
+fn getkeysinslot(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    nodes(ctx)?;
+    let slot = slot_arg(&args[2])?;
+    let count = match parse_i64(&args[3]) {
+        Some(c) if c >= 0 => c as usize,
+        _ => return Err(err("ERR Invalid number of keys")),
+    };
+    ctx.blocking(move |r| {
+        let mut keys = Vec::new();
+        if count > 0 {
+            ks::walk_keys(r, (slot, slot as u32 + 1), None, count, |k| keys.push(Reply::Bulk(k.key)))?;
+        }
+        Ok(Reply::Array(keys))
+    })
+}
+
+/// READONLY: reads of this connection may be served by a follower (still
+/// linearizable: it waits for the leader's read index).
+fn readonly(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    nodes(ctx)?;
+    ctx.session.follower_reads = true;
+    reply(Reply::Ok)
+}
+
+fn readwrite(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    nodes(ctx)?;
+    ctx.session.follower_reads = false;
+    reply(Reply::Ok)
+}
+
+/// ASKING: slots never migrate between regions here, so there is nothing to ask.
+fn asking(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    nodes(ctx)?;
+    reply(Reply::Ok)
+}
+
+const C: Group = Group::Cluster;
+
+pub static COMMANDS: &[CommandSpec] = &[
+    container("cluster", 0, C, "3.0.0", "A container for Redis Cluster commands.", None),
+    row("cluster|info", 2, STALE, Keys::None, C, "3.0.0", "Returns information about the state of a node.", info),
+    row("cluster|myid", 2, STALE, Keys::None, C, "3.0.0", "Returns the ID of a node.", myid),
+    row("cluster|nodes", 2, STALE, Keys::None, C, "3.0.0", "Returns the cluster configuration for a node.", cluster_nodes),
+    row("cluster|slots", 2, STALE, Keys::None, C, "3.0.0", "Returns the mapping of cluster slots to nodes.", slots),
+    row("cluster|shards", 2, STALE, Keys::None, C, "7.0.0", "Returns the mapping of cluster slots to shards.", shards),
+    row("cluster|keyslot", 3, STALE, Keys::None, C, "3.0.0", "Returns the hash slot for a key.", keyslot),
+    row(
+        "cluster|countkeysinslot",
+        3,
+        STALE,
+        Keys::None,
+        C,
+        "3.0.0",
+        "Returns the number of keys in a hash slot.",
+        countkeysinslot,
+    ),
+    row(
+        "cluster|getkeysinslot",
+        4,
+        STALE,
+        Keys::None,
+        C,
+        "3.0.0",
+        "Returns the key names in a hash slot.",
+        getkeysinslot,
+    ),
+    row("readonly", 1, FAST | LOADING | STALE, Keys::None, C, "3.0.0", "Enables read-only queries for a connection to a Redis Cluster replica node.", readonly),
+    row("readwrite", 1, FAST | LOADING | STALE, Keys::None, C, "3.0.0", "Enables read-write queries for a connection to a Redis Cluster replica node.", readwrite),
+    row("asking", 1, FAST, Keys::None, C, "3.0.0", "Signals that a cluster client is following an -ASK redirect.", asking),
+];

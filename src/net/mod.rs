@@ -1,0 +1,80 @@
+//! Node-to-node transport (cluster mode): length-prefixed `PeerFrame`s
+//! (`proto/peer.proto`) over TCP.
+//!
+//! Owns: the frame format, and the sending side of links ([`link`]): each core
+//! keeps at most one connection per peer and class of traffic (Raft appends and
+//! votes, heartbeats, snapshots), shared by all of its regions, so heartbeats
+//! never queue behind a big append or a snapshot, and a pair of nodes holds a
+//! bounded number of connections (cores × 3 each way). The receiving side (the
+//! cluster port's listener, which hands each request to its region's core) is
+//! in `server::peers`.
+//!
+//! Depends on `pb` and `cluster` only: frames are bytes here, RPCs in `raft`.
+
+pub mod link;
+
+use std::io;
+
+use futures_lite::{AsyncRead, AsyncReadExt};
+use prost::Message;
+
+use crate::pb;
+
+/// The largest frame a node accepts (a snapshot chunk or an append is far smaller).
+pub const MAX_FRAME: usize = 64 << 20;
+
+/// Kinds of traffic, each on its own connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Class {
+    /// Appends with entries, votes, leadership transfers, read indexes.
+    Raft,
+    /// Appends without entries (openraft's heartbeat client).
+    Heartbeat,
+    /// Snapshot chunks.
+    Snapshot,
+}
+
+/// Append `frame`, length-prefixed, to `out`.
+pub fn encode(frame: &pb::PeerFrame, out: &mut Vec<u8>) {
+    let len = frame.encoded_len();
+    out.reserve(4 + len);
+    out.extend_from_slice(&(len as u32).to_be_bytes());
+    // Encoding into a Vec cannot run out of room.
+    let _ = frame.encode(out);
+}
+
+/// Read one frame; `buf` is reused between calls.
+pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> io::Result<pb::PeerFrame> {
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len).await?;
+    let len = u32::from_be_bytes(len) as usize;
+    if len > MAX_FRAME {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, format!("peer frame of {len} bytes")));
+    }
+    buf.clear();
+    buf.resize(len, 0);
+    r.read_exact(buf).await?;
+    pb::PeerFrame::decode(&buf[..]).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("peer frame: {e}")))
+}
+
+/// `fut`, or `None` once `d` has passed.
+pub async fn within<T>(d: std::time::Duration, fut: impl std::future::Future<Output = T>) -> Option<T> {
+    futures_lite::future::or(async { Some(fut.await) }, async {
+        glommio::timer::sleep(d).await;
+        None
+    })
+    .await
+}
+
+/// The frame that says why a request was not served.
+pub fn error_body(kind: u32, message: impl Into<String>) -> pb::peer_frame::Body {
+    pb::peer_frame::Body::Error(pb::PeerError { kind, message: message.into() })
+}
+
+/// `PeerError::kind`: try later or elsewhere (region not here yet, node stopping).
+pub const UNREACHABLE: u32 = 1;
+/// `PeerError::kind`: the remote failed to serve it.
+pub const FAILED: u32 = 2;
+
+/// Nodes of different clusters never talk: hellos carry this.
+pub const CLUSTER_NAME: &str = "neokv";

@@ -1,0 +1,91 @@
+//! The node-to-node listener (cluster mode): every core accepts on the cluster
+//! port (SO_REUSEPORT). A link starts with the caller's hello, answered with
+//! this node's; then each request frame is served by its region's owning core
+//! (`Core::serve_peer`, over the channel mesh when that is another core) and
+//! its response written back with the request's id, in whatever order they
+//! finish.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use futures_channel::mpsc;
+use futures_lite::AsyncWriteExt;
+use futures_util::StreamExt;
+use glommio::net::{TcpListener, TcpStream};
+
+use crate::net::{encode, error_body, read_frame, within, CLUSTER_NAME, FAILED};
+use crate::pb;
+use crate::pb::peer_frame::Body;
+use crate::shard::Core;
+
+pub async fn accept_loop(core: Rc<Core>, listener: TcpListener) {
+    loop {
+        match listener.accept().await {
+            Ok(stream) => {
+                glommio::spawn_local(serve_link(core.clone(), stream)).detach();
+            }
+            Err(e) => {
+                eprintln!("cluster accept: {e}");
+                glommio::timer::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    }
+}
+
+async fn serve_link(core: Rc<Core>, mut stream: TcpStream) {
+    let Some(nodes) = core.shared.nodes.clone() else { return };
+    let _ = stream.set_nodelay(true);
+    let mut buf = Vec::new();
+    let Some(Ok(first)) = within(Duration::from_secs(5), read_frame(&mut stream, &mut buf)).await else { return };
+    let mut answer = Vec::new();
+    let ok = match first.body {
+        Some(Body::Hello(h)) if h.cluster_name == CLUSTER_NAME && h.node_id != nodes.me => {
+            nodes.learn_client_addr(h.node_id, &h.client_addr);
+            let hello = pb::PeerHello {
+                node_id: nodes.me,
+                client_addr: nodes.client_addr(nodes.me).unwrap_or_default(),
+                cluster_name: CLUSTER_NAME.into(),
+            };
+            encode(&pb::PeerFrame { id: 0, region: 0, body: Some(Body::Hello(hello)) }, &mut answer);
+            true
+        }
+        _ => {
+            let refusal = error_body(FAILED, "not a node of this cluster");
+            encode(&pb::PeerFrame { id: 0, region: 0, body: Some(refusal) }, &mut answer);
+            false
+        }
+    };
+    if stream.write_all(&answer).await.is_err() || !ok {
+        let _ = stream.close().await;
+        return;
+    }
+    let (mut rx, mut tx) = futures_lite::io::split(stream);
+    let (out, mut queue) = mpsc::unbounded::<Vec<u8>>();
+    glommio::spawn_local(async move {
+        while let Some(mut bytes) = queue.next().await {
+            while bytes.len() < 1 << 20 {
+                match queue.try_recv() {
+                    Ok(more) => bytes.extend_from_slice(&more),
+                    _ => break,
+                }
+            }
+            if tx.write_all(&bytes).await.is_err() {
+                break;
+            }
+        }
+        let _ = tx.close().await;
+    })
+    .detach();
+    while let Ok(frame) = read_frame(&mut rx, &mut buf).await {
+        let Some(body) = frame.body else { continue };
+        let (core, out) = (core.clone(), out.clone());
+        glommio::spawn_local(async move {
+            let body = core.serve_peer(frame.region, body).await;
+            let mut bytes = Vec::new();
+            encode(&pb::PeerFrame { id: frame.id, region: frame.region, body: Some(body) }, &mut bytes);
+            let _ = out.unbounded_send(bytes);
+        })
+        .detach();
+    }
+    out.close_channel();
+}

@@ -1,0 +1,411 @@
+//! Cluster mode through real node processes: three `neokv-server`s started with
+//! `--node-id --cluster-port --peers`, every node-to-node link (each direction
+//! apart) through a proxy the test controls, kill -9 and restarts. Each test
+//! prints what it did; everything is bounded in time.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::common::{free_port, key_slot};
+
+/// One direction of one node-to-node link: accepts where the sending node
+/// thinks its peer is and forwards to the peer's real cluster port, unless cut.
+pub struct Proxy {
+    pub port: u16,
+    cut: Arc<AtomicBool>,
+    conns: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+impl Proxy {
+    fn start(target: u16) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let cut = Arc::new(AtomicBool::new(false));
+        let conns: Arc<Mutex<Vec<TcpStream>>> = Arc::default();
+        let (c, cs) = (cut.clone(), conns.clone());
+        std::thread::spawn(move || {
+            for inbound in listener.incoming() {
+                let Ok(inbound) = inbound else { continue };
+                if c.load(Ordering::SeqCst) {
+                    let _ = inbound.shutdown(Shutdown::Both);
+                    continue;
+                }
+                let Ok(outbound) = TcpStream::connect(("127.0.0.1", target)) else {
+                    let _ = inbound.shutdown(Shutdown::Both);
+                    continue;
+                };
+                let _ = inbound.set_nodelay(true);
+                let _ = outbound.set_nodelay(true);
+                if let Ok(mut all) = cs.lock() {
+                    all.extend([inbound.try_clone().unwrap(), outbound.try_clone().unwrap()]);
+                }
+                for (mut from, mut to) in [
+                    (inbound.try_clone().unwrap(), outbound.try_clone().unwrap()),
+                    (outbound, inbound),
+                ] {
+                    let c = c.clone();
+                    std::thread::spawn(move || {
+                        let mut buf = [0u8; 64 * 1024];
+                        loop {
+                            match from.read(&mut buf) {
+                                Ok(0) | Err(_) => break,
+                                Ok(n) => {
+                                    if c.load(Ordering::SeqCst) || to.write_all(&buf[..n]).is_err() {
+                                        break;
+                                    }
+                                }
+                            }
+                        }
+                        let _ = from.shutdown(Shutdown::Both);
+                        let _ = to.shutdown(Shutdown::Both);
+                    });
+                }
+            }
+        });
+        Proxy { port, cut, conns }
+    }
+
+    /// Drop every byte from now on (and close the connections open now).
+    pub fn cut(&self) {
+        self.cut.store(true, Ordering::SeqCst);
+        if let Ok(mut all) = self.conns.lock() {
+            for s in all.drain(..) {
+                let _ = s.shutdown(Shutdown::Both);
+            }
+        }
+    }
+
+    pub fn heal(&self) {
+        self.cut.store(false, Ordering::SeqCst);
+    }
+}
+
+/// A node process of a test cluster.
+pub struct Node {
+    pub id: u64,
+    pub port: u16,
+    pub cluster_port: u16,
+    pub dir: PathBuf,
+    peers: String,
+    child: Option<Child>,
+}
+
+impl Node {
+    fn spawn(&mut self) {
+        let child = Command::new(env!("CARGO_BIN_EXE_neokv-server"))
+            .args(["--port", &self.port.to_string(), "--dir"])
+            .arg(&self.dir)
+            .args(["--no-pin", "--cores", "1", "--node-id", &self.id.to_string()])
+            .args(["--cluster-port", &self.cluster_port.to_string(), "--peers", &self.peers])
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn neokv-server");
+        self.child = Some(child);
+    }
+
+    pub fn kill9(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    pub fn is_up(&self) -> bool {
+        self.child.is_some()
+    }
+
+    pub fn client(&self) -> redis::Connection {
+        let c = redis::Client::open(format!("redis://127.0.0.1:{}/", self.port)).unwrap();
+        let con = c.get_connection_with_timeout(Duration::from_secs(5)).unwrap();
+        con.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        con
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+pub struct Cluster {
+    pub nodes: Vec<Node>,
+    /// `(from, to)` → the proxy `from` reaches `to` through.
+    pub links: BTreeMap<(u64, u64), Proxy>,
+    _tmp: tempfile::TempDir,
+}
+
+impl Cluster {
+    /// Start `n` nodes (ids 1..=n) and wait until every slot has a leader that
+    /// every node knows.
+    pub fn start(n: u64) -> Cluster {
+        let tmp = tempfile::tempdir().unwrap();
+        let ids: Vec<u64> = (1..=n).collect();
+        let cports: BTreeMap<u64, u16> = ids.iter().map(|&i| (i, free_port())).collect();
+        let mut links = BTreeMap::new();
+        for &a in &ids {
+            for &b in &ids {
+                if a != b {
+                    links.insert((a, b), Proxy::start(cports[&b]));
+                }
+            }
+        }
+        let mut nodes = Vec::new();
+        for &i in &ids {
+            let peers: Vec<String> = ids
+                .iter()
+                .map(|&j| {
+                    let port = if i == j { cports[&j] } else { links[&(i, j)].port };
+                    format!("{j}=127.0.0.1:{port}")
+                })
+                .collect();
+            let dir = tmp.path().join(format!("node{i}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let mut node =
+                Node { id: i, port: free_port(), cluster_port: cports[&i], dir, peers: peers.join(","), child: None };
+            node.spawn();
+            nodes.push(node);
+        }
+        let c = Cluster { nodes, links, _tmp: tmp };
+        c.wait_ok(Duration::from_secs(60));
+        c
+    }
+
+    pub fn node(&mut self, id: u64) -> &mut Node {
+        &mut self.nodes[id as usize - 1]
+    }
+
+    /// Wait until every running node answers `cluster_state:ok`.
+    pub fn wait_ok(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        for n in self.nodes.iter().filter(|n| n.is_up()) {
+            loop {
+                let info = redis::Client::open(format!("redis://127.0.0.1:{}/", n.port))
+                    .ok()
+                    .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(1)).ok())
+                    .and_then(|mut c| redis::cmd("CLUSTER").arg("INFO").query::<String>(&mut c).ok());
+                if info.as_deref().is_some_and(|i| i.contains("cluster_state:ok")) {
+                    break;
+                }
+                assert!(Instant::now() < deadline, "node {} never reached cluster_state:ok: {info:?}", n.id);
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    }
+
+    /// Cut (or heal) every link to and from node `id`.
+    pub fn isolate(&self, id: u64, cut: bool) {
+        for ((a, b), p) in &self.links {
+            if *a == id || *b == id {
+                if cut {
+                    p.cut()
+                } else {
+                    p.heal()
+                }
+            }
+        }
+    }
+
+    pub fn start_node(&mut self, id: u64) {
+        self.node(id).spawn();
+    }
+
+    /// Which node leads the slot of `key`, asked of a running node.
+    pub fn leader_of(&self, key: &str) -> Option<u64> {
+        let n = self.nodes.iter().find(|n| n.is_up())?;
+        let slots: redis::Value = redis::cmd("CLUSTER").arg("SLOTS").query(&mut n.client()).ok()?;
+        let slot = key_slot(key.as_bytes()) as i64;
+        let redis::Value::Array(ranges) = slots else { return None };
+        for r in ranges {
+            let redis::Value::Array(r) = r else { continue };
+            let (Some(redis::Value::Int(lo)), Some(redis::Value::Int(hi)), Some(redis::Value::Array(m))) =
+                (r.first(), r.get(1), r.get(2))
+            else {
+                continue;
+            };
+            if (*lo..=*hi).contains(&slot) {
+                if let Some(redis::Value::BulkString(id)) = m.get(2) {
+                    return String::from_utf8_lossy(id).trim_start_matches('0').parse().ok();
+                }
+            }
+        }
+        None
+    }
+}
+
+/// One command to one node over a plain socket with a read timeout: the reply's
+/// bytes, or `None` if none came in time.
+fn ask(port: u16, args: &[&str], wait: Duration) -> Option<String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(wait)).ok()?;
+    let a: Vec<&[u8]> = args.iter().map(|x| x.as_bytes()).collect();
+    s.write_all(&crate::common::encode_cmd(&a)).ok()?;
+    let mut r = std::io::BufReader::new(s);
+    let mut out = Vec::new();
+    crate::common::read_frame(&mut r, &mut out).ok()?;
+    Some(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// A client that follows MOVED as cluster clients do: send to any running
+/// node, on `MOVED slot host:port` go there; CLUSTERDOWN / TRYAGAIN / a dead
+/// node: try again (another node) until `limit`.
+pub fn send(c: &Cluster, args: &[&str], limit: Duration) -> Result<redis::Value, String> {
+    let deadline = Instant::now() + limit;
+    let mut port = c.nodes.iter().find(|n| n.is_up()).map(|n| n.port).unwrap();
+    let mut last = String::new();
+    let mut turn = 0;
+    while Instant::now() < deadline {
+        let attempt = redis::Client::open(format!("redis://127.0.0.1:{port}/"))
+            .map_err(|e| e.to_string())
+            .and_then(|cl| cl.get_connection_with_timeout(Duration::from_millis(500)).map_err(|e| e.to_string()))
+            .and_then(|mut con| {
+                con.set_read_timeout(Some(Duration::from_secs(5))).map_err(|e| e.to_string())?;
+                let mut cmd = redis::cmd(args[0]);
+                for a in &args[1..] {
+                    cmd.arg(*a);
+                }
+                cmd.query::<redis::Value>(&mut con).map_err(|e| e.to_string())
+            });
+        match attempt {
+            Ok(v) => return Ok(v),
+            Err(e) if e.contains("MOVED") => {
+                let addr = e.split_whitespace().find(|w| w.starts_with("127.0.0.1:")).unwrap_or_default();
+                port = addr.rsplit(':').next().and_then(|p| p.parse().ok()).unwrap_or(port);
+                last = e;
+            }
+            Err(e) if e.contains("outcome unknown") => return Err(e),
+            Err(e) => {
+                last = e;
+                turn += 1;
+                let up: Vec<u16> = c.nodes.iter().filter(|n| n.is_up()).map(|n| n.port).collect();
+                port = up[turn % up.len()];
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+    Err(format!("{args:?} not served within {limit:?}: {last}"))
+}
+
+fn int(v: &redis::Value) -> i64 {
+    match v {
+        redis::Value::Int(i) => *i,
+        v => panic!("not an integer: {v:?}"),
+    }
+}
+
+/// Three nodes form a cluster: every slot has a leader, the leaders are spread
+/// over the nodes, a node that does not lead a key's slot answers MOVED to the
+/// one that does, and a write acknowledged by the leader is read back from it.
+#[test]
+fn three_nodes_serve_every_slot_and_redirect() {
+    let c = Cluster::start(3);
+    let mut con = c.nodes[0].client();
+    // Leaders move to their preferred nodes once those hold the whole log.
+    let started = Instant::now();
+    let nodes = loop {
+        let nodes: String = redis::cmd("CLUSTER").arg("NODES").query(&mut con).unwrap();
+        let masters_with_slots =
+            nodes.lines().filter(|l| l.contains("master") && l.split_whitespace().count() > 8).count();
+        if masters_with_slots == 3 {
+            break nodes;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "leaders never spread over the nodes:\n{nodes}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    eprintln!("every node leads a share after {:?}; CLUSTER NODES:\n{nodes}", started.elapsed());
+    assert!(nodes.lines().any(|l| l.contains("myself,master")));
+    let myid: String = redis::cmd("CLUSTER").arg("MYID").query(&mut con).unwrap();
+    assert_eq!(myid, format!("{:040}", 1));
+    let slot: i64 = redis::cmd("CLUSTER").arg("KEYSLOT").arg("foo").query(&mut con).unwrap();
+    assert_eq!(slot, 12182);
+
+    for i in 0..30 {
+        let key = format!("key:{i}");
+        let leader = c.leader_of(&key).expect("a leader for every slot");
+        for n in &c.nodes {
+            let r = crate::common::Raw::connect(n.port).cmd(&["SET", &key, &i.to_string()]);
+            if n.id == leader {
+                assert_eq!(r, "+OK\r\n", "the leader takes the write");
+            } else {
+                let slot = key_slot(key.as_bytes());
+                let leader_port = c.nodes[leader as usize - 1].port;
+                assert_eq!(r, format!("-MOVED {slot} 127.0.0.1:{leader_port}\r\n"), "node {} for {key}", n.id);
+            }
+        }
+        let v = send(&c, &["INCR", &key], Duration::from_secs(5)).unwrap();
+        assert_eq!(int(&v), i + 1);
+        let v = send(&c, &["GET", &key], Duration::from_secs(5)).unwrap();
+        assert_eq!(v, redis::Value::BulkString((i + 1).to_string().into_bytes()));
+    }
+    let e = crate::common::Raw::connect(c.nodes[0].port).cmd(&["MSET", "a", "1", "b", "2"]);
+    assert_eq!(e, "-CROSSSLOT Keys in request don't hash to the same slot\r\n");
+    send(&c, &["MSET", "{t}a", "1", "{t}b", "2"], Duration::from_secs(5)).unwrap();
+}
+
+/// kill -9 of the node leading a key's slot: another node takes over within
+/// seconds, and every write it acknowledged before is there.
+#[test]
+fn a_killed_leader_is_replaced_and_nothing_acknowledged_is_lost() {
+    let mut c = Cluster::start(3);
+    let key = "counter";
+    let mut acked = 0;
+    for _ in 0..50 {
+        let v = send(&c, &["INCR", key], Duration::from_secs(5)).unwrap();
+        acked = int(&v);
+    }
+    let leader = c.leader_of(key).unwrap();
+    eprintln!("{acked} INCRs acknowledged; killing node {leader}, the leader of {key}'s slot");
+    c.node(leader).kill9();
+    let killed = Instant::now();
+    let v = send(&c, &["INCR", key], Duration::from_secs(10)).unwrap();
+    let took = killed.elapsed();
+    eprintln!("first write after the kill answered in {took:?}: {v:?}");
+    assert_eq!(int(&v), acked + 1, "no acknowledged increment lost, none applied twice");
+    assert!(took < Duration::from_secs(5), "failover took {took:?}");
+    c.start_node(leader);
+    c.wait_ok(Duration::from_secs(30));
+    let v = send(&c, &["GET", key], Duration::from_secs(5)).unwrap();
+    assert_eq!(v, redis::Value::BulkString((acked + 1).to_string().into_bytes()));
+}
+
+/// A leader cut off from the others keeps believing it leads for a while; the
+/// other two elect a new leader and acknowledge a newer value. A read sent to
+/// the old leader after that must not return the old value (it confirms its
+/// leadership with a quorum first, and cannot). After the partition heals the
+/// new value is what everyone reads.
+#[test]
+fn an_isolated_leader_never_serves_a_stale_read() {
+    let c = Cluster::start(3);
+    let key = "stale-read";
+    send(&c, &["SET", key, "old"], Duration::from_secs(5)).unwrap();
+    let old_leader = c.leader_of(key).unwrap();
+    let old_port = c.nodes[old_leader as usize - 1].port;
+    eprintln!("isolating node {old_leader}, the leader of {key}'s slot");
+    c.isolate(old_leader, true);
+    // Write the new value through the other two nodes only.
+    let others: Vec<u16> = c.nodes.iter().filter(|n| n.id != old_leader).map(|n| n.port).collect();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let written = loop {
+        assert!(Instant::now() < deadline, "the majority never took the write");
+        let r = others.iter().find_map(|&p| ask(p, &["SET", key, "new"], Duration::from_secs(2)).filter(|r| r == "+OK\r\n"));
+        if r.is_some() {
+            break Instant::now();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    eprintln!("the majority acknowledged the new value; reading from the old leader");
+    let r = ask(old_port, &["GET", key], Duration::from_secs(3));
+    eprintln!("old leader answered {r:?} {:?} after the write", written.elapsed());
+    assert_ne!(r.as_deref(), Some("$3\r\nold\r\n"), "a stale read from the isolated leader");
+    c.isolate(old_leader, false);
+    c.wait_ok(Duration::from_secs(30));
+    let v = send(&c, &["GET", key], Duration::from_secs(10)).unwrap();
+    assert_eq!(v, redis::Value::BulkString(b"new".to_vec()));
+}
