@@ -1,9 +1,10 @@
 # NeoKV. `make run` starts a standalone server on 127.0.0.1:6379 with data in ./data;
-# `make test` runs every test. Both install missing system packages first.
+# `make cluster` starts three local cluster nodes (7001-7003, data in ./data/node{1,2,3});
+# `make test` runs every test. They install missing system packages first.
 CARGO ?= cargo
 ARGS ?=
 
-.PHONY: deps build run test bench perf flamegraph fmt clean
+.PHONY: deps build run cluster test bench perf flamegraph fmt clean
 
 deps:
 	@./scripts/deps.sh
@@ -14,6 +15,10 @@ build: deps
 run: build
 	mkdir -p data
 	$(CARGO) run --release --bin neokv-server -- --dir ./data --port 6379 $(ARGS)
+
+# Three local nodes: clients on 127.0.0.1:7001-7003, data in ./data/node{1,2,3}.
+cluster: build
+	./scripts/cluster.sh "" $(ARGS)
 
 test: deps
 	$(CARGO) test --release -- --test-threads=2

@@ -7,13 +7,14 @@
 //! |---|---|
 //! | [`protocol`] | RESP2/3 decode (zero-copy, incremental) and encode, argument parsing |
 //! | [`storage`] | the only RocksDB user: column families, byte layouts, WAL syncer |
-//! | [`cluster`] | key → slot → region → core routing |
+//! | [`cluster`] | key → slot → region → core routing; `nodes`: the cluster's nodes, their addresses and each region's leader |
+//! | [`net`] | node-to-node transport (cluster mode): `PeerFrame`s over TCP, the sending side of links (one per core, peer and class) |
 //! | [`types`] | data-type semantics: deterministic apply of `WriteCmd`s, reads |
-//! | [`raft`] | openraft config, glommio runtime adapter, log store, state machine, regions |
+//! | [`raft`] | openraft config, glommio runtime adapter, log store, state machine, regions; `network` and `wire`: RPCs over `net` links |
 //! | [`script`] | the Lua VM (sandbox, `redis.*`, cjson/cmsgpack/bit/struct), running scripts, function libraries |
 //! | [`shard`] | per-core state, the cross-core channel mesh, active expiry, the Pub/Sub registry (`pubsub`), what the server observes of itself (`observe`: command stats, slow log, latency monitor, MONITOR, CLIENT PAUSE), per-core key access records (`access`: OBJECT IDLETIME / FREQ) |
-//! | [`cmd`] | the command table, one family file per type, `txn` (MULTI/EXEC, run inside apply), `script` (EVAL/FCALL), `pubsub`, `server`/`admin`/`info` (connection and server commands), `introspect` (MEMORY, OBJECT, COMMAND GETKEYS, ROLE, WAIT) |
-//! | [`server`] | executors, listeners, connection loop (pipelining, replies, per-command statistics) |
+//! | [`cmd`] | the command table, one family file per type, `txn` (MULTI/EXEC, run inside apply), `script` (EVAL/FCALL), `pubsub`, `server`/`admin`/`info` (connection and server commands), `introspect` (MEMORY, OBJECT, COMMAND GETKEYS, ROLE, WAIT), `cluster` (CLUSTER, READONLY, and the MOVED/CLUSTERDOWN/CROSSSLOT routing of cluster mode) |
+//! | [`server`] | executors, listeners, connection loop (pipelining, replies, per-command statistics); `peers`: the cluster port's listener |
 //!
 //! `types::notify` (keyspace events) is written by apply and delivered through
 //! `shard::pubsub`; a transaction or a script reaches the command table from
