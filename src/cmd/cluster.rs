@@ -244,6 +244,45 @@ fn asking(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     reply(Reply::Ok)
 }
 
+/// NEOKV.REGION slot: the region holding `slot`, its applied log index here,
+/// and a digest (SHA-1) of its keys' metadata records (type, TTL, version, and
+/// a string's value), read from one RocksDB snapshot. Replicas that applied the
+/// same entries answer the same; tests compare them after a catch-up.
+fn region_info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let slot = slot_arg(&args[1])?;
+    let route = ctx.shared.router.region_of_slot(slot).clone();
+    let storage = ctx.shared.storage.clone();
+    Ok(super::Plan::Blocking(super::ctx::BlockingWork(Box::new(move || {
+        use crate::storage::keys::{slot_lower_bound, slot_upper_bound, state_key, StateKind};
+        use crate::storage::Cf;
+        let view = storage.view();
+        let applied = match view.get(Cf::RaftState, &state_key(route.id, StateKind::Applied)) {
+            Ok(Some(b)) => crate::raft::codec::decode_applied(&b).ok().and_then(|(a, _)| a).map_or(0, |l| l.index),
+            Ok(None) => 0,
+            Err(e) => return Reply::Error(format!("ERR {e}").into()),
+        };
+        let mut h = sha1_smol::Sha1::new();
+        let mut keys = 0i64;
+        let scanned = view.scan(Cf::Metadata, &slot_lower_bound(route.start), &slot_upper_bound(route.end), false, |k, v| {
+            h.update(&(k.len() as u32).to_be_bytes());
+            h.update(k);
+            h.update(&(v.len() as u32).to_be_bytes());
+            h.update(v);
+            keys += 1;
+            true
+        });
+        if let Err(e) = scanned {
+            return Reply::Error(format!("ERR {e}").into());
+        }
+        Reply::Array(vec![
+            Reply::Int(route.id as i64),
+            Reply::Int(applied as i64),
+            Reply::Int(keys),
+            Reply::bulk_str(&h.digest().to_string()),
+        ])
+    }))))
+}
+
 const C: Group = Group::Cluster;
 
 pub static COMMANDS: &[CommandSpec] = &[
@@ -277,4 +316,14 @@ pub static COMMANDS: &[CommandSpec] = &[
     row("readonly", 1, FAST | LOADING | STALE, Keys::None, C, "3.0.0", "Enables read-only queries for a connection to a Redis Cluster replica node.", readonly),
     row("readwrite", 1, FAST | LOADING | STALE, Keys::None, C, "3.0.0", "Enables read-write queries for a connection to a Redis Cluster replica node.", readwrite),
     row("asking", 1, FAST, Keys::None, C, "3.0.0", "Signals that a cluster client is following an -ASK redirect.", asking),
+    row(
+        "neokv.region",
+        2,
+        STALE,
+        Keys::None,
+        C,
+        "0.1.0",
+        "NeoKV: a region's id, applied log index, key count and data digest on this node.",
+        region_info,
+    ),
 ];

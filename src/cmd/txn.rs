@@ -225,6 +225,14 @@ impl Executor {
 }
 
 impl Programs for Executor {
+    fn region_replaced(&self, _region: u32) {
+        if let Some(shared) = self.shared.upgrade() {
+            if let Err(e) = super::script::load_functions(&shared) {
+                eprintln!("reloading function libraries after a snapshot: {e}");
+            }
+        }
+    }
+
     fn exec(&self, apply: &mut ApplyCtx, op: &pb::Exec) -> Result<Reply, StorageError> {
         let Some(shared) = self.shared.upgrade() else { return Ok(Reply::error("ERR server shutting down")) };
         let mut rng = Rng::new(op.seed);

@@ -9,6 +9,7 @@ pub mod log_store;
 pub mod network;
 pub mod region;
 pub mod runtime;
+pub mod snapshot;
 pub mod state_machine;
 pub mod wire;
 

@@ -16,7 +16,10 @@ use openraft::raft::{
 use openraft::{BasicNode, OptionalSend, RaftNetworkFactory, RaftNetworkV2};
 
 use super::state_machine::SnapshotData;
-use super::{wire, TypeConfig, Vote};
+use super::{snapshot, wire, TypeConfig, Vote};
+use crate::pb;
+use crate::storage::keys::{state_key, StateKind};
+use crate::storage::{Cf, Storage};
 use crate::net::link::{CallError, Link, Links};
 use crate::net::{Class, UNREACHABLE};
 use crate::pb::peer_frame::Body;
@@ -25,26 +28,37 @@ use crate::pb::peer_frame::Body;
 #[error("{0}")]
 struct NetError(String);
 
+/// Where a region's snapshot is read from when it is shipped.
+#[derive(Clone)]
+pub struct Source {
+    pub storage: Storage,
+    pub slot_start: u16,
+    pub slot_end: u32,
+}
+
 /// The network factory of one region.
 #[derive(Clone)]
 pub enum Network {
     /// A single-member group: nothing to send.
     Standalone,
     /// A region of a cluster, over its core's links.
-    Cluster { links: Rc<Links>, region: u32 },
+    Cluster { links: Rc<Links>, region: u32, source: Source },
 }
 
 /// The client for one target node.
 pub struct Peer {
     link: Option<Rc<Link>>,
     region: u32,
+    source: Option<Source>,
 }
 
 impl Network {
     fn client(&self, target: u64, class: Class) -> Peer {
         match self {
-            Network::Standalone => Peer { link: None, region: 0 },
-            Network::Cluster { links, region } => Peer { link: Some(links.link(target, class)), region: *region },
+            Network::Standalone => Peer { link: None, region: 0, source: None },
+            Network::Cluster { links, region, source } => {
+                Peer { link: Some(links.link(target, class)), region: *region, source: Some(source.clone()) }
+            }
         }
     }
 }
@@ -139,14 +153,84 @@ impl RaftNetworkV2<TypeConfig> for Peer {
         }
     }
 
+    /// Ship the region as it is now (see `raft::snapshot`): chunks read from one
+    /// RocksDB snapshot, each answered before the next; the timeout is per chunk.
     async fn full_snapshot(
         &mut self,
-        _vote: Vote,
+        vote: Vote,
         _snapshot: openraft::alias::SnapshotOf<TypeConfig, SnapshotData>,
-        _cancel: impl std::future::Future<Output = ReplicationClosed> + OptionalSend + 'static,
-        _option: RPCOption,
+        cancel: impl std::future::Future<Output = ReplicationClosed> + OptionalSend + 'static,
+        option: RPCOption,
     ) -> Result<SnapshotResponse<TypeConfig>, StreamingError<TypeConfig>> {
-        // Snapshot shipping (SST files of the region's slot range) is not built yet.
-        Err(StreamingError::Unreachable(Unreachable::new(&NetError("snapshot transfer not implemented yet".into()))))
+        let unreachable = |m: String| StreamingError::Unreachable(Unreachable::new(&NetError(m)));
+        let Some(src) = self.source.clone() else { return Err(unreachable("standalone node".into())) };
+        let storage = src.storage.clone();
+        let view = storage.view();
+        let applied = view
+            .get(Cf::RaftState, &state_key(self.region, StateKind::Applied))
+            .map_err(|e| unreachable(e.to_string()))?
+            .ok_or_else(|| unreachable("nothing applied yet".into()))?;
+        let id = format!("{:016x}", rand::random::<u64>());
+        let mut cancel = std::pin::pin!(cancel);
+        let ranges = snapshot::ranges(self.region, src.slot_start, src.slot_end);
+        let mut queue = ranges.into_iter();
+        let mut current = queue.next();
+        let mut seq = 0;
+        loop {
+            let mut data = Vec::new();
+            // Fill one chunk from where the last one stopped.
+            while let Some((cf_no, cf, from, to)) = current.clone() {
+                let mut resume = None;
+                view.scan(cf, &from, &to, false, |k, v| {
+                    snapshot::put(&mut data, cf_no, k, v);
+                    if data.len() >= snapshot::CHUNK_BYTES {
+                        let mut next = k.to_vec();
+                        next.push(0);
+                        resume = Some(next);
+                        return false;
+                    }
+                    true
+                })
+                .map_err(|e| unreachable(e.to_string()))?;
+                match resume {
+                    Some(next) => {
+                        current = Some((cf_no, cf, next, to));
+                        break;
+                    }
+                    None => current = queue.next(),
+                }
+            }
+            let done = current.is_none();
+            let chunk = pb::SnapshotChunk {
+                vote: Some(wire::vote_to_pb(&vote)),
+                snapshot_id: id.clone(),
+                data: data.into(),
+                done,
+                applied: if done { applied.clone() } else { Default::default() },
+                seq,
+            };
+            seq += 1;
+            let send = self.call(Body::Snapshot(chunk), &option);
+            let resp = match futures_lite::future::or(async { Some(send.await) }, async {
+                let _ = (&mut cancel).await;
+                None
+            })
+            .await
+            {
+                None => return Err(StreamingError::Closed(ReplicationClosed::new("snapshot transfer cancelled"))),
+                Some(r) => r.map_err(|e| match e {
+                    RPCError::Unreachable(u) => StreamingError::Unreachable(u),
+                    e => StreamingError::Network(NetworkError::new(&NetError(e.to_string()))),
+                })?,
+            };
+            let Body::SnapshotResp(r) = resp else {
+                return Err(StreamingError::Network(NetworkError::new(&NetError("unexpected snapshot response".into()))));
+            };
+            let theirs = wire::vote_from_pb(r.vote)
+                .map_err(|e| StreamingError::Network(NetworkError::new(&NetError(e.to_string()))))?;
+            if done || theirs != vote {
+                return Ok(SnapshotResponse::new(theirs));
+            }
+        }
     }
 }

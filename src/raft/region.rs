@@ -106,6 +106,14 @@ pub struct Region {
     /// Reads waiting for the next read index (one per reactor turn serves all).
     readers: RefCell<Vec<oneshot::Sender<Result<(), ReadError>>>>,
     read_scheduled: Cell<bool>,
+    /// A snapshot being received: its id, the next chunk expected, its entries.
+    incoming: RefCell<Option<Incoming>>,
+}
+
+struct Incoming {
+    id: String,
+    next: u64,
+    entries: Vec<(crate::storage::Cf, bytes::Bytes, bytes::Bytes)>,
 }
 
 /// Why a linearizable read cannot be served here.
@@ -173,6 +181,7 @@ impl Region {
             applied_now,
             readers: RefCell::new(Vec::new()),
             read_scheduled: Cell::new(false),
+            incoming: RefCell::new(None),
         });
         match nodes {
             None => {
@@ -261,7 +270,47 @@ impl Region {
                 },
                 Err(e) => failed(&e),
             },
+            Body::Snapshot(c) => self.receive_snapshot(c).await,
             _ => error_body(FAILED, "not a request"),
+        }
+    }
+
+    /// One chunk of a snapshot from the leader (see `raft::snapshot`); the last
+    /// one installs it.
+    async fn receive_snapshot(&self, c: crate::pb::SnapshotChunk) -> Body {
+        let failed = |e: &dyn std::fmt::Display| error_body(FAILED, e.to_string());
+        let vote = match wire::vote_from_pb(c.vote) {
+            Ok(v) => v,
+            Err(e) => return failed(&e),
+        };
+        {
+            let mut inc = self.incoming.borrow_mut();
+            if c.seq == 0 {
+                *inc = Some(Incoming { id: c.snapshot_id.clone(), next: 0, entries: Vec::new() });
+            }
+            let Some(i) = inc.as_mut().filter(|i| i.id == c.snapshot_id && i.next == c.seq) else {
+                *inc = None;
+                return error_body(FAILED, "snapshot chunk out of sequence");
+            };
+            i.next += 1;
+            if let Err(e) = super::snapshot::entries(c.data, &mut i.entries) {
+                *inc = None;
+                return failed(&e);
+            }
+        }
+        if !c.done {
+            return Body::SnapshotResp(crate::pb::SnapshotResp { vote: Some(wire::vote_to_pb(&vote)) });
+        }
+        let Some(inc) = self.incoming.borrow_mut().take() else { return error_body(FAILED, "no snapshot") };
+        let (last_log_id, last_membership, now_ms) = match super::codec::decode_applied_at(&c.applied) {
+            Ok(a) => a,
+            Err(e) => return failed(&e),
+        };
+        let meta = super::SnapshotMeta { last_log_id, last_membership };
+        let data = super::state_machine::SnapshotData::Received { entries: inc.entries, now_ms };
+        match self.raft.install_full_snapshot(vote, openraft::storage::Snapshot { meta, snapshot: data }).await {
+            Ok(resp) => Body::SnapshotResp(crate::pb::SnapshotResp { vote: Some(wire::vote_to_pb(&resp.vote)) }),
+            Err(e) => failed(&e),
         }
     }
 

@@ -26,9 +26,18 @@ fn io_err(e: impl std::fmt::Display) -> io::Error {
     io::Error::other(e.to_string())
 }
 
-/// Snapshot payload. Standalone snapshots carry no data (see the module doc).
+/// Snapshot payload. A snapshot this node took carries no data (the data is
+/// in RocksDB; `raft::snapshot` reads it when shipping); one received from the
+/// leader carries the region's entries until it is installed.
 #[derive(Debug, Default)]
-pub struct SnapshotData;
+pub enum SnapshotData {
+    #[default]
+    Local,
+    Received {
+        entries: Vec<(Cf, bytes::Bytes, bytes::Bytes)>,
+        now_ms: u64,
+    },
+}
 
 pub struct StateMachine {
     storage: Storage,
@@ -93,7 +102,7 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
             })
             .await
             .map_err(io_err)?;
-        Ok(Snapshot { meta: self.meta.clone(), snapshot: SnapshotData })
+        Ok(Snapshot { meta: self.meta.clone(), snapshot: SnapshotData::Local })
     }
 }
 
@@ -192,8 +201,27 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         }
     }
 
-    async fn install_snapshot(&mut self, _meta: &SnapshotMeta, _snapshot: SnapshotData) -> Result<(), io::Error> {
-        Err(io::Error::new(io::ErrorKind::Unsupported, "snapshot installation arrives with cluster mode"))
+    /// Replace the region with a snapshot from the leader: one synced batch
+    /// deletes its ranges, writes the shipped entries and the new applied state.
+    async fn install_snapshot(&mut self, meta: &SnapshotMeta, snapshot: SnapshotData) -> Result<(), io::Error> {
+        let SnapshotData::Received { entries, now_ms } = snapshot else {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "a snapshot without data to install"));
+        };
+        let mut b = super::snapshot::replace(self.region, self.slot_start, self.slot_end, entries);
+        let applied = encode_applied_at(meta.last_log_id.as_ref(), &meta.last_membership, now_ms);
+        b.put(Cf::RaftState, state_key(self.region, StateKind::Applied), applied.clone());
+        b.put(Cf::RaftState, state_key(self.region, StateKind::Snapshot), applied);
+        let storage = self.storage.clone();
+        glommio::executor().spawn_blocking(move || storage.write(b, true)).await.map_err(io_err)?;
+        self.applied = meta.last_log_id;
+        self.membership = meta.last_membership.clone();
+        self.applied_now.set(self.applied_now.get().max(now_ms));
+        // Every cached read of this node may be of a key the snapshot replaced.
+        self.deps.epochs.bump_all();
+        if let Some(p) = &self.deps.programs {
+            p.region_replaced(self.region);
+        }
+        Ok(())
     }
 
     async fn get_current_snapshot(
@@ -204,7 +232,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             return Ok(None);
         };
         let (last_log_id, last_membership) = decode_applied(&b).map_err(|e| invalid(e.to_string()))?;
-        Ok(Some(Snapshot { meta: SnapshotMeta { last_log_id, last_membership }, snapshot: SnapshotData }))
+        Ok(Some(Snapshot { meta: SnapshotMeta { last_log_id, last_membership }, snapshot: SnapshotData::Local }))
     }
 }
 

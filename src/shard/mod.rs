@@ -25,7 +25,7 @@ use crate::net::{error_body, UNREACHABLE};
 use crate::pb::peer_frame::Body;
 use crate::pb::WriteCmd;
 use crate::protocol::Reply;
-use crate::raft::network::Network;
+use crate::raft::network::{Network, Source};
 use crate::raft::region::{Fenced, GroupOpts, ReadError, Region, RegionDeps};
 use crate::types::cache::ReadCache;
 use crate::types::watches::Watched;
@@ -86,7 +86,10 @@ impl Core {
         };
         for route in routes {
             let network = match &self.links {
-                Some(links) => Network::Cluster { links: links.clone(), region: route.id },
+                Some(links) => {
+                    let source = Source { storage: self.shared.storage.clone(), slot_start: route.start, slot_end: route.end };
+                    Network::Cluster { links: links.clone(), region: route.id, source }
+                }
                 None => Network::Standalone,
             };
             let opts = GroupOpts { snapshot_logs: self.shared.config().raft_snapshot_logs, network };

@@ -26,6 +26,9 @@ pub trait Programs: Send + Sync {
     fn functions(&self, ctx: &mut ApplyCtx, op: &crate::pb::Functions) -> Result<Reply, StorageError>;
     /// True if the transaction queues a script (which may run long).
     fn queues_script(&self, op: &crate::pb::Exec) -> bool;
+    /// A snapshot from the leader replaced the region: reload what is kept of
+    /// it outside RocksDB (its function libraries).
+    fn region_replaced(&self, _region: u32) {}
 }
 
 /// True for an operation that may run long: a script, a library to compile, or a

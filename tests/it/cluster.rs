@@ -93,6 +93,7 @@ pub struct Node {
     pub cluster_port: u16,
     pub dir: PathBuf,
     peers: String,
+    extra: Vec<String>,
     child: Option<Child>,
 }
 
@@ -103,6 +104,7 @@ impl Node {
             .arg(&self.dir)
             .args(["--no-pin", "--cores", "1", "--node-id", &self.id.to_string()])
             .args(["--cluster-port", &self.cluster_port.to_string(), "--peers", &self.peers])
+            .args(&self.extra)
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
@@ -146,6 +148,11 @@ impl Cluster {
     /// Start `n` nodes (ids 1..=n) and wait until every slot has a leader that
     /// every node knows.
     pub fn start(n: u64) -> Cluster {
+        Self::start_with(n, &[])
+    }
+
+    /// [`Cluster::start`] with extra server flags for every node.
+    pub fn start_with(n: u64, extra: &[&str]) -> Cluster {
         let tmp = tempfile::tempdir().unwrap();
         let ids: Vec<u64> = (1..=n).collect();
         let cports: BTreeMap<u64, u16> = ids.iter().map(|&i| (i, free_port())).collect();
@@ -168,8 +175,16 @@ impl Cluster {
                 .collect();
             let dir = tmp.path().join(format!("node{i}"));
             std::fs::create_dir_all(&dir).unwrap();
-            let mut node =
-                Node { id: i, port: free_port(), cluster_port: cports[&i], dir, peers: peers.join(","), child: None };
+            let extra = extra.iter().map(|s| s.to_string()).collect();
+            let mut node = Node {
+                id: i,
+                port: free_port(),
+                cluster_port: cports[&i],
+                dir,
+                peers: peers.join(","),
+                extra,
+                child: None,
+            };
             node.spawn();
             nodes.push(node);
         }
@@ -255,42 +270,69 @@ fn ask(port: u16, args: &[&str], wait: Duration) -> Option<String> {
 
 /// A client that follows MOVED as cluster clients do: send to any running
 /// node, on `MOVED slot host:port` go there; CLUSTERDOWN / TRYAGAIN / a dead
-/// node: try again (another node) until `limit`.
-pub fn send(c: &Cluster, args: &[&str], limit: Duration) -> Result<redis::Value, String> {
-    let deadline = Instant::now() + limit;
-    let mut port = c.nodes.iter().find(|n| n.is_up()).map(|n| n.port).unwrap();
-    let mut last = String::new();
-    let mut turn = 0;
-    while Instant::now() < deadline {
-        let attempt = redis::Client::open(format!("redis://127.0.0.1:{port}/"))
-            .map_err(|e| e.to_string())
-            .and_then(|cl| cl.get_connection_with_timeout(Duration::from_millis(500)).map_err(|e| e.to_string()))
-            .and_then(|mut con| {
-                con.set_read_timeout(Some(Duration::from_secs(5))).map_err(|e| e.to_string())?;
+/// node: try again (another node) until `limit`. Connections are kept.
+pub struct Client {
+    port: u16,
+    conns: BTreeMap<u16, redis::Connection>,
+}
+
+impl Client {
+    pub fn new(c: &Cluster) -> Client {
+        Client { port: c.nodes.iter().find(|n| n.is_up()).map(|n| n.port).unwrap(), conns: BTreeMap::new() }
+    }
+
+    pub fn cmd(&mut self, c: &Cluster, args: &[&str], limit: Duration) -> Result<redis::Value, String> {
+        let deadline = Instant::now() + limit;
+        let mut last = String::new();
+        let mut turn = 0;
+        while Instant::now() < deadline {
+            let port = self.port;
+            let con = match self.conns.remove(&port) {
+                Some(con) => Ok(con),
+                None => redis::Client::open(format!("redis://127.0.0.1:{port}/"))
+                    .map_err(|e| e.to_string())
+                    .and_then(|cl| cl.get_connection_with_timeout(Duration::from_millis(500)).map_err(|e| e.to_string()))
+                    .and_then(|con| {
+                        con.set_read_timeout(Some(Duration::from_secs(5))).map_err(|e| e.to_string())?;
+                        Ok(con)
+                    }),
+            };
+            let attempt = con.and_then(|mut con| {
                 let mut cmd = redis::cmd(args[0]);
                 for a in &args[1..] {
                     cmd.arg(*a);
                 }
-                cmd.query::<redis::Value>(&mut con).map_err(|e| e.to_string())
+                let r = cmd.query::<redis::Value>(&mut con);
+                // A server error leaves the connection usable; an I/O error does not.
+                if r.as_ref().map_or_else(|e| e.kind() != redis::ErrorKind::IoError, |_| true) {
+                    self.conns.insert(port, con);
+                }
+                r.map_err(|e| e.to_string())
             });
-        match attempt {
-            Ok(v) => return Ok(v),
-            Err(e) if e.contains("MOVED") => {
-                let addr = e.split_whitespace().find(|w| w.starts_with("127.0.0.1:")).unwrap_or_default();
-                port = addr.rsplit(':').next().and_then(|p| p.parse().ok()).unwrap_or(port);
-                last = e;
-            }
-            Err(e) if e.contains("outcome unknown") => return Err(e),
-            Err(e) => {
-                last = e;
-                turn += 1;
-                let up: Vec<u16> = c.nodes.iter().filter(|n| n.is_up()).map(|n| n.port).collect();
-                port = up[turn % up.len()];
-                std::thread::sleep(Duration::from_millis(20));
+            match attempt {
+                Ok(v) => return Ok(v),
+                Err(e) if e.contains("Moved") || e.contains("MOVED") => {
+                    let addr = e.split_whitespace().find(|w| w.starts_with("127.0.0.1:")).unwrap_or_default();
+                    self.port = addr.rsplit(':').next().and_then(|p| p.parse().ok()).unwrap_or(port);
+                    last = e;
+                }
+                Err(e) if e.contains("outcome unknown") => return Err(e),
+                Err(e) => {
+                    last = e;
+                    turn += 1;
+                    let up: Vec<u16> = c.nodes.iter().filter(|n| n.is_up()).map(|n| n.port).collect();
+                    self.port = up[turn % up.len()];
+                    std::thread::sleep(Duration::from_millis(20));
+                }
             }
         }
+        Err(format!("{args:?} not served within {limit:?}: {last}"))
     }
-    Err(format!("{args:?} not served within {limit:?}: {last}"))
+}
+
+/// One command through a fresh [`Client`].
+pub fn send(c: &Cluster, args: &[&str], limit: Duration) -> Result<redis::Value, String> {
+    Client::new(c).cmd(c, args, limit)
 }
 
 fn int(v: &redis::Value) -> i64 {
@@ -408,4 +450,68 @@ fn an_isolated_leader_never_serves_a_stale_read() {
     c.wait_ok(Duration::from_secs(30));
     let v = send(&c, &["GET", key], Duration::from_secs(10)).unwrap();
     assert_eq!(v, redis::Value::BulkString(b"new".to_vec()));
+}
+
+/// NEOKV.REGION of `slot` on a node: (region, applied index, keys, digest).
+fn region_state(port: u16, slot: u16) -> Option<(i64, i64, i64, String)> {
+    let r = ask(port, &["NEOKV.REGION", &slot.to_string()], Duration::from_secs(5))?;
+    let lines: Vec<&str> = r.split("\r\n").collect();
+    // *4 :region :applied :keys $40 digest
+    let int = |l: &str| l.trim_start_matches(':').parse().ok();
+    Some((int(lines.get(1)?)?, int(lines.get(2)?)?, int(lines.get(3)?)?, lines.get(5)?.to_string()))
+}
+
+/// A follower that was down while the leader wrote past several snapshots (and
+/// purged its log behind them) catches up by snapshot: afterwards every replica
+/// reports the same applied index and the same digest of the region's data,
+/// and it keeps following later writes.
+#[test]
+fn a_follower_behind_the_purged_log_catches_up_by_snapshot() {
+    let mut c = Cluster::start_with(3, &["--raft-snapshot-logs", "100"]);
+    let key = "{snap}";
+    // (The test harness's key_slot ignores hash tags: the slot of `{snap}` is that of `snap`.)
+    let slot = key_slot(b"snap");
+    send(&c, &["SET", key, "0"], Duration::from_secs(5)).unwrap();
+    let leader = c.leader_of(key).unwrap();
+    let follower = (1..=3).find(|&i| i != leader).unwrap();
+    eprintln!("slot {slot}: leader {leader}; stopping follower {follower}");
+    c.node(follower).kill9();
+    let started = Instant::now();
+    let mut client = Client::new(&c);
+    for i in 0..600 {
+        client.cmd(&c, &["INCR", key], Duration::from_secs(5)).unwrap();
+        client.cmd(&c, &["SET", &format!("{{snap}}:{}", i % 50), &i.to_string()], Duration::from_secs(5)).unwrap();
+    }
+    eprintln!("1,200 writes in {:?} with node {follower} down; restarting it", started.elapsed());
+    let behind = Instant::now();
+    c.start_node(follower);
+    let ports: Vec<u16> = c.nodes.iter().map(|n| n.port).collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let states = loop {
+        let states: Vec<_> = ports.iter().map(|&p| region_state(p, slot)).collect();
+        if states.iter().all(|s| s.is_some()) && states.windows(2).all(|w| w[0] == w[1]) {
+            break states;
+        }
+        assert!(Instant::now() < deadline, "replicas never agreed: {states:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    eprintln!("every replica agrees {:?} after the restart: {:?}", behind.elapsed(), states[0]);
+    let (_, applied, keys, _) = states[0].clone().unwrap();
+    assert!(applied > 1_200, "applied index {applied}");
+    assert_eq!(keys, 51);
+    // And it follows what comes next.
+    for _ in 0..10 {
+        send(&c, &["INCR", key], Duration::from_secs(5)).unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let states: Vec<_> = ports.iter().map(|&p| region_state(p, slot)).collect();
+        if states.windows(2).all(|w| w[0] == w[1]) && states[0].as_ref().is_some_and(|s| s.1 >= applied + 10) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "replicas diverged after the catch-up: {states:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let v = send(&c, &["GET", key], Duration::from_secs(5)).unwrap();
+    assert_eq!(v, redis::Value::BulkString(b"610".to_vec()));
 }

@@ -1,0 +1,117 @@
+//! Shipping a region to a node that fell behind the purged log.
+//!
+//! A region's data is its slot range in every data column family (plus its
+//! function libraries). The leader reads it from ONE RocksDB snapshot together
+//! with the region's applied state (written in the same batches as the data, so
+//! the two agree), and streams it in chunks of about a megabyte, each answered
+//! before the next is sent (the timeout is per chunk). The snapshot's log id is
+//! the applied id read there, which may be later than the one openraft had in
+//! mind: the follower then treats the entries in between as already committed
+//! and skips them (openraft's `has_log_id` accepts every index below the
+//! committed one), so nothing is applied twice.
+//!
+//! The follower gathers the chunks and installs them in one write batch that
+//! first deletes the region's ranges, so the replacement is atomic and a crash
+//! leaves either the old region or the new one.
+
+use std::io;
+
+use bytes::{Buf, Bytes};
+
+use crate::storage::keys::{function_key, slot_lower_bound, slot_upper_bound};
+use crate::storage::{Batch, Cf};
+
+/// Bytes of key-value data per chunk.
+pub const CHUNK_BYTES: usize = 1 << 20;
+
+/// The column families a region's data lives in, in the order they are shipped.
+pub const DATA_CFS: [Cf; 6] = [Cf::Metadata, Cf::Subkey, Cf::ZsetScore, Cf::ExpireIndex, Cf::Links, Cf::Functions];
+
+/// `[from, to)` of the region in each data column family.
+pub fn ranges(region: u32, slot_start: u16, slot_end: u32) -> Vec<(u8, Cf, Vec<u8>, Vec<u8>)> {
+    DATA_CFS
+        .iter()
+        .enumerate()
+        .map(|(i, &cf)| match cf {
+            Cf::Functions => (i as u8, cf, function_key(region, b""), function_key(region + 1, b"")),
+            _ => (i as u8, cf, slot_lower_bound(slot_start), slot_upper_bound(slot_end)),
+        })
+        .collect()
+}
+
+/// Append one entry to a chunk.
+pub fn put(buf: &mut Vec<u8>, cf: u8, k: &[u8], v: &[u8]) {
+    buf.push(cf);
+    buf.extend_from_slice(&(k.len() as u32).to_be_bytes());
+    buf.extend_from_slice(k);
+    buf.extend_from_slice(&(v.len() as u32).to_be_bytes());
+    buf.extend_from_slice(v);
+}
+
+/// The entries of a chunk, checked: a malformed chunk is an error.
+pub fn entries(mut data: Bytes, out: &mut Vec<(Cf, Bytes, Bytes)>) -> io::Result<()> {
+    let bad = || io::Error::new(io::ErrorKind::InvalidData, "malformed snapshot chunk");
+    while data.has_remaining() {
+        if data.remaining() < 5 {
+            return Err(bad());
+        }
+        let cf = *DATA_CFS.get(data.get_u8() as usize).ok_or_else(bad)?;
+        let kl = data.get_u32() as usize;
+        if data.remaining() < kl + 4 {
+            return Err(bad());
+        }
+        let k = data.split_to(kl);
+        let vl = data.get_u32() as usize;
+        if data.remaining() < vl {
+            return Err(bad());
+        }
+        let v = data.split_to(vl);
+        out.push((cf, k, v));
+    }
+    Ok(())
+}
+
+/// The batch that replaces the region with `entries`.
+pub fn replace(region: u32, slot_start: u16, slot_end: u32, entries: Vec<(Cf, Bytes, Bytes)>) -> Batch {
+    let mut b = Batch::new();
+    for (_, cf, from, to) in ranges(region, slot_start, slot_end) {
+        b.delete_range(cf, from, to);
+    }
+    for (cf, k, v) in entries {
+        b.put(cf, k.to_vec(), v);
+    }
+    b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_roundtrip_and_refuse_garbage() {
+        let mut buf = Vec::new();
+        put(&mut buf, 0, b"key", b"value");
+        put(&mut buf, 5, b"", b"");
+        let mut out = Vec::new();
+        entries(Bytes::from(buf.clone()), &mut out).unwrap();
+        assert_eq!(out.len(), 2);
+        assert_eq!((out[0].0, &out[0].1[..], &out[0].2[..]), (Cf::Metadata, &b"key"[..], &b"value"[..]));
+        assert_eq!(out[1].0, Cf::Functions);
+        for cut in 1..buf.len() {
+            let mut o = Vec::new();
+            let r = entries(Bytes::copy_from_slice(&buf[..cut]), &mut o);
+            assert!(r.is_err() || cut == 17, "cut at {cut}");
+        }
+        assert!(entries(Bytes::from_static(&[9, 0, 0, 0, 0, 0, 0, 0, 0]), &mut Vec::new()).is_err());
+    }
+
+    #[test]
+    fn a_region_is_its_slot_range_and_its_functions() {
+        let r = ranges(3, 100, 200);
+        assert_eq!(r.len(), DATA_CFS.len());
+        assert_eq!(r[0].2, 100u16.to_be_bytes().to_vec());
+        assert_eq!(r[0].3, 200u16.to_be_bytes().to_vec());
+        assert_eq!(r[5].2, 3u32.to_be_bytes().to_vec());
+        assert_eq!(r[5].3, 4u32.to_be_bytes().to_vec());
+    }
+}
