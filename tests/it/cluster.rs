@@ -515,3 +515,102 @@ fn a_follower_behind_the_purged_log_catches_up_by_snapshot() {
     let v = send(&c, &["GET", key], Duration::from_secs(5)).unwrap();
     assert_eq!(v, redis::Value::BulkString(b"610".to_vec()));
 }
+
+fn tool(name: &str) -> Option<Command> {
+    let found = Command::new("sh").arg("-c").arg(format!("command -v {name}")).output().ok()?.status.success();
+    if !found {
+        eprintln!("*** {name} is not installed: its part of this test did not run ***");
+    }
+    found.then(|| Command::new(name))
+}
+
+/// The clients users point at a Redis Cluster work unchanged: the `redis`
+/// crate's cluster client, `redis-cli -c`, `redis-benchmark --cluster` (it reads
+/// CLUSTER NODES and needs several masters) and `memtier_benchmark
+/// --cluster-mode`, each that is installed.
+#[test]
+fn redis_cluster_clients_work_unchanged() {
+    let c = Cluster::start(3);
+    let ports: Vec<u16> = c.nodes.iter().map(|n| n.port).collect();
+    // Leaders spread first, so every node is a master of some slots.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while ask(ports[0], &["CLUSTER", "NODES"], Duration::from_secs(2))
+        .map_or(true, |n| n.lines().filter(|l| l.split_whitespace().count() > 8).count() < 3)
+    {
+        assert!(Instant::now() < deadline, "leaders never spread");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    let client = redis::cluster::ClusterClient::new(vec![format!("redis://127.0.0.1:{}/", ports[1])]).unwrap();
+    let mut con = client.get_connection().unwrap();
+    for i in 0..200 {
+        redis::cmd("SET").arg(format!("crate:{i}")).arg(i).query::<()>(&mut con).unwrap();
+    }
+    for i in 0..200 {
+        let v: i64 = redis::cmd("GET").arg(format!("crate:{i}")).query(&mut con).unwrap();
+        assert_eq!(v, i);
+    }
+    let n: i64 = redis::cmd("INCRBY").arg("crate:7").arg(5).query(&mut con).unwrap();
+    assert_eq!(n, 12);
+    redis::cmd("MSET").arg("{u1}.a").arg("x").arg("{u1}.b").arg("y").query::<()>(&mut con).unwrap();
+    let both: Vec<String> = redis::cmd("MGET").arg("{u1}.a").arg("{u1}.b").query(&mut con).unwrap();
+    assert_eq!(both, ["x", "y"]);
+    eprintln!("redis crate cluster client: 200 SET/GET, INCRBY, MSET/MGET with a hash tag");
+
+    if let Some(mut cli) = tool("redis-cli") {
+        let out = cli.args(["-c", "-p", &ports[2].to_string(), "SET", "cli-key", "cli-value"]).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "OK");
+        let out = tool("redis-cli").unwrap().args(["-c", "-p", &ports[0].to_string(), "GET", "cli-key"]).output().unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "cli-value");
+        eprintln!("redis-cli -c: SET on one node, GET on another");
+    }
+    if let Some(mut b) = tool("redis-benchmark") {
+        let out = b
+            .args(["--cluster", "-p", &ports[0].to_string(), "-t", "set,get", "-n", "3000", "-c", "10", "-q"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).replace('\r', "\n");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "redis-benchmark --cluster failed: {text} {err}");
+        for t in ["SET:", "GET:"] {
+            assert!(text.lines().any(|l| l.starts_with(t) && l.contains("requests per second")), "{text}");
+        }
+        assert!(!text.to_lowercase().contains("error"), "{text}");
+        eprintln!("redis-benchmark --cluster: {}", text.lines().filter(|l| l.contains("requests per second")).collect::<Vec<_>>().join("; "));
+    }
+    if let Some(mut m) = tool("memtier_benchmark") {
+        let out = m
+            .args(["-s", "127.0.0.1", "-p", &ports[0].to_string(), "--cluster-mode", "-t", "1", "-c", "5"])
+            .args(["-n", "300", "--ratio", "1:1", "--hide-histogram"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "memtier_benchmark --cluster-mode failed: {text} {}", String::from_utf8_lossy(&out.stderr));
+        let totals = text.lines().find(|l| l.starts_with("Totals")).unwrap_or_default().to_string();
+        assert!(!totals.is_empty(), "{text}");
+        eprintln!("memtier_benchmark --cluster-mode: {totals}");
+    }
+}
+
+/// kill -9 of all three nodes at once, then a restart: every acknowledged write is there.
+#[test]
+fn every_acknowledged_write_survives_killing_all_nodes() {
+    let mut c = Cluster::start(3);
+    let mut client = Client::new(&c);
+    for i in 0..300 {
+        client.cmd(&c, &["SET", &format!("all:{i}"), &i.to_string()], Duration::from_secs(5)).unwrap();
+    }
+    for id in 1..=3 {
+        c.node(id).kill9();
+    }
+    eprintln!("300 SETs acknowledged; killed all three nodes; restarting");
+    for id in 1..=3 {
+        c.start_node(id);
+    }
+    c.wait_ok(Duration::from_secs(60));
+    let mut client = Client::new(&c);
+    for i in 0..300 {
+        let v = client.cmd(&c, &["GET", &format!("all:{i}")], Duration::from_secs(10)).unwrap();
+        assert_eq!(v, redis::Value::BulkString(i.to_string().into_bytes()), "all:{i}");
+    }
+}
