@@ -203,9 +203,9 @@ pub fn run(core: &Core, session: &mut Session, spec: &'static CommandSpec, args:
     let routed = if core.shared.nodes.is_some() {
         // Cluster mode: the keys' slot decides, and only its leader serves it.
         let keys = at.iter().flatten().map(|&i| &args[i][..]);
-        // (READONLY follower reads wait for the leader's read index: not built yet,
-        // so a follower still redirects them.)
-        cluster::route(&core.shared, keys, false)
+        // READONLY: a follower serves reads (the connection waited for the
+        // leader's read index before running them).
+        cluster::route(&core.shared, keys, session.follower_reads && !spec.is_write())
     } else {
         region_at(core, at.as_deref(), args)
     };

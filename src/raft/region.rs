@@ -103,9 +103,13 @@ pub struct Region {
     /// The time of the last entry applied here: a new leader whose clock is
     /// behind never stamps earlier, so a key that expired stays expired.
     applied_now: Rc<Cell<u64>>,
-    /// Reads waiting for the next read index (one per reactor turn serves all).
-    readers: RefCell<Vec<oneshot::Sender<Result<(), ReadError>>>>,
-    read_scheduled: Cell<bool>,
+    /// Reads waiting for the next read index (one per reactor turn serves all):
+    /// `[0]` on the leader, `[1]` on a follower (READONLY), which asks the leader.
+    readers: [RefCell<Vec<oneshot::Sender<Result<(), ReadError>>>>; 2],
+    read_scheduled: [Cell<bool>; 2],
+    /// This core's links to the other nodes (cluster mode).
+    links: Option<Rc<crate::net::link::Links>>,
+    nodes: Option<Arc<Nodes>>,
     /// A snapshot being received: its id, the next chunk expected, its entries.
     incoming: RefCell<Option<Incoming>>,
 }
@@ -153,6 +157,10 @@ impl Region {
     pub async fn start(deps: RegionDeps, route: &RegionRoute, opts: GroupOpts) -> Result<Rc<Region>, String> {
         let log = LogStore::new(deps.storage.clone(), route.id);
         let (storage, watches, nodes) = (deps.storage.clone(), deps.watches.clone(), deps.nodes.clone());
+        let links = match &opts.network {
+            Network::Cluster { links, .. } => Some(links.clone()),
+            Network::Standalone => None,
+        };
         let me = nodes.as_ref().map_or(NODE_ID, |n| n.me);
         let sm = StateMachine::open(deps, route.id, route.start, route.end).map_err(|e| e.to_string())?;
         let applied_now = sm.applied_now();
@@ -179,8 +187,10 @@ impl Region {
             idle: RefCell::new(Vec::new()),
             last_now: Cell::new(0),
             applied_now,
-            readers: RefCell::new(Vec::new()),
-            read_scheduled: Cell::new(false),
+            readers: Default::default(),
+            read_scheduled: Default::default(),
+            links,
+            nodes: nodes.clone(),
             incoming: RefCell::new(None),
         });
         match nodes {
@@ -213,22 +223,17 @@ impl Region {
     /// call (ReadIndex: leadership confirmed by a quorum, then applied up to the
     /// commit index of that moment). The reads that ask during one reactor turn
     /// share one confirmation.
-    pub async fn linearize(self: &Rc<Self>) -> Result<(), ReadError> {
+    pub async fn linearize(self: &Rc<Self>, on_follower: bool) -> Result<(), ReadError> {
+        let which = on_follower as usize;
         let (tx, rx) = oneshot::channel();
-        self.readers.borrow_mut().push(tx);
-        if !self.read_scheduled.replace(true) {
+        self.readers[which].borrow_mut().push(tx);
+        if !self.read_scheduled[which].replace(true) {
             let me = self.clone();
             glommio::spawn_local(async move {
                 futures_lite::future::yield_now().await;
-                me.read_scheduled.set(false);
-                let waiting = std::mem::take(&mut *me.readers.borrow_mut());
-                let r = match me.raft.ensure_linearizable(openraft::ReadPolicy::ReadIndex).await {
-                    Ok(_) => Ok(()),
-                    Err(openraft::error::RaftError::APIError(
-                        openraft::error::LinearizableReadError::ForwardToLeader(f),
-                    )) => Err(ReadError::NotLeader(f.leader_id)),
-                    Err(e) => Err(ReadError::Failed(e.to_string())),
-                };
+                me.read_scheduled[which].set(false);
+                let waiting = std::mem::take(&mut *me.readers[which].borrow_mut());
+                let r = if on_follower { me.follower_read_index().await } else { me.leader_read_index().await };
                 for w in waiting {
                     let _ = w.send(r.clone());
                 }
@@ -236,6 +241,41 @@ impl Region {
             .detach();
         }
         rx.await.unwrap_or_else(|_| Err(ReadError::Failed("region stopped".into())))
+    }
+
+    async fn leader_read_index(&self) -> Result<(), ReadError> {
+        match self.raft.ensure_linearizable(openraft::ReadPolicy::ReadIndex).await {
+            Ok(_) => Ok(()),
+            Err(openraft::error::RaftError::APIError(openraft::error::LinearizableReadError::ForwardToLeader(f))) => {
+                Err(ReadError::NotLeader(f.leader_id))
+            }
+            Err(e) => Err(ReadError::Failed(e.to_string())),
+        }
+    }
+
+    /// A READONLY read on a follower: the leader confirms its leadership and
+    /// names its commit index, and this node waits until it has applied that far.
+    async fn follower_read_index(&self) -> Result<(), ReadError> {
+        let (Some(links), Some(nodes)) = (&self.links, &self.nodes) else {
+            return self.leader_read_index().await;
+        };
+        let Some(leader) = nodes.leader(self.id) else { return Err(ReadError::NotLeader(None)) };
+        if leader == nodes.me {
+            return self.leader_read_index().await;
+        }
+        let ttl = Duration::from_secs(2);
+        let link = links.link(leader, crate::net::Class::Raft);
+        let index = match link.call(self.id, Body::ReadIndex(crate::pb::ReadIndexReq {}), ttl).await {
+            Ok(Body::ReadIndexResp(r)) => r.read.map_or(0, |l| l.index),
+            Ok(_) => return Err(ReadError::Failed("unexpected read index response".into())),
+            Err(e) => return Err(ReadError::Failed(e.to_string())),
+        };
+        self.raft
+            .wait(Some(ttl))
+            .applied_index_at_least(Some(index), "follower read index")
+            .await
+            .map(|_| ())
+            .map_err(|e| ReadError::Failed(e.to_string()))
     }
 
     /// Serve an RPC another node sent this region.
@@ -271,6 +311,12 @@ impl Region {
                 Err(e) => failed(&e),
             },
             Body::Snapshot(c) => self.receive_snapshot(c).await,
+            Body::ReadIndex(_) => match self.raft.get_read_linearizer(openraft::ReadPolicy::ReadIndex).await {
+                Ok(l) => {
+                    Body::ReadIndexResp(crate::pb::ReadIndexResp { read: Some(wire::log_id_to_pb(l.read_log_id().log_id())) })
+                }
+                Err(e) => error_body(crate::net::UNREACHABLE, e.to_string()),
+            },
             _ => error_body(FAILED, "not a request"),
         }
     }

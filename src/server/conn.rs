@@ -114,12 +114,21 @@ fn redirect(core: &Core, spec: &CommandSpec, args: &[bytes::Bytes]) -> Reply {
 /// Before a read in cluster mode: wait for the read index of its region if this
 /// node leads it; `Some(reply)` if the read must go elsewhere (the routing
 /// errors themselves are left to dispatch).
-async fn linearize(core: &Core, spec: &CommandSpec, args: &[bytes::Bytes]) -> Option<Reply> {
+async fn linearize(core: &Core, session: &Session, spec: &CommandSpec, args: &[bytes::Bytes]) -> Option<Reply> {
     let keys = spec.keys_of(args).unwrap_or_default();
-    let Ok(Some(region)) = cmd::cluster::route(&core.shared, keys.iter().map(|&i| &args[i][..]), false) else {
-        return None;
+    let keys = || keys.iter().map(|&i| &args[i][..]);
+    let here = match cmd::cluster::route(&core.shared, keys(), false) {
+        Ok(Some(region)) => Some((region, false)),
+        // READONLY: a follower serves the read once it has applied what the
+        // leader had committed when asked.
+        Err(_) if session.follower_reads => match cmd::cluster::route(&core.shared, keys(), true) {
+            Ok(Some(region)) => Some((region, true)),
+            _ => None,
+        },
+        _ => None,
     };
-    match core.linearize(region).await {
+    let (region, on_follower) = here?;
+    match core.linearize(region, on_follower).await {
         Ok(()) => None,
         Err(crate::raft::region::ReadError::NotLeader(_)) => Some(redirect(core, spec, args)),
         // (No quorum answered: the group cannot confirm anything now.)
@@ -594,7 +603,7 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
             }
             // Cluster mode: a read waits until it cannot miss an acknowledged write.
             if shared.nodes.is_some() && !spec.is_write() && spec.keys != cmd::table::Keys::None {
-                if let Some(r) = linearize(&core, spec, &args).await {
+                if let Some(r) = linearize(&core, &session, spec, &args).await {
                     drain(&core, &mut pending, &mut out, &mut session).await;
                     let silent = skipped || session.reply_off;
                     reject(&core, &session, Some(spec), r, silent, &mut out);

@@ -41,7 +41,7 @@ pub enum CoreMsg {
     /// An RPC from another node for `region` (owned by the receiving core).
     Peer { region: u32, body: Body, tx: oneshot::Sender<Body> },
     /// A linearizable read on another core waits for `region`'s read index.
-    Linearize { region: u32, tx: oneshot::Sender<Result<(), ReadError>> },
+    Linearize { region: u32, on_follower: bool, tx: oneshot::Sender<Result<(), ReadError>> },
 }
 
 pub type Inbox = mpsc::UnboundedReceiver<CoreMsg>;
@@ -101,16 +101,16 @@ impl Core {
 
     /// Wait until a read of `region` on this node is linearizable (see
     /// `Region::linearize`), asking the region's core.
-    pub async fn linearize(&self, region: u32) -> Result<(), ReadError> {
+    pub async fn linearize(&self, region: u32, on_follower: bool) -> Result<(), ReadError> {
         let owner = self.shared.router.region(region).core;
         if owner == self.id {
             return match self.local_region(region) {
-                Some(r) => r.linearize().await,
+                Some(r) => r.linearize(on_follower).await,
                 None => Err(ReadError::Failed("region not started".into())),
             };
         }
         let (tx, rx) = oneshot::channel();
-        if self.shared.mesh[owner].unbounded_send(CoreMsg::Linearize { region, tx }).is_err() {
+        if self.shared.mesh[owner].unbounded_send(CoreMsg::Linearize { region, on_follower, tx }).is_err() {
             return Err(ReadError::Failed("owning core stopped".into()));
         }
         rx.await.unwrap_or_else(|_| Err(ReadError::Failed("owning core stopped".into())))
@@ -204,10 +204,10 @@ impl Core {
                         let _ = f.tx.send(Reply::error("ERR region not owned by this core"));
                     }
                 },
-                CoreMsg::Linearize { region, tx } => match self.local_region(region) {
+                CoreMsg::Linearize { region, on_follower, tx } => match self.local_region(region) {
                     Some(r) => {
                         glommio::spawn_local(async move {
-                            let _ = tx.send(r.linearize().await);
+                            let _ = tx.send(r.linearize(on_follower).await);
                         })
                         .detach();
                     }

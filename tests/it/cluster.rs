@@ -614,3 +614,33 @@ fn every_acknowledged_write_survives_killing_all_nodes() {
         assert_eq!(v, redis::Value::BulkString(i.to_string().into_bytes()), "all:{i}");
     }
 }
+
+/// READONLY: a follower serves reads, and they are still linearizable: each
+/// increment acknowledged by the leader is seen by the very next read on a
+/// follower (it waits for the leader's read index). Without READONLY (or after
+/// READWRITE) the follower redirects.
+#[test]
+fn readonly_reads_on_a_follower_see_every_acknowledged_write() {
+    let c = Cluster::start(3);
+    let key = "follower-read";
+    send(&c, &["SET", key, "0"], Duration::from_secs(5)).unwrap();
+    let leader = c.leader_of(key).unwrap();
+    let follower = c.nodes.iter().find(|n| n.id != leader).unwrap();
+    let mut writer = c.nodes[leader as usize - 1].client();
+    let mut reader = follower.client();
+    let e = redis::cmd("GET").arg(key).query::<String>(&mut reader).unwrap_err();
+    assert!(e.to_string().contains("Moved"), "{e}");
+    redis::cmd("READONLY").query::<()>(&mut reader).unwrap();
+    for _ in 0..300 {
+        let n: i64 = redis::cmd("INCR").arg(key).query(&mut writer).unwrap();
+        let seen: i64 = redis::cmd("GET").arg(key).query(&mut reader).unwrap();
+        assert_eq!(seen, n, "node {} read an older value than the one acknowledged", follower.id);
+    }
+    // Writes still go to the leader.
+    let e = redis::cmd("SET").arg(key).arg("x").query::<()>(&mut reader).unwrap_err();
+    assert!(e.to_string().contains("Moved"), "{e}");
+    redis::cmd("READWRITE").query::<()>(&mut reader).unwrap();
+    let e = redis::cmd("GET").arg(key).query::<String>(&mut reader).unwrap_err();
+    assert!(e.to_string().contains("Moved"), "{e}");
+    eprintln!("300 increments on node {leader}, each read back at once on node {}", follower.id);
+}
