@@ -201,11 +201,21 @@ fn sunsubscribe(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     unsubscribe_generic(ctx, args, Kind::Shard)
 }
 
+/// PUBLISH: delivered here and, in a cluster, handed to every other node; the
+/// reply counts this node's receivers, as Redis Cluster's does.
 fn publish(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if let Some(core) = ctx.core() {
+        core.broadcast_publish(false, &args[1], &args[2]);
+    }
     reply(Reply::Int(ctx.shared.pubsub.publish(Kind::Channel, &args[1], &args[2]) as i64))
 }
 
+/// SPUBLISH: sent to the shard channel's leader (its key routes it), which
+/// delivers it and hands it to the region's other members.
 fn spublish(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if let Some(core) = ctx.core() {
+        core.broadcast_publish(true, &args[1], &args[2]);
+    }
     reply(Reply::Int(ctx.shared.pubsub.publish(Kind::Shard, &args[1], &args[2]) as i64))
 }
 

@@ -182,9 +182,10 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         let index = self.applied.map(|l| l.index).unwrap_or(0);
         self.deps.watches.applied_batch(self.region, index, &applied.modified, &applied.reaped);
         self.deps.blocked.notify_written(&applied.written);
-        // Keyspace events: published by the node applying the batch. Standalone,
-        // that is the region's leader; cluster mode will publish on the leader only.
-        if let (Some(n), false) = (&self.deps.notify, applied.events.is_empty()) {
+        // Keyspace events: published by the region's leader only (standalone,
+        // the node applying the batch is the leader).
+        let leads = self.deps.nodes.as_ref().is_none_or(|n| n.leader(self.region) == Some(n.me));
+        if let (Some(n), false, true) = (&self.deps.notify, applied.events.is_empty(), leads) {
             n.publish(std::mem::take(&mut applied.events));
         }
         for (r, replies) in responders {

@@ -72,6 +72,12 @@ pub async fn run(core: Rc<Core>, region: Rc<Region>, route: RegionRoute) {
     let mut next = route.start as u32;
     loop {
         glommio::timer::sleep(TICK).await;
+        // In a cluster only the region's leader proposes deletions.
+        if let Some(nodes) = &core.shared.nodes {
+            if nodes.leader(route.id) != Some(nodes.me) {
+                continue;
+            }
+        }
         let mut due = Vec::new();
         match collect_due(&core.shared.storage, &route, next, now_ms(), &mut due) {
             Ok(n) => next = n,

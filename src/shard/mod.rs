@@ -116,8 +116,28 @@ impl Core {
         rx.await.unwrap_or_else(|_| Err(ReadError::Failed("owning core stopped".into())))
     }
 
+    /// Hand a PUBLISH / SPUBLISH to every other node of the cluster (each
+    /// delivers it to its own subscribers). Fire and forget, as Pub/Sub is in
+    /// Redis; the messages of one connection leave in order on one link per peer.
+    pub fn broadcast_publish(&self, shard: bool, channel: &bytes::Bytes, message: &bytes::Bytes) {
+        let (Some(links), Some(nodes)) = (&self.links, &self.shared.nodes) else { return };
+        for (id, _) in nodes.all().into_iter().filter(|(id, _)| *id != nodes.me) {
+            let link = links.link(id, crate::net::Class::Raft);
+            let body = Body::Publish(crate::pb::PublishReq { channel: channel.clone(), message: message.clone(), shard });
+            glommio::spawn_local(async move {
+                let _ = link.call(0, body, std::time::Duration::from_secs(1)).await;
+            })
+            .detach();
+        }
+    }
+
     /// Serve an RPC from another node on the core that owns its region.
     pub async fn serve_peer(&self, region: u32, body: Body) -> Body {
+        if let Body::Publish(p) = body {
+            let kind = if p.shard { pubsub::Kind::Shard } else { pubsub::Kind::Channel };
+            let receivers = self.shared.pubsub.publish(kind, &p.channel, &p.message) as u64;
+            return Body::PublishResp(crate::pb::PublishResp { receivers });
+        }
         if region as usize >= self.shared.router.regions().len() {
             return error_body(crate::net::FAILED, format!("no region {region}"));
         }

@@ -644,3 +644,80 @@ fn readonly_reads_on_a_follower_see_every_acknowledged_write() {
     assert!(e.to_string().contains("Moved"), "{e}");
     eprintln!("300 increments on node {leader}, each read back at once on node {}", follower.id);
 }
+
+/// Keyspace events come from the region's leader only: a subscriber on the
+/// leader hears `set`, subscribers on the followers (which apply the same
+/// entry) hear nothing.
+#[test]
+fn keyspace_events_come_from_the_leader_only() {
+    let c = Cluster::start(3);
+    let key = "notified";
+    send(&c, &["SET", key, "0"], Duration::from_secs(5)).unwrap();
+    let leader = c.leader_of(key).unwrap();
+    let mut subs = Vec::new();
+    for n in &c.nodes {
+        let mut con = n.client();
+        redis::cmd("CONFIG").arg("SET").arg("notify-keyspace-events").arg("KEA").query::<()>(&mut con).unwrap();
+        let mut sub = n.client();
+        sub.set_read_timeout(Some(Duration::from_millis(1500))).unwrap();
+        redis::cmd("SUBSCRIBE").arg("__keyevent@0__:set").exec(&mut sub).unwrap();
+        subs.push((n.id, sub));
+    }
+    redis::cmd("SET").arg(key).arg("1").query::<()>(&mut c.nodes[leader as usize - 1].client()).unwrap();
+    for (id, mut sub) in subs {
+        let mut ps = sub.as_pubsub();
+        // The SUBSCRIBE confirmation was read by exec; the next message is an event or nothing.
+        let got = ps.get_message().ok().map(|m| m.get_payload::<String>().unwrap_or_default());
+        eprintln!("node {id} (leader {leader}) heard {got:?}");
+        if id == leader {
+            assert_eq!(got.as_deref(), Some(key), "the leader publishes the event");
+        } else {
+            assert_eq!(got, None, "follower {id} published the event too");
+        }
+    }
+}
+
+/// PUBLISH reaches subscribers on every node, in publish order; the reply
+/// counts the publishing node's own receivers, as in Redis Cluster. SPUBLISH
+/// goes to the shard channel's leader and reaches the region's other members
+/// (here a READONLY subscriber on a follower).
+#[test]
+fn publish_reaches_subscribers_on_every_node() {
+    let c = Cluster::start(3);
+    let mut subs = Vec::new();
+    for n in &c.nodes {
+        let mut sub = n.client();
+        sub.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        redis::cmd("SUBSCRIBE").arg("news").exec(&mut sub).unwrap();
+        subs.push((n.id, sub));
+    }
+    let mut publisher = c.nodes[0].client();
+    for i in 0..100 {
+        let here: i64 = redis::cmd("PUBLISH").arg("news").arg(i).query(&mut publisher).unwrap();
+        assert_eq!(here, 1, "one subscriber on the publishing node");
+    }
+    for (id, sub) in &mut subs {
+        let mut ps = sub.as_pubsub();
+        for i in 0..100 {
+            let m = ps.get_message().unwrap_or_else(|e| panic!("node {id}: message {i} missing: {e}"));
+            assert_eq!(m.get_payload::<i64>().unwrap(), i, "node {id}: out of order");
+        }
+    }
+    eprintln!("100 messages published on node 1 reached the subscribers of all three nodes in order");
+
+    let channel = "shard-news";
+    let leader = {
+        let r = send(&c, &["SPUBLISH", channel, "probe"], Duration::from_secs(5));
+        assert!(r.is_ok(), "{r:?}");
+        c.leader_of(channel).unwrap()
+    };
+    let follower = c.nodes.iter().find(|n| n.id != leader).unwrap();
+    // (A raw socket: the redis crate's pubsub does not read `smessage`.)
+    let mut sub = crate::common::Raw::connect(follower.port);
+    assert_eq!(sub.cmd(&["READONLY"]), "+OK\r\n");
+    assert_eq!(sub.cmd(&["SSUBSCRIBE", channel]), "*3\r\n$10\r\nssubscribe\r\n$10\r\nshard-news\r\n:1\r\n");
+    let n: i64 = redis::cmd("SPUBLISH").arg(channel).arg("hello").query(&mut c.nodes[leader as usize - 1].client()).unwrap();
+    assert_eq!(n, 0, "no shard subscriber on the leader itself");
+    let m = String::from_utf8_lossy(&sub.read_reply()).into_owned();
+    assert_eq!(m, "*3\r\n$8\r\nsmessage\r\n$10\r\nshard-news\r\n$5\r\nhello\r\n", "node {}", follower.id);
+}
