@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# A three-node NeoKV cluster on this machine next to a standalone NeoKV and a
+# redis-server (no persistence) in the same run: redis-benchmark SET/GET at P1
+# and P16 (`--cluster` against the cluster), and memtier_benchmark 1:1 SET:GET
+# (`--cluster-mode`). Every NeoKV fsyncs its log per batch (`--appendfsync
+# always`); the three cluster nodes share the machine's CPUs with each other and
+# with the load generators (`--no-pin`). Loopback only, bounded by request
+# counts. A table is appended to perf/RESULTS.md.
+#   perf/cluster.sh            N1=50000 N16=300000 perf/cluster.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. perf/lib.sh
+command -v memtier_benchmark >/dev/null || ../shared/tools/build-memtier.sh
+command -v memtier_benchmark >/dev/null || { echo "memtier_benchmark missing and could not be built" >&2; exit 1; }
+
+CLIENTS=50
+N1=${N1:-50000}
+N16=${N16:-300000}
+MEMTIER_N=${MEMTIER_N:-2000}
+
+# The cluster: node N on a free client port, cluster ports free too.
+declare -a CPORTS NPORTS
+for n in 1 2 3; do NPORTS[$n]=$(free_port); CPORTS[$n]=$(free_port); done
+PEERS="1=127.0.0.1:${CPORTS[1]},2=127.0.0.1:${CPORTS[2]},3=127.0.0.1:${CPORTS[3]}"
+for n in 1 2 3; do
+  "$BIN" --port "${NPORTS[$n]}" --dir "$TMP/node$n" --node-id "$n" --cluster-port "${CPORTS[$n]}" \
+    --peers "$PEERS" --no-pin --appendfsync always >"$TMP/node$n.log" 2>&1 &
+  echo $! > "$TMP/node$n.pid"
+done
+for n in 1 2 3; do
+  wait_port "${NPORTS[$n]}"
+  for _ in $(seq 1 300); do
+    [ "$(redis-cli -p "${NPORTS[$n]}" cluster nodes | awk 'NF > 8' | wc -l)" -ge 3 ] && break
+    sleep 0.1
+  done
+done
+PORT_CL=${NPORTS[1]}
+PORT_SA=$(NEOKV_ARGS="--no-pin" start_neokv always)
+PORT_RED=$(start_redis redis-nopersist --appendonly no)
+
+bench() { # port pipeline test [--cluster] -> "rps p50"
+  local port=$1 p=$2 t=$3; shift 3
+  local n=$N1; [ "$p" -gt 1 ] && n=$N16
+  redis-benchmark -h 127.0.0.1 -p "$port" -c $CLIENTS -n "$n" -P "$p" -d 256 -r 100000 -t "$t" --csv "$@" 2>/dev/null \
+    | tail -n 1 | tr -d '"' | awk -F, '{print $2, $5}'
+}
+memtier() { # port [--cluster-mode] -> "ops/s p50 p99"
+  local port=$1; shift
+  memtier_benchmark -s 127.0.0.1 -p "$port" "$@" -t 2 -c 25 -n "$MEMTIER_N" --ratio 1:1 -d 256 \
+    --key-maximum 100000 --hide-histogram 2>/dev/null | awk '/^Totals/ {print $2, $(NF-3), $(NF-2)}'
+}
+
+rows=()
+for p in 1 16; do
+  for t in set get; do
+    sleep 3; c=$(bench "$PORT_CL" "$p" "$t" --cluster)
+    sleep 3; s=$(bench "$PORT_SA" "$p" "$t")
+    sleep 1; r=$(bench "$PORT_RED" "$p" "$t")
+    rows+=("| ${t^^} | $p | ${c% *} (p50 ${c#* } ms) | ${s% *} (p50 ${s#* } ms) | $(ratio "${c% *}" "${s% *}") | ${r% *} | $(ratio "${c% *}" "${r% *}") |")
+  done
+done
+sleep 3; mc=$(memtier "$PORT_CL" --cluster-mode)
+sleep 3; ms=$(memtier "$PORT_SA")
+sleep 1; mr=$(memtier "$PORT_RED")
+read -r mco mcp50 mcp99 <<<"$mc"; read -r mso msp50 msp99 <<<"$ms"; read -r mro mrp50 mrp99 <<<"$mr"
+
+{
+  echo
+  echo "## $(date -u +%Y-%m-%d) — three-node cluster vs standalone vs redis-server ($(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo '+changes'))"
+  echo
+  echo "Machine: $(nproc) cores, shared by three NeoKV nodes, one standalone NeoKV, $(redis-server --version | awk '{print $1, $2, $3}') without persistence and the load generators (everything \`--no-pin\`, NeoKV \`--appendfsync always\`). A cluster write is acknowledged once two of three nodes have fsynced it."
+  echo "Command: \`redis-benchmark [--cluster] -c $CLIENTS -n $N1 (P1) / $N16 (P16) -P <P> -d 256 -r 100000 -t <set|get> --csv\`, requests/s and p50."
+  echo
+  echo "| workload | pipeline | cluster (3 nodes) | standalone | cluster / standalone | Redis | cluster / Redis |"
+  echo "|---|---|---|---|---|---|---|"
+  printf '%s\n' "${rows[@]}"
+  echo
+  echo "\`memtier_benchmark [--cluster-mode] -t 2 -c 25 -n $MEMTIER_N --ratio 1:1 -d 256 --key-maximum 100000\`: cluster $mco ops/s (p50 $mcp50 ms, p99 $mcp99 ms), standalone $mso ops/s (p50 $msp50, p99 $msp99), Redis $mro ops/s (p50 $mrp50, p99 $mrp99); cluster / standalone $(ratio "$mco" "$mso")."
+} | tee -a perf/RESULTS.md
