@@ -17,6 +17,8 @@ pub struct Config {
     pub dir: PathBuf,
     pub cores: usize,
     pub regions: usize,
+    /// `--regions` was given (otherwise the data directory's own count wins).
+    pub regions_explicit: bool,
     pub requirepass: String,
     pub appendfsync: FsyncPolicy,
     pub proto_max_bulk_len: i64,
@@ -42,6 +44,8 @@ pub struct ClusterConfig {
     pub port: u16,
     /// Every member's node-to-node address, this node's included.
     pub peers: BTreeMap<u64, String>,
+    /// A fresh node waits to be added to a running cluster (`--join`).
+    pub join: bool,
 }
 
 /// Parameters and their defaults as Redis 7 prints them.
@@ -127,6 +131,7 @@ impl Config {
             dir,
             cores,
             regions,
+            regions_explicit: false,
             requirepass,
             appendfsync,
             proto_max_bulk_len: 512 * 1024 * 1024,

@@ -35,6 +35,10 @@ struct Args {
     /// `1=127.0.0.1:7001,2=127.0.0.1:7002,3=127.0.0.1:7003`.
     #[arg(long, requires = "node_id")]
     peers: Option<String>,
+    /// Cluster mode: a fresh node joins a running cluster (it waits to be added
+    /// with CLUSTER ADDNODE) instead of forming a new one with the --peers.
+    #[arg(long, requires = "node_id")]
+    join: bool,
     /// Password for AUTH (the `default` user).
     #[arg(long, default_value = "")]
     requirepass: String,
@@ -88,16 +92,20 @@ fn main() {
             if !peers.contains_key(&node_id) {
                 fail(&format!("--peers must list this node ({node_id}) too"));
             }
-            Some(ClusterConfig { node_id, port, peers })
+            Some(ClusterConfig { node_id, port, peers, join: a.join })
         }
         _ => None,
     };
+    // A data directory keeps the count it was created with (see server::run);
+    // a node joining a cluster counts the members it joins.
     let regions = a.regions.unwrap_or(match &cluster {
+        Some(c) if c.join => 4 * (c.peers.len() - 1).max(1),
         Some(c) => 4 * c.peers.len(),
         None => 1,
     });
     let mut config = Config::new(a.bind, a.port, a.dir, cores, regions, a.requirepass, a.appendfsync);
     config.set_cluster(cluster);
+    config.regions_explicit = a.regions.is_some();
     config.block_cache_mb = a.block_cache_mb;
     config.write_buffer_mb = a.write_buffer_mb;
     config.read_cache_mb = a.read_cache_mb;

@@ -1,13 +1,15 @@
 //! The nodes of a cluster as this node knows them: ids, node-to-node addresses
-//! (from `--peers`), client addresses (learned from each link's hello), and the
-//! current leader of every region (kept up to date by each region's owning core,
-//! read by every core to route a command or answer MOVED).
+//! (from `--peers`, and from the membership for nodes added later), client
+//! addresses (learned from each link's hello), the current leader and voters of
+//! every region (kept up to date by each region's owning core, read by every
+//! core to route a command or answer MOVED), and the ids removed from the
+//! cluster, which never join again.
 //!
 //! Pure data shared by all cores; no I/O.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::RwLock;
+use std::sync::{Mutex, RwLock};
 
 /// A node's 40-character id as Redis Cluster clients expect it (CLUSTER NODES,
 /// CLUSTER SLOTS): the numeric id, zero-padded, so it reads back at a glance.
@@ -38,9 +40,36 @@ pub fn parse_peers(s: &str) -> Result<BTreeMap<u64, String>, String> {
     Ok(out)
 }
 
+/// One region's Raft state as this node sees it (INFO replication, ROLE, WAIT).
+#[derive(Debug, Clone, Default)]
+pub struct RegionStatus {
+    pub leader: Option<u64>,
+    /// This node leads it.
+    pub leading: bool,
+    pub term: u64,
+    pub last_log: u64,
+    pub applied: u64,
+    /// Ascending.
+    pub voters: Vec<u64>,
+    /// On the leader: each other member's matched log index.
+    pub matched: Vec<(u64, u64)>,
+}
+
 pub struct Nodes {
     /// This node's id.
     pub me: u64,
+    /// Started with `--join`: a fresh node waits to be added (CLUSTER ADDNODE)
+    /// instead of initialising its regions with the `--peers` as voters.
+    pub join: bool,
+    /// The nodes of `--peers`: the voters a fresh cluster starts with.
+    initial: Vec<u64>,
+    /// Each region's Raft state as last seen here.
+    status: Vec<Mutex<RegionStatus>>,
+    /// Per region: the log index of the last entry whose writes were
+    /// acknowledged here (as leader), at least that of any write answered so far.
+    acked: Vec<AtomicU64>,
+    /// Ids removed from some region's membership.
+    removed: RwLock<BTreeSet<u64>>,
     /// Where each node listens for node-to-node links.
     cluster_addrs: RwLock<BTreeMap<u64, String>>,
     /// Where each node serves clients (this node's own from its config).
@@ -50,9 +79,14 @@ pub struct Nodes {
 }
 
 impl Nodes {
-    pub fn new(me: u64, client_addr: String, peers: BTreeMap<u64, String>, regions: usize) -> Nodes {
+    pub fn new(me: u64, client_addr: String, peers: BTreeMap<u64, String>, regions: usize, join: bool) -> Nodes {
         Nodes {
             me,
+            join,
+            initial: peers.keys().copied().collect(),
+            status: (0..regions).map(|_| Mutex::new(RegionStatus::default())).collect(),
+            acked: (0..regions).map(|_| AtomicU64::new(0)).collect(),
+            removed: RwLock::new(BTreeSet::new()),
             cluster_addrs: RwLock::new(peers),
             client_addrs: RwLock::new(BTreeMap::from([(me, client_addr)])),
             leaders: (0..regions).map(|_| AtomicU64::new(0)).collect(),
@@ -61,7 +95,56 @@ impl Nodes {
 
     /// The voters a fresh cluster starts with: every node of `--peers`.
     pub fn initial_members(&self) -> Vec<u64> {
-        self.cluster_addrs.read().map(|m| m.keys().copied().collect()).unwrap_or_default()
+        self.initial.clone()
+    }
+
+    /// How many regions the slots are split into here.
+    pub fn regions(&self) -> usize {
+        self.leaders.len()
+    }
+
+    /// A region's voters as last seen here, ascending (the `--peers` until known).
+    pub fn voters(&self, region: u32) -> Vec<u64> {
+        match self.status.get(region as usize).and_then(|s| s.lock().ok()).map(|s| s.voters.clone()) {
+            Some(v) if !v.is_empty() => v,
+            _ => self.initial.clone(),
+        }
+    }
+
+    /// Update what is known of `region`'s Raft state (its owning core, as it changes).
+    pub fn update_status(&self, region: u32, f: impl FnOnce(&mut RegionStatus)) {
+        if let Some(Ok(mut s)) = self.status.get(region as usize).map(|s| s.lock()) {
+            f(&mut s);
+        }
+    }
+
+    pub fn status(&self, region: u32) -> RegionStatus {
+        self.status.get(region as usize).and_then(|s| s.lock().ok()).map(|s| s.clone()).unwrap_or_default()
+    }
+
+    /// An entry of `region` holding acknowledged writes was applied at `index`.
+    pub fn set_acked(&self, region: u32, index: u64) {
+        if let Some(a) = self.acked.get(region as usize) {
+            a.fetch_max(index, Ordering::AcqRel);
+        }
+    }
+
+    /// At least the log index of every write of `region` acknowledged so far.
+    pub fn acked(&self, region: u32) -> u64 {
+        self.acked.get(region as usize).map_or(0, |a| a.load(Ordering::Acquire))
+    }
+
+    pub fn is_removed(&self, id: u64) -> bool {
+        self.removed.read().is_ok_and(|r| r.contains(&id))
+    }
+
+    pub fn mark_removed(&self, ids: &BTreeSet<u64>) {
+        if ids.is_empty() {
+            return;
+        }
+        if let Ok(mut r) = self.removed.write() {
+            r.extend(ids.iter().copied());
+        }
     }
 
     pub fn cluster_addr(&self, id: u64) -> Option<String> {
@@ -91,10 +174,12 @@ impl Nodes {
         }
     }
 
-    /// Every node known, with its client address if learned.
+    /// Every node of the cluster (a voter of some region, or this node), with
+    /// its client address if learned.
     pub fn all(&self) -> Vec<(u64, Option<String>)> {
-        let ids: Vec<u64> = self.cluster_addrs.read().map(|m| m.keys().copied().collect()).unwrap_or_default();
-        ids.into_iter().map(|id| (id, self.client_addr(id))).collect()
+        let mut ids: BTreeSet<u64> = (0..self.regions() as u32).flat_map(|r| self.voters(r)).collect();
+        ids.insert(self.me);
+        ids.into_iter().filter(|&id| id == self.me || !self.is_removed(id)).map(|id| (id, self.client_addr(id))).collect()
     }
 
     pub fn leader(&self, region: u32) -> Option<u64> {
@@ -111,9 +196,9 @@ impl Nodes {
     }
 
     /// The node that should lead `region` when every node is up: leaders are
-    /// spread round-robin over the initial members.
+    /// spread round-robin over the region's voters (the `--peers` at first).
     pub fn preferred_leader(&self, region: u32) -> u64 {
-        let ids = self.initial_members();
+        let ids = self.voters(region);
         ids.get(region as usize % ids.len().max(1)).copied().unwrap_or(self.me)
     }
 }
@@ -141,11 +226,24 @@ mod tests {
     #[test]
     fn leaders_are_spread_over_the_members() {
         let peers = parse_peers("1=h:1,2=h:2,3=h:3").unwrap();
-        let n = Nodes::new(1, "h:10".into(), peers, 6);
+        let n = Nodes::new(1, "h:10".into(), peers, 6, false);
         let led: Vec<u64> = (0..6).map(|r| n.preferred_leader(r)).collect();
         assert_eq!(led, [1, 2, 3, 1, 2, 3]);
         assert_eq!(n.leader(4), None);
         n.set_leader(4, Some(2));
         assert_eq!(n.leader(4), Some(2));
+        // A fourth voter takes a share; a removed node leaves the list.
+        for r in 0..6 {
+            n.update_status(r, |s| s.voters = vec![1, 2, 3, 4]);
+        }
+        let led: Vec<u64> = (0..6).map(|r| n.preferred_leader(r)).collect();
+        assert_eq!(led, [1, 2, 3, 4, 1, 2]);
+        for r in 0..6 {
+            n.update_status(r, |s| s.voters = vec![1, 3, 4]);
+        }
+        n.mark_removed(&BTreeSet::from([2]));
+        assert!(n.is_removed(2) && !n.is_removed(3));
+        let all: Vec<u64> = n.all().into_iter().map(|(id, _)| id).collect();
+        assert_eq!(all, [1, 3, 4]);
     }
 }

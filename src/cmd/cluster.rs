@@ -224,6 +224,47 @@ fn getkeysinslot(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     })
 }
 
+/// A node id as CLUSTER commands take it: the number, or its 40-character name.
+fn node_id_arg(a: &[u8]) -> Option<u64> {
+    let s = std::str::from_utf8(a).ok()?;
+    let digits = if s.len() == 40 { s.trim_start_matches('0') } else { s };
+    digits.parse::<u64>().ok().filter(|&id| id > 0)
+}
+
+/// CLUSTER ADDNODE id host:port: the node (started with `--join`, its
+/// node-to-node listener at host:port) joins every region, first as a
+/// learner, then, once it holds the log, as a voter. Replies when every
+/// region has it; running it again finishes what a failure left.
+fn addnode(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let nodes = nodes(ctx)?;
+    let id = node_id_arg(&args[2]).ok_or_else(|| err("ERR Invalid node id"))?;
+    let addr = std::str::from_utf8(&args[3]).map_err(|_| err("ERR Invalid node address"))?;
+    if addr.rsplit_once(':').and_then(|(h, p)| p.parse::<u16>().ok().filter(|_| !h.is_empty())).is_none() {
+        return Err(err("ERR Invalid node address: expected host:port"));
+    }
+    if nodes.is_removed(id) {
+        return Err(err(format!("ERR node id {id} was removed from the cluster and cannot rejoin")));
+    }
+    Ok(super::Plan::Members(crate::raft::region::MemberChange::Add { id, addr: addr.to_string() }))
+}
+
+/// CLUSTER FORGET id: the node leaves every region (leadership of the regions
+/// it leads moves first) and its id can never join again. Unlike Redis's
+/// FORGET, which only drops the node from one node's table, this changes the
+/// cluster: the Raft membership is the one table.
+fn forget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let nodes = nodes(ctx)?;
+    let id = node_id_arg(&args[2]);
+    let name = String::from_utf8_lossy(&args[2]).into_owned();
+    let Some(id) = id.filter(|id| nodes.all().iter().any(|(n, _)| n == id)) else {
+        return Err(err(format!("ERR Unknown node {name}")));
+    };
+    if id == nodes.me {
+        return Err(err("ERR I tried hard but I can't forget myself..."));
+    }
+    Ok(super::Plan::Members(crate::raft::region::MemberChange::Remove { id }))
+}
+
 /// READONLY: reads of this connection may be served by a follower (still
 /// linearizable: it waits for the leader's read index).
 fn readonly(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
@@ -289,6 +330,26 @@ pub static COMMANDS: &[CommandSpec] = &[
     container("cluster", 0, C, "3.0.0", "A container for Redis Cluster commands.", None),
     row("cluster|info", 2, STALE, Keys::None, C, "3.0.0", "Returns information about the state of a node.", info),
     row("cluster|myid", 2, STALE, Keys::None, C, "3.0.0", "Returns the ID of a node.", myid),
+    row(
+        "cluster|addnode",
+        4,
+        ADMIN | STALE,
+        Keys::None,
+        C,
+        "0.1.0",
+        "NeoKV: adds a node (started with --join) to every region, as a learner and then a voter.",
+        addnode,
+    ),
+    row(
+        "cluster|forget",
+        3,
+        ADMIN | STALE,
+        Keys::None,
+        C,
+        "3.0.0",
+        "Removes a node from every region of the cluster; its id never joins again.",
+        forget,
+    ),
     row("cluster|nodes", 2, STALE, Keys::None, C, "3.0.0", "Returns the cluster configuration for a node.", cluster_nodes),
     row("cluster|slots", 2, STALE, Keys::None, C, "3.0.0", "Returns the mapping of cluster slots to nodes.", slots),
     row("cluster|shards", 2, STALE, Keys::None, C, "7.0.0", "Returns the mapping of cluster slots to shards.", shards),

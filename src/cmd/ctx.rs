@@ -92,6 +92,12 @@ pub enum Plan {
     Block(Block),
     /// EXEC: see [`super::txn::ExecPlan`].
     Exec(super::txn::ExecPlan),
+    /// CLUSTER ADDNODE / FORGET: a membership change of every region (see
+    /// `shard::members`); the reply is OK or why not.
+    Members(crate::raft::region::MemberChange),
+    /// WAIT in cluster mode: until `replicas` followers hold this connection's
+    /// last write, or `timeout` passes; the reply is how many do.
+    WaitReplicas { replicas: i64, timeout: Duration },
 }
 
 /// A blocking pop: propose `cmd` at once; while it finds nothing (a nil result)

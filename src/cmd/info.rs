@@ -169,6 +169,11 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError>
                     shared.observe.total_errors.load(Ordering::Relaxed),
                 );
             }
+            "replication" if shared.nodes.is_some() => {
+                if let Some(nodes) = shared.nodes.as_deref() {
+                    replication_section(&mut s, nodes, &shared.run_id);
+                }
+            }
             "replication" => {
                 let _ = write!(
                     s,
@@ -190,7 +195,10 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError>
                     let _ = write!(s, "errorstat_{code}:count={n}\r\n");
                 }
             }
-            "cluster" => s.push_str("# Cluster\r\ncluster_enabled:0\r\n"),
+            "cluster" => {
+                let on = shared.nodes.is_some() as u8;
+                let _ = write!(s, "# Cluster\r\ncluster_enabled:{on}\r\n");
+            }
             "commandstats" => {
                 s.push_str("# Commandstats\r\n");
                 for (name, c) in command_stats(shared) {
@@ -231,6 +239,84 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError>
 }
 
 /// Every command's figures by full name (`client|id`), sorted.
+/// What this node leads, over all regions (ROLE, INFO replication).
+pub struct ReplicationSummary {
+    /// Regions led here.
+    pub led: usize,
+    /// Sum of the last log indexes of the regions led here (or, leading none,
+    /// of the applied indexes of all).
+    pub offset: u64,
+    /// Each other member with the sum of its matched indexes over the regions
+    /// led here.
+    pub followers: Vec<(u64, u64)>,
+}
+
+pub fn replication_summary(nodes: &crate::cluster::nodes::Nodes) -> ReplicationSummary {
+    let mut sum = ReplicationSummary { led: 0, offset: 0, followers: Vec::new() };
+    let mut followers = std::collections::BTreeMap::<u64, u64>::new();
+    let mut applied = 0;
+    for r in 0..nodes.regions() as u32 {
+        let st = nodes.status(r);
+        applied += st.applied;
+        if st.leading {
+            sum.led += 1;
+            sum.offset += st.last_log;
+            for (id, m) in st.matched {
+                *followers.entry(id).or_default() += m;
+            }
+        }
+    }
+    if sum.led == 0 {
+        sum.offset = applied;
+    }
+    sum.followers = followers.into_iter().collect();
+    sum
+}
+
+/// INFO replication in cluster mode: Redis's fields (a master with the other
+/// members as its replicas if this node leads any region), then one line per
+/// region: this node's role in it, term, leader, log and applied indexes,
+/// voters and, on the leader, each follower's matched index.
+fn replication_section(s: &mut String, nodes: &crate::cluster::nodes::Nodes, run_id: &str) {
+    let rep = replication_summary(nodes);
+    let role = if rep.led > 0 { "master" } else { "slave" };
+    let _ = write!(s, "# Replication\r\nrole:{role}\r\n");
+    if rep.led == 0 {
+        let leader = nodes.leader(0).and_then(|l| nodes.client_addr(l)).unwrap_or_default();
+        let (h, p) = leader.rsplit_once(':').unwrap_or(("", "0"));
+        let _ = write!(s, "master_host:{h}\r\nmaster_port:{p}\r\nmaster_link_status:up\r\nslave_repl_offset:{}\r\n", rep.offset);
+    }
+    let _ = write!(s, "connected_slaves:{}\r\n", rep.followers.len());
+    for (i, (id, off)) in rep.followers.iter().enumerate() {
+        let addr = nodes.client_addr(*id).unwrap_or_default();
+        let (h, p) = addr.rsplit_once(':').unwrap_or(("", "0"));
+        let _ = write!(s, "slave{i}:ip={h},port={p},state=online,offset={off},lag=0\r\n");
+    }
+    let _ = write!(
+        s,
+        "master_failover_state:no-failover\r\nmaster_replid:{run_id}\r\nmaster_repl_offset:{}\r\nneokv_regions:{}\r\nneokv_regions_led:{}\r\n",
+        rep.offset,
+        nodes.regions(),
+        rep.led
+    );
+    for r in 0..nodes.regions() as u32 {
+        let st = nodes.status(r);
+        let role = if st.leading { "leader" } else if st.voters.contains(&nodes.me) { "follower" } else { "learner" };
+        let voters: Vec<String> = st.voters.iter().map(u64::to_string).collect();
+        let matched: Vec<String> = st.matched.iter().map(|(id, m)| format!("{id}:{m}")).collect();
+        let _ = write!(
+            s,
+            "region{r}:role={role},term={},leader={},last_log={},applied={},voters={},matched={}\r\n",
+            st.term,
+            st.leader.unwrap_or(0),
+            st.last_log,
+            st.applied,
+            voters.join("|"),
+            matched.join("|")
+        );
+    }
+}
+
 fn command_stats(shared: &crate::shard::Shared) -> Vec<(&'static str, crate::shard::observe::CmdStat)> {
     let mut v: Vec<_> = shared
         .observe

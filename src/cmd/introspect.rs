@@ -23,11 +23,16 @@
 //! - LOLWUT draws no art: every version answers `Redis ver. <version>\n` (what
 //!   Redis 7.0 answers without VERSION 5 or 6), after checking the arguments
 //!   those versions take.
-//! - WAIT: NeoKV has no Redis replicas (its Raft replication is acknowledged
+//! - WAIT, standalone: NeoKV has no Redis replicas (its Raft replication is acknowledged
 //!   before a write replies), so no replica ever acknowledges: `WAIT 0 t` answers
 //!   0 at once, `WAIT n t` answers 0 after `t` ms, and `WAIT n 0` waits until the
 //!   client disconnects, as Redis's would with no replica. Inside MULTI it
-//!   answers at once.
+//!   answers at once. In cluster mode it counts the followers of the region of
+//!   the connection's last write whose log holds it (a majority already does
+//!   when the write is acknowledged), waiting up to the timeout for more.
+//! - ROLE in cluster mode: `master` with the other members as replicas if this
+//!   node leads any region (offsets: sums of log indexes over the regions it
+//!   leads), otherwise `slave` of region 0's leader.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -808,9 +813,38 @@ fn command_getkeysandflags(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 // ---- ROLE, LOLWUT, WAIT ----
 
-/// ROLE: a master without replicas at replication offset 0 (as INFO says).
-fn role(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    reply(Reply::Array(vec![Reply::bulk_str("master"), Reply::Int(0), Reply::Array(Vec::new())]))
+/// ROLE: standalone, a master without replicas at replication offset 0 (as
+/// INFO says); in cluster mode see the module doc.
+fn role(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    let Some(nodes) = ctx.shared.nodes.as_deref() else {
+        return reply(Reply::Array(vec![Reply::bulk_str("master"), Reply::Int(0), Reply::Array(Vec::new())]));
+    };
+    let rep = super::info::replication_summary(nodes);
+    let host_port = |id: u64| {
+        let addr = nodes.client_addr(id).unwrap_or_default();
+        let (h, p) = addr.rsplit_once(':').unwrap_or((addr.as_str(), "0"));
+        (h.to_string(), p.to_string())
+    };
+    if rep.led > 0 {
+        let replicas = rep
+            .followers
+            .iter()
+            .map(|(id, off)| {
+                let (h, p) = host_port(*id);
+                Reply::Array(vec![Reply::bulk_str(&h), Reply::bulk_str(&p), Reply::bulk_str(&off.to_string())])
+            })
+            .collect();
+        return reply(Reply::Array(vec![Reply::bulk_str("master"), Reply::Int(rep.offset as i64), Reply::Array(replicas)]));
+    }
+    let leader = nodes.leader(0).unwrap_or(0);
+    let (h, p) = host_port(leader);
+    reply(Reply::Array(vec![
+        Reply::bulk_str("slave"),
+        Reply::bulk_str(&h),
+        Reply::Int(p.parse().unwrap_or(0)),
+        Reply::bulk_str(if leader == 0 { "connect" } else { "connected" }),
+        Reply::Int(rep.offset as i64),
+    ]))
 }
 
 /// LOLWUT [VERSION version] [version's arguments]: see the module doc.
@@ -834,6 +868,10 @@ fn wait(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let ms = parse_i64(&args[2]).ok_or_else(|| err("ERR timeout is not an integer or out of range"))?;
     if ms < 0 {
         return Err(err("ERR timeout is negative"));
+    }
+    if ctx.shared.nodes.is_some() && !ctx.detached() && !ctx.session.in_exec {
+        let timeout = if ms == 0 { Duration::MAX } else { Duration::from_millis(ms as u64) };
+        return Ok(Plan::WaitReplicas { replicas: wanted, timeout });
     }
     let acked = 0;
     if acked >= wanted || ctx.detached() || ctx.session.in_exec {

@@ -45,6 +45,9 @@ pub struct Session {
     /// Set by the connection before each command: writes it sent earlier are
     /// not applied yet (a script may not then be tried on a snapshot).
     pub writes_pending: bool,
+    /// Cluster mode: the region and log index (at least) of this connection's
+    /// last acknowledged write, for WAIT.
+    pub last_write: Option<(u32, u64)>,
     /// READONLY (cluster mode): reads may be served here though another node
     /// leads the key's region.
     pub follower_reads: bool,
@@ -74,6 +77,7 @@ impl Session {
             no_evict: false,
             no_touch: false,
             writes_pending: false,
+            last_write: None,
             follower_reads: false,
             monitor_shown: false,
         }

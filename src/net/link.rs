@@ -47,6 +47,10 @@ impl Links {
         Rc::new(Links { nodes, hello, links: RefCell::new(HashMap::new()) })
     }
 
+    pub fn nodes(&self) -> &Arc<Nodes> {
+        &self.nodes
+    }
+
     pub fn link(&self, target: u64, class: Class) -> Rc<Link> {
         self.links
             .borrow_mut()
@@ -58,6 +62,7 @@ impl Links {
                     hello: self.hello.clone(),
                     conn: RefCell::new(None),
                     connecting: Cell::new(false),
+                    warned: Cell::new(false),
                     waiting: RefCell::new(Vec::new()),
                 })
             })
@@ -72,6 +77,8 @@ pub struct Link {
     conn: RefCell<Option<Rc<Conn>>>,
     /// A connect is under way; others wait for it on `waiting`.
     connecting: Cell<bool>,
+    /// A refusal by the peer was logged.
+    warned: Cell<bool>,
     waiting: RefCell<Vec<oneshot::Sender<()>>>,
 }
 
@@ -168,6 +175,14 @@ impl Link {
             .ok_or(CallError::Timeout(ttl))?
             .map_err(unreachable)?;
         match answer.body {
+            Some(Body::Hello(h)) if h.regions != 0 && h.regions as usize != self.nodes.regions() => {
+                return Err(CallError::Unreachable(format!(
+                    "node {} has {} regions, this node {}: they cannot form one cluster",
+                    h.node_id,
+                    h.regions,
+                    self.nodes.regions()
+                )))
+            }
             Some(Body::Hello(h)) if h.node_id == self.target => {
                 self.nodes.learn_client_addr(h.node_id, &h.client_addr);
             }
@@ -177,7 +192,13 @@ impl Link {
                     h.node_id, self.target
                 )))
             }
-            Some(Body::Error(e)) => return Err(CallError::Unreachable(format!("{addr}: {}", e.message))),
+            Some(Body::Error(e)) => {
+                // Refused (removed from the cluster, another layout): say so once.
+                if !self.warned.replace(true) {
+                    eprintln!("neokv: node {} at {addr} refuses this node: {}", self.target, e.message);
+                }
+                return Err(CallError::Unreachable(format!("{addr}: {}", e.message)));
+            }
             _ => return Err(CallError::Unreachable(format!("{addr}: no hello"))),
         }
         let (rx, tx) = futures_lite::io::split(stream);

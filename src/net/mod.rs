@@ -75,6 +75,11 @@ pub fn error_body(kind: u32, message: impl Into<String>) -> pb::peer_frame::Body
 pub const UNREACHABLE: u32 = 1;
 /// `PeerError::kind`: the remote failed to serve it.
 pub const FAILED: u32 = 2;
+/// `PeerError::kind`: this node does not lead the region; the message is the
+/// leader's id (0: none known).
+pub const NOT_LEADER: u32 = 3;
+/// `PeerError::kind`: refused for good (do not retry).
+pub const REFUSED: u32 = 4;
 
 /// Nodes of different clusters never talk: hellos carry this.
 pub const CLUSTER_NAME: &str = "neokv";

@@ -116,7 +116,17 @@ pub fn encode_applied(applied: Option<&LogId>, membership: &StoredMembership) ->
 
 /// [`encode_applied`] with the time of the last entry applied (`batch.now_ms`).
 pub fn encode_applied_at(applied: Option<&LogId>, membership: &StoredMembership, now_ms: u64) -> Vec<u8> {
-    let mut pe = pb::LogEntry::default();
+    encode_applied_full(applied, membership, now_ms, &BTreeSet::new())
+}
+
+/// [`encode_applied_at`] with the ids ever removed from the region's membership.
+pub fn encode_applied_full(
+    applied: Option<&LogId>,
+    membership: &StoredMembership,
+    now_ms: u64,
+    removed: &BTreeSet<u64>,
+) -> Vec<u8> {
+    let mut pe = pb::LogEntry { removed_nodes: removed.iter().copied().collect(), ..Default::default() };
     if now_ms > 0 {
         pe.batch = Some(pb::RaftBatch { now_ms, ..Default::default() });
     }
@@ -145,6 +155,11 @@ pub fn decode_applied(b: &[u8]) -> io::Result<(Option<LogId>, StoredMembership)>
 
 /// [`decode_applied`] with the time of the last entry applied (0 if unknown).
 pub fn decode_applied_at(b: &[u8]) -> io::Result<(Option<LogId>, StoredMembership, u64)> {
+    decode_applied_full(b).map(|(a, m, now, _)| (a, m, now))
+}
+
+/// [`decode_applied_at`] with the ids ever removed from the membership.
+pub fn decode_applied_full(b: &[u8]) -> io::Result<(Option<LogId>, StoredMembership, u64, BTreeSet<u64>)> {
     let (mid, rest) = match b.first() {
         Some(1) => (Some(decode_log_id(&b[1..])?), &b[25..]),
         Some(0) => (None, &b[1..]),
@@ -153,8 +168,9 @@ pub fn decode_applied_at(b: &[u8]) -> io::Result<(Option<LogId>, StoredMembershi
     let pe = pb::LogEntry::decode(Bytes::copy_from_slice(rest)).map_err(|e| invalid(format!("applied state: {e}")))?;
     let applied = (pe.kind == 1).then(|| log_id(pe.term, pe.leader_node, pe.index));
     let now_ms = pe.batch.as_ref().map_or(0, |b| b.now_ms);
+    let removed = pe.removed_nodes.iter().copied().collect();
     let m = membership_from_pb(pe.membership.unwrap_or_default())?;
-    Ok((applied, StoredMembership::new(mid, m), now_ms))
+    Ok((applied, StoredMembership::new(mid, m), now_ms, removed))
 }
 
 #[cfg(test)]
@@ -201,6 +217,9 @@ mod tests {
         let (a, _) = decode_applied(&encode_applied(None, &StoredMembership::default())).unwrap();
         assert_eq!(a, None);
         let (a, m3, now) = decode_applied_at(&encode_applied_at(Some(&log_id(2, 1, 5)), &m, 1_700_000_000_123)).unwrap();
-        assert_eq!((a, m3, now), (Some(log_id(2, 1, 5)), m, 1_700_000_000_123));
+        assert_eq!((a, m3, now), (Some(log_id(2, 1, 5)), m.clone(), 1_700_000_000_123));
+        let gone = BTreeSet::from([2u64, 9]);
+        let back = decode_applied_full(&encode_applied_full(Some(&log_id(2, 1, 5)), &m, 7, &gone)).unwrap();
+        assert_eq!(back, (Some(log_id(2, 1, 5)), m, 7, gone));
     }
 }

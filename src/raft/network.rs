@@ -66,7 +66,11 @@ impl Network {
 impl RaftNetworkFactory<TypeConfig> for Network {
     type Network = Peer;
 
-    async fn new_client(&mut self, target: u64, _node: &BasicNode) -> Peer {
+    async fn new_client(&mut self, target: u64, node: &BasicNode) -> Peer {
+        // A node added online comes with its address (`--peers` names the first ones).
+        if let (Network::Cluster { links, .. }, false) = (&*self, node.addr.is_empty()) {
+            links.nodes().learn_cluster_addr(target, &node.addr);
+        }
         self.client(target, Class::Raft)
     }
 

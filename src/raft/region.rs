@@ -120,6 +120,45 @@ struct Incoming {
     entries: Vec<(crate::storage::Cf, bytes::Bytes, bytes::Bytes)>,
 }
 
+/// A membership change of one region: CLUSTER ADDNODE and CLUSTER FORGET make
+/// one per region, each on the region's leader.
+#[derive(Debug, Clone)]
+pub enum MemberChange {
+    Add { id: u64, addr: String },
+    Remove { id: u64 },
+}
+
+/// Why a membership change did not happen.
+#[derive(Debug, Clone)]
+pub enum ChangeError {
+    /// Ask the leader (if known).
+    NotLeader(Option<u64>),
+    /// Never allowed (a removed id, the last member): do not retry.
+    Refused(String),
+    /// Failed this time (a change under way, no quorum): retry.
+    Failed(String),
+}
+
+impl ChangeError {
+    /// As a peer's answer: kind [`crate::net::NOT_LEADER`] with the leader's
+    /// id, [`crate::net::REFUSED`], or [`FAILED`].
+    pub fn to_body(&self) -> Body {
+        match self {
+            ChangeError::NotLeader(l) => error_body(crate::net::NOT_LEADER, l.unwrap_or(0).to_string()),
+            ChangeError::Refused(m) => error_body(crate::net::REFUSED, m.clone()),
+            ChangeError::Failed(m) => error_body(FAILED, m.clone()),
+        }
+    }
+
+    pub fn from_remote(kind: u32, message: String) -> ChangeError {
+        match kind {
+            crate::net::NOT_LEADER => ChangeError::NotLeader(message.parse().ok().filter(|&l| l != 0)),
+            crate::net::REFUSED => ChangeError::Refused(message),
+            _ => ChangeError::Failed(message),
+        }
+    }
+}
+
 /// Why a linearizable read cannot be served here.
 #[derive(Debug, Clone)]
 pub enum ReadError {
@@ -167,7 +206,9 @@ impl Region {
         let config = raft_config(opts.snapshot_logs, nodes.is_some())?;
         let raft = Raft::new(me, Arc::new(config), opts.network, log, sm).await.map_err(|e| e.to_string())?;
         let fresh = !raft.is_initialized().await.map_err(|e| e.to_string())?;
-        if fresh {
+        // A node joining a running cluster (`--join`) waits for a leader to add it.
+        let joining = nodes.as_ref().is_some_and(|n| n.join);
+        if fresh && !joining {
             let ids = nodes.as_ref().map_or_else(|| vec![NODE_ID], |n| n.initial_members());
             // Addresses stay out of the log: every node must initialise with the
             // same configuration, and where a node is reached is each node's own
@@ -209,7 +250,7 @@ impl Region {
                     .map_err(|e| e.to_string())?;
             }
             Some(nodes) => {
-                if fresh && nodes.preferred_leader(route.id) == me {
+                if fresh && !joining && nodes.preferred_leader(route.id) == me {
                     let _ = region.raft.trigger().elect(false).await;
                 }
                 glommio::spawn_local(track_leader(region.clone(), nodes.clone())).detach();
@@ -278,6 +319,82 @@ impl Region {
             .map_err(|e| ReadError::Failed(e.to_string()))
     }
 
+    /// Change this region's membership, on its leader (see [`MemberChange`]).
+    /// Adding: the node becomes a learner, and once it holds the log, a voter.
+    /// Removing the leader itself: leadership goes first to a voter that holds
+    /// the whole log, and the caller asks the new leader.
+    pub async fn change_members(&self, change: MemberChange) -> Result<(), ChangeError> {
+        use openraft::async_runtime::WatchReceiver;
+        use openraft::error::{ClientWriteError, RaftError};
+        use openraft::ChangeMembers;
+        let metrics = self.raft.metrics();
+        let (state, leader, membership, last, matched) = {
+            let m = metrics.borrow_watched();
+            let matched: BTreeMap<u64, u64> = m
+                .replication
+                .as_ref()
+                .map(|r| r.iter().filter_map(|(id, l)| l.as_ref().map(|l| (*id, l.index))).collect())
+                .unwrap_or_default();
+            (m.state, m.current_leader, m.membership_config.membership().clone(), m.last_log_index, matched)
+        };
+        if state != ServerState::Leader {
+            return Err(ChangeError::NotLeader(leader));
+        }
+        let me = self.nodes.as_ref().map_or(NODE_ID, |n| n.me);
+        let voters: std::collections::BTreeSet<u64> = membership.voter_ids().collect();
+        let map = |e: RaftError<super::TypeConfig, ClientWriteError<super::TypeConfig>>| match e {
+            RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => ChangeError::NotLeader(f.leader_id),
+            e => ChangeError::Failed(e.to_string()),
+        };
+        match change {
+            MemberChange::Add { id, addr } => {
+                if self.nodes.as_ref().is_some_and(|n| n.is_removed(id)) {
+                    return Err(ChangeError::Refused(format!(
+                        "node id {id} was removed from the cluster and cannot rejoin (give the new node an id never used)"
+                    )));
+                }
+                if voters.contains(&id) {
+                    return Ok(());
+                }
+                if let Some(n) = &self.nodes {
+                    n.learn_cluster_addr(id, &addr);
+                }
+                self.raft.add_learner(id, BasicNode { addr }, true).await.map_err(map)?;
+                let add = ChangeMembers::AddVoterIds(std::collections::BTreeSet::from([id]));
+                self.raft.change_membership(add, false).await.map_err(map)?;
+            }
+            MemberChange::Remove { id } => {
+                if membership.get_node(&id).is_none() {
+                    return Ok(());
+                }
+                if voters.contains(&id) && voters.len() == 1 {
+                    return Err(ChangeError::Refused(format!("node {id} is the last member of region {}", self.id)));
+                }
+                if id == me {
+                    let to = voters.iter().copied().find(|v| *v != me && matched.get(v).is_some_and(|&i| Some(i) >= last));
+                    if let Some(to) = to {
+                        let _ = self.raft.trigger().transfer_leader(to).await;
+                        // Wait (briefly) for it to take over, so the caller asks the right node.
+                        let _ = self
+                            .raft
+                            .wait(Some(Duration::from_secs(2)))
+                            .metrics(|m| m.current_leader.is_some_and(|l| l != me), "leadership handed over")
+                            .await;
+                    }
+                    let leader = metrics.borrow_watched().current_leader.filter(|&l| l != me);
+                    return Err(ChangeError::NotLeader(leader));
+                }
+                let change = if voters.contains(&id) {
+                    ChangeMembers::RemoveVoters(std::collections::BTreeSet::from([id]))
+                } else {
+                    ChangeMembers::RemoveNodes(std::collections::BTreeSet::from([id]))
+                };
+                self.raft.change_membership(change, false).await.map_err(map)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Serve an RPC another node sent this region.
     pub async fn serve_rpc(&self, body: Body) -> Body {
         let failed = |e: &dyn std::fmt::Display| error_body(FAILED, e.to_string());
@@ -311,6 +428,17 @@ impl Region {
                 Err(e) => failed(&e),
             },
             Body::Snapshot(c) => self.receive_snapshot(c).await,
+            Body::Members(r) => {
+                let change = match r.op {
+                    1 => MemberChange::Add { id: r.node_id, addr: r.addr },
+                    2 => MemberChange::Remove { id: r.node_id },
+                    op => return error_body(FAILED, format!("membership change {op}")),
+                };
+                match self.change_members(change).await {
+                    Ok(()) => Body::MembersResp(crate::pb::MembersResp {}),
+                    Err(e) => e.to_body(),
+                }
+            }
             Body::ReadIndex(_) => match self.raft.get_read_linearizer(openraft::ReadPolicy::ReadIndex).await {
                 Ok(l) => {
                     Body::ReadIndexResp(crate::pb::ReadIndexResp { read: Some(wire::log_id_to_pb(l.read_log_id().log_id())) })
@@ -348,12 +476,12 @@ impl Region {
             return Body::SnapshotResp(crate::pb::SnapshotResp { vote: Some(wire::vote_to_pb(&vote)) });
         }
         let Some(inc) = self.incoming.borrow_mut().take() else { return error_body(FAILED, "no snapshot") };
-        let (last_log_id, last_membership, now_ms) = match super::codec::decode_applied_at(&c.applied) {
+        let (last_log_id, last_membership, now_ms, removed) = match super::codec::decode_applied_full(&c.applied) {
             Ok(a) => a,
             Err(e) => return failed(&e),
         };
         let meta = super::SnapshotMeta { last_log_id, last_membership };
-        let data = super::state_machine::SnapshotData::Received { entries: inc.entries, now_ms };
+        let data = super::state_machine::SnapshotData::Received { entries: inc.entries, now_ms, removed };
         match self.raft.install_full_snapshot(vote, openraft::storage::Snapshot { meta, snapshot: data }).await {
             Ok(resp) => Body::SnapshotResp(crate::pb::SnapshotResp { vote: Some(wire::vote_to_pb(&resp.vote)) }),
             Err(e) => failed(&e),
@@ -465,6 +593,10 @@ impl Region {
             let batch = RaftBatch { now_ms: now, cmds: chunk, ..Default::default() };
             match self.raft.client_write(Proposal(batch)).await {
                 Ok(resp) => {
+                    // Before anyone hears: WAIT reads it once its write is answered.
+                    if let Some(n) = &self.nodes {
+                        n.set_acked(self.id, resp.log_id.index);
+                    }
                     for (tx, r) in txs.into_iter().zip(resp.data) {
                         let _ = tx.send(r);
                     }
@@ -491,9 +623,34 @@ impl Region {
 async fn track_leader(region: Rc<Region>, nodes: Arc<Nodes>) {
     use openraft::async_runtime::WatchReceiver;
     let mut m = region.raft.metrics();
+    let mut membership_at = None;
     loop {
-        let leader = m.borrow_watched().current_leader;
-        nodes.set_leader(region.id, leader);
+        {
+            let w = m.borrow_watched();
+            let members = w.membership_config.membership();
+            if membership_at != Some(w.membership_config.log_id().map(|l| l.index)) {
+                membership_at = Some(w.membership_config.log_id().map(|l| l.index));
+                // Nodes added online carry their node-to-node address in the membership.
+                for (id, n) in members.nodes().filter(|(_, n)| !n.addr.is_empty()) {
+                    nodes.learn_cluster_addr(*id, &n.addr);
+                }
+            }
+            nodes.set_leader(region.id, w.current_leader);
+            nodes.update_status(region.id, |s| {
+                s.leader = w.current_leader;
+                s.leading = w.state == ServerState::Leader;
+                s.term = w.current_term;
+                s.last_log = w.last_log_index.unwrap_or(0);
+                s.applied = w.last_applied.map_or(0, |l| l.index);
+                s.voters.clear();
+                s.voters.extend(members.voter_ids());
+                s.voters.sort_unstable();
+                s.matched.clear();
+                if let Some(r) = &w.replication {
+                    s.matched.extend(r.iter().filter(|(id, _)| **id != nodes.me).map(|(id, l)| (*id, l.as_ref().map_or(0, |l| l.index))));
+                }
+            });
+        }
         if m.changed().await.is_err() {
             nodes.set_leader(region.id, None);
             return;
@@ -526,13 +683,14 @@ fn write_error(e: &openraft::error::RaftError<super::TypeConfig, openraft::error
 /// reached never catches up and so never gets it.
 async fn rebalance(region: Rc<Region>, nodes: Arc<Nodes>) {
     use openraft::async_runtime::WatchReceiver;
-    let want = nodes.preferred_leader(region.id);
-    if want == nodes.me {
-        return;
-    }
     let metrics = region.raft.metrics();
     loop {
         glommio::timer::sleep(Duration::from_secs(1)).await;
+        // The voters change with the membership: so does the preferred node.
+        let want = nodes.preferred_leader(region.id);
+        if want == nodes.me || nodes.is_removed(want) {
+            continue;
+        }
         let caught_up = {
             let m = metrics.borrow_watched();
             if m.state != ServerState::Leader || m.running_state.is_err() {

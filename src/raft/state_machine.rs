@@ -7,13 +7,14 @@
 //! openraft purge the log up to it. Shipping a snapshot to another node (SST
 //! files of the region's slot range) comes with cluster mode.
 
+use std::collections::BTreeSet;
 use std::io;
 
 use futures_util::StreamExt;
 use openraft::storage::{EntryResponder, RaftStateMachine, Snapshot};
 use openraft::{EntryPayload, OptionalSend, RaftSnapshotBuilder};
 
-use super::codec::{decode_applied, decode_applied_at, encode_applied, encode_applied_at, invalid};
+use super::codec::{decode_applied, decode_applied_full, encode_applied, encode_applied_full, invalid};
 use super::region::RegionDeps;
 use super::{LogId, SnapshotMeta, StoredMembership, TypeConfig};
 use crate::protocol::Reply;
@@ -36,6 +37,8 @@ pub enum SnapshotData {
     Received {
         entries: Vec<(Cf, bytes::Bytes, bytes::Bytes)>,
         now_ms: u64,
+        /// Node ids the leader's replica had seen removed.
+        removed: BTreeSet<u64>,
     },
 }
 
@@ -47,6 +50,9 @@ pub struct StateMachine {
     slot_end: u32,
     applied: Option<LogId>,
     membership: StoredMembership,
+    /// Every node id ever removed from this region's membership (kept with the
+    /// applied state, shipped with snapshots): such an id never joins again.
+    removed: BTreeSet<u64>,
     /// Commands voided by SHUTDOWN NOSAVE (log index, position in the entry)
     /// not yet passed by the applied index: they apply as nothing.
     voided: Vec<(u64, u32)>,
@@ -59,14 +65,28 @@ impl StateMachine {
     /// its applied state.
     pub fn open(deps: RegionDeps, region: u32, slot_start: u16, slot_end: u32) -> io::Result<Self> {
         let storage = deps.storage.clone();
-        let (applied, membership, now) =
+        let (applied, membership, now, removed) =
             match storage.get(Cf::RaftState, &state_key(region, StateKind::Applied)).map_err(io_err)? {
-                Some(b) => decode_applied_at(&b)?,
-                None => (None, StoredMembership::default(), 0),
+                Some(b) => decode_applied_full(&b)?,
+                None => (None, StoredMembership::default(), 0, BTreeSet::new()),
             };
+        if let Some(n) = &deps.nodes {
+            n.mark_removed(&removed);
+        }
         let voided = load_voided(&storage, region, applied.map_or(0, |l| l.index)).map_err(io_err)?;
         let applied_now = std::rc::Rc::new(std::cell::Cell::new(now));
-        Ok(StateMachine { storage, deps, region, slot_start, slot_end, applied, membership, voided, applied_now })
+        Ok(StateMachine {
+            storage,
+            deps,
+            region,
+            slot_start,
+            slot_end,
+            applied,
+            membership,
+            removed,
+            voided,
+            applied_now,
+        })
     }
 
     /// The time of the last entry applied, as it moves (the region's proposer
@@ -145,7 +165,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         let responders = if long {
             // A script may run long: the whole batch goes off the reactor in one
             // hop, so the core's connections (and SCRIPT KILL) are served meanwhile.
-            let mut state = (self.applied, self.membership.clone());
+            let mut state = (self.applied, self.membership.clone(), self.removed.clone());
             let voided = self.voided.clone();
             let work = move || {
                 let out = apply_entries(&mut ctx, batch, &mut state, &voided);
@@ -153,14 +173,18 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             };
             let (back, state, out) = glommio::executor().spawn_blocking(work).await;
             ctx = back;
-            (self.applied, self.membership) = state;
+            (self.applied, self.membership, self.removed) = state;
             out?
         } else {
-            let mut state = (self.applied, std::mem::take(&mut self.membership));
+            let removed = std::mem::take(&mut self.removed);
+            let mut state = (self.applied, std::mem::take(&mut self.membership), removed);
             let out = apply_entries(&mut ctx, batch, &mut state, &self.voided);
-            (self.applied, self.membership) = state;
+            (self.applied, self.membership, self.removed) = state;
             out?
         };
+        if let Some(n) = &self.deps.nodes {
+            n.mark_removed(&self.removed);
+        }
         if !self.voided.is_empty() {
             // Markers behind the applied index have served: they go with this batch.
             let index = self.applied.map_or(0, |l| l.index);
@@ -172,7 +196,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         ctx.put_raw(
             Cf::RaftState,
             state_key(self.region, StateKind::Applied).to_vec(),
-            encode_applied_at(self.applied.as_ref(), &self.membership, now),
+            encode_applied_full(self.applied.as_ref(), &self.membership, now, &self.removed),
         );
         let mut applied = ctx.take();
         self.storage.write(std::mem::take(&mut applied.batch), false).map_err(io_err)?;
@@ -205,17 +229,22 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
     /// Replace the region with a snapshot from the leader: one synced batch
     /// deletes its ranges, writes the shipped entries and the new applied state.
     async fn install_snapshot(&mut self, meta: &SnapshotMeta, snapshot: SnapshotData) -> Result<(), io::Error> {
-        let SnapshotData::Received { entries, now_ms } = snapshot else {
+        let SnapshotData::Received { entries, now_ms, removed } = snapshot else {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "a snapshot without data to install"));
         };
         let mut b = super::snapshot::replace(self.region, self.slot_start, self.slot_end, entries);
-        let applied = encode_applied_at(meta.last_log_id.as_ref(), &meta.last_membership, now_ms);
+        let removed: BTreeSet<u64> = self.removed.union(&removed).copied().collect();
+        let applied = encode_applied_full(meta.last_log_id.as_ref(), &meta.last_membership, now_ms, &removed);
         b.put(Cf::RaftState, state_key(self.region, StateKind::Applied), applied.clone());
         b.put(Cf::RaftState, state_key(self.region, StateKind::Snapshot), applied);
         let storage = self.storage.clone();
         glommio::executor().spawn_blocking(move || storage.write(b, true)).await.map_err(io_err)?;
         self.applied = meta.last_log_id;
         self.membership = meta.last_membership.clone();
+        if let Some(n) = &self.deps.nodes {
+            n.mark_removed(&removed);
+        }
+        self.removed = removed;
         self.applied_now.set(self.applied_now.get().max(now_ms));
         // Every cached read of this node may be of a key the snapshot replaced.
         self.deps.epochs.bump_all();
@@ -269,7 +298,7 @@ type Responders = Vec<(openraft::storage::ApplyResponder<TypeConfig>, Vec<Reply>
 fn apply_entries(
     ctx: &mut ApplyCtx,
     batch: Vec<EntryResponder<TypeConfig>>,
-    state: &mut (Option<LogId>, StoredMembership),
+    state: &mut (Option<LogId>, StoredMembership, BTreeSet<u64>),
     voided: &[(u64, u32)],
 ) -> Result<Responders, io::Error> {
     let mut responders = Vec::new();
@@ -297,6 +326,10 @@ fn apply_entries(
                 out
             }
             EntryPayload::Membership(m) => {
+                // A node the new membership no longer holds (voter or learner)
+                // was removed: its id is never taken back.
+                let gone: Vec<u64> = state.1.membership().nodes().map(|(id, _)| *id).filter(|id| m.get_node(id).is_none()).collect();
+                state.2.extend(gone);
                 state.1 = StoredMembership::new(Some(entry.log_id), m);
                 Vec::new()
             }

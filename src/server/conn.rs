@@ -32,7 +32,9 @@ use crate::types::now_ms;
 const MAX_QUERY_BUFFER: usize = 1 << 30;
 
 /// A write in flight: its result arrives on the receiver, shown as the shape.
-type Pending = (oneshot::Receiver<Reply>, Shape, Done);
+/// A write sent to its region, waiting for its reply: the region, the reply
+/// to come, how it is shown, and what to record once it is.
+type Pending = (u32, oneshot::Receiver<Reply>, Shape, Done);
 
 /// A command whose reply is on its way, with what its statistics, the slow
 /// log and MONITOR need once the reply is known.
@@ -111,6 +113,27 @@ fn redirect(core: &Core, spec: &CommandSpec, args: &[bytes::Bytes]) -> Reply {
     }
 }
 
+/// WAIT in cluster mode: how many followers of the region of the connection's
+/// last write hold it in their log (as its leader last saw), waiting until
+/// `wanted` do or `timeout` passes. With no write yet, every follower holds
+/// everything the connection wrote: the other members are counted.
+async fn wait_replicas(core: &Core, last: Option<(u32, u64)>, wanted: i64, timeout: Duration) -> Reply {
+    let Some(nodes) = core.shared.nodes.as_deref() else { return Reply::Int(0) };
+    let deadline = Instant::now().checked_add(timeout);
+    loop {
+        let count = match last {
+            Some((region, index)) => {
+                nodes.status(region).matched.iter().filter(|(id, m)| *id != nodes.me && *m >= index).count() as i64
+            }
+            None => nodes.all().len().saturating_sub(1) as i64,
+        };
+        if count >= wanted || deadline.is_some_and(|d| Instant::now() >= d) {
+            return Reply::Int(count);
+        }
+        glommio::timer::sleep(Duration::from_millis(2)).await;
+    }
+}
+
 /// Before a read in cluster mode: wait for the read index of its region if this
 /// node leads it; `Some(reply)` if the read must go elsewhere (the routing
 /// errors themselves are left to dispatch).
@@ -142,8 +165,11 @@ async fn drain(core: &Core, pending: &mut Vec<Pending>, out: &mut BytesMut, sess
     if pending.is_empty() {
         return;
     }
-    for (rx, shape, done) in pending.drain(..) {
+    for (region, rx, shape, done) in pending.drain(..) {
         let r = rx.await.unwrap_or_else(|_| Reply::error("ERR write aborted"));
+        if let (Some(nodes), false) = (&core.shared.nodes, r.is_error()) {
+            session.last_write = Some((region, nodes.acked(region)));
+        }
         finish(core, session, done, shape.apply(r), out);
     }
     session.now_ms = now_ms();
@@ -633,7 +659,7 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                         drain(&core, &mut pending, &mut out, &mut session).await;
                     }
                     pending_region = Some(region);
-                    pending.push((core.submit_write(region, c), shape, done))
+                    pending.push((region, core.submit_write(region, c), shape, done))
                 }
                 Plan::Reply(r) => {
                     drain(&core, &mut pending, &mut out, &mut session).await;
@@ -683,7 +709,26 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                 }
                 Plan::Exec(p) => {
                     drain(&core, &mut pending, &mut out, &mut session).await;
+                    let wrote = p.cmd.is_some().then_some(p.region);
                     let r = Box::pin(exec(&core, &mut session, p)).await;
+                    if let (Some(nodes), Some(region), Reply::Array(_)) = (&shared.nodes, wrote, &r) {
+                        session.last_write = Some((region, nodes.acked(region)));
+                    }
+                    finish(&core, &session, done, r, &mut out);
+                    session.now_ms = now_ms();
+                }
+                Plan::WaitReplicas { replicas, timeout } => {
+                    drain(&core, &mut pending, &mut out, &mut session).await;
+                    let r = Box::pin(wait_replicas(&core, session.last_write, replicas, timeout)).await;
+                    finish(&core, &session, done, r, &mut out);
+                    session.now_ms = now_ms();
+                }
+                Plan::Members(change) => {
+                    drain(&core, &mut pending, &mut out, &mut session).await;
+                    let r = match Box::pin(crate::shard::members::change_everywhere(&core, change)).await {
+                        Ok(()) => Reply::Ok,
+                        Err(e) => Reply::error(format!("ERR {e}")),
+                    };
                     finish(&core, &session, done, r, &mut out);
                     session.now_ms = now_ms();
                 }

@@ -33,6 +33,8 @@ pub fn run(config: Config) -> Result<(), String> {
         },
     )
     .map_err(|e| e.to_string())?;
+    let mut config = config;
+    config.regions = region_layout(&storage, &config)?;
     let router = Router::standalone(config.regions, cores);
     let addr: SocketAddr =
         format!("{}:{}", config.bind, config.port).parse().map_err(|e| format!("bad address: {e}"))?;
@@ -65,6 +67,32 @@ pub fn run(config: Config) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The region count of this data directory: the one it was created with (a
+/// restart with other `--peers` or without `--regions` keeps it; an explicit
+/// `--regions` that differs is refused, since the slots of every region would
+/// move under their data).
+fn region_layout(storage: &Storage, config: &Config) -> Result<usize, String> {
+    use crate::storage::keys::{state_key, StateKind};
+    use crate::storage::Cf;
+    let key = state_key(u32::MAX, StateKind::Layout);
+    let stored = storage.get(Cf::RaftState, &key).map_err(|e| e.to_string())?;
+    match stored.as_deref().map(|b| <[u8; 4]>::try_from(b).map(u32::from_be_bytes)) {
+        Some(Ok(n)) if n as usize == config.regions || !config.regions_explicit => Ok(n as usize),
+        Some(Ok(n)) => Err(format!(
+            "{} holds {n} regions; --regions {} differs (start it with --regions {n}, or without --regions)",
+            config.dir.display(),
+            config.regions
+        )),
+        Some(Err(_)) => Err("the stored region count is damaged".into()),
+        None => {
+            let mut b = crate::storage::Batch::new();
+            b.put(Cf::RaftState, key, (config.regions as u32).to_be_bytes().to_vec());
+            storage.write(b, true).map_err(|e| e.to_string())?;
+            Ok(config.regions)
+        }
+    }
 }
 
 async fn core_main(

@@ -39,18 +39,34 @@ async fn serve_link(core: Rc<Core>, mut stream: TcpStream) {
     let Some(Ok(first)) = within(Duration::from_secs(5), read_frame(&mut stream, &mut buf)).await else { return };
     let mut answer = Vec::new();
     let ok = match first.body {
-        Some(Body::Hello(h)) if h.cluster_name == CLUSTER_NAME && h.node_id != nodes.me => {
+        Some(Body::Hello(h))
+            if h.cluster_name == CLUSTER_NAME
+                && h.node_id != nodes.me
+                && !nodes.is_removed(h.node_id)
+                && (h.regions == 0 || h.regions as usize == nodes.regions()) =>
+        {
             nodes.learn_client_addr(h.node_id, &h.client_addr);
             let hello = pb::PeerHello {
                 node_id: nodes.me,
                 client_addr: nodes.client_addr(nodes.me).unwrap_or_default(),
                 cluster_name: CLUSTER_NAME.into(),
+                regions: nodes.regions() as u32,
             };
             encode(&pb::PeerFrame { id: 0, region: 0, body: Some(Body::Hello(hello)) }, &mut answer);
             true
         }
-        _ => {
-            let refusal = error_body(FAILED, "not a node of this cluster");
+        other => {
+            // Say why, so the refused node can tell its operator.
+            let why = match other {
+                Some(Body::Hello(h)) if nodes.is_removed(h.node_id) => {
+                    format!("node {} was removed from this cluster and cannot rejoin", h.node_id)
+                }
+                Some(Body::Hello(h)) if h.cluster_name == CLUSTER_NAME && h.node_id != nodes.me && h.regions != 0 => {
+                    format!("this cluster has {} regions, node {} has {} (start it with --regions {})", nodes.regions(), h.node_id, h.regions, nodes.regions())
+                }
+                _ => "not a node of this cluster".to_string(),
+            };
+            let refusal = error_body(FAILED, why);
             encode(&pb::PeerFrame { id: 0, region: 0, body: Some(refusal) }, &mut answer);
             false
         }

@@ -8,6 +8,7 @@
 
 pub mod access;
 pub mod expire;
+pub mod members;
 pub mod observe;
 pub mod pubsub;
 pub mod shared;
@@ -26,7 +27,7 @@ use crate::pb::peer_frame::Body;
 use crate::pb::WriteCmd;
 use crate::protocol::Reply;
 use crate::raft::network::{Network, Source};
-use crate::raft::region::{Fenced, GroupOpts, ReadError, Region, RegionDeps};
+use crate::raft::region::{ChangeError, Fenced, GroupOpts, MemberChange, ReadError, Region, RegionDeps};
 use crate::types::cache::ReadCache;
 use crate::types::watches::Watched;
 
@@ -42,6 +43,8 @@ pub enum CoreMsg {
     Peer { region: u32, body: Body, tx: oneshot::Sender<Body> },
     /// A linearizable read on another core waits for `region`'s read index.
     Linearize { region: u32, on_follower: bool, tx: oneshot::Sender<Result<(), ReadError>> },
+    /// A membership change of `region`, led here (see `members`).
+    Members { region: u32, change: MemberChange, tx: oneshot::Sender<Result<(), ChangeError>> },
 }
 
 pub type Inbox = mpsc::UnboundedReceiver<CoreMsg>;
@@ -66,6 +69,7 @@ impl Core {
                 node_id: n.me,
                 client_addr: n.client_addr(n.me).unwrap_or_default(),
                 cluster_name: crate::net::CLUSTER_NAME.into(),
+                regions: n.regions() as u32,
             };
             Links::new(n.clone(), hello)
         });
@@ -114,6 +118,23 @@ impl Core {
             return Err(ReadError::Failed("owning core stopped".into()));
         }
         rx.await.unwrap_or_else(|_| Err(ReadError::Failed("owning core stopped".into())))
+    }
+
+    /// Change the membership of `region`, led by this node, on its core.
+    pub async fn change_members(&self, region: u32, change: MemberChange) -> Result<(), ChangeError> {
+        let stopped = || ChangeError::Failed("owning core stopped".into());
+        let owner = self.shared.router.region(region).core;
+        if owner == self.id {
+            return match self.local_region(region) {
+                Some(r) => r.change_members(change).await,
+                None => Err(ChangeError::Failed("region not started".into())),
+            };
+        }
+        let (tx, rx) = oneshot::channel();
+        if self.shared.mesh[owner].unbounded_send(CoreMsg::Members { region, change, tx }).is_err() {
+            return Err(stopped());
+        }
+        rx.await.unwrap_or_else(|_| Err(stopped()))
     }
 
     /// Hand a PUBLISH / SPUBLISH to every other node of the cluster (each
@@ -233,6 +254,17 @@ impl Core {
                     }
                     None => {
                         let _ = tx.send(Err(ReadError::Failed("region not started".into())));
+                    }
+                },
+                CoreMsg::Members { region, change, tx } => match self.local_region(region) {
+                    Some(r) => {
+                        glommio::spawn_local(async move {
+                            let _ = tx.send(r.change_members(change).await);
+                        })
+                        .detach();
+                    }
+                    None => {
+                        let _ = tx.send(Err(ChangeError::Failed("region not started".into())));
                     }
                 },
                 CoreMsg::Peer { region, body, tx } => match self.local_region(region) {

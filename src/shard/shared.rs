@@ -191,7 +191,7 @@ impl Shared {
         access.configure(config.param("lfu-log-factor"), config.param("lfu-decay-time"));
         let nodes = config.cluster.as_ref().map(|c| {
             let client_addr = format!("{}:{}", config.bind, config.port);
-            Arc::new(crate::cluster::nodes::Nodes::new(c.node_id, client_addr, c.peers.clone(), regions))
+            Arc::new(crate::cluster::nodes::Nodes::new(c.node_id, client_addr, c.peers.clone(), regions, c.join))
         });
         Shared {
             nodes,

@@ -194,6 +194,9 @@ pub enum StateKind {
     /// Followed by a log index and a command's position in its entry: that
     /// command (a script stopped by SHUTDOWN NOSAVE) applies as nothing.
     Voided = 6,
+    /// Under region `u32::MAX`: the node's region count (u32, big-endian),
+    /// fixed when its data directory is created.
+    Layout = 7,
 }
 
 pub fn state_key(region: u32, kind: StateKind) -> [u8; 5] {

@@ -15,10 +15,14 @@ use std::time::{Duration, Instant};
 use crate::common::{free_port, key_slot};
 
 /// One direction of one node-to-node link: accepts where the sending node
-/// thinks its peer is and forwards to the peer's real cluster port, unless cut.
+/// thinks its peer is and forwards to the peer's real cluster port, unless cut;
+/// it can also delay every chunk it forwards, or stall (hold the bytes until
+/// released).
 pub struct Proxy {
     pub port: u16,
     cut: Arc<AtomicBool>,
+    delay_ms: Arc<std::sync::atomic::AtomicU64>,
+    stall: Arc<AtomicBool>,
     stop: Arc<AtomicBool>,
     /// The open connections (both sides), by connection number.
     conns: Arc<Mutex<BTreeMap<u64, [TcpStream; 2]>>>,
@@ -30,8 +34,11 @@ impl Proxy {
         let port = listener.local_addr().unwrap().port();
         let cut = Arc::new(AtomicBool::new(false));
         let stop = Arc::new(AtomicBool::new(false));
+        let delay_ms = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let stall = Arc::new(AtomicBool::new(false));
         let conns: Arc<Mutex<BTreeMap<u64, [TcpStream; 2]>>> = Arc::default();
         let (c, st, cs) = (cut.clone(), stop.clone(), conns.clone());
+        let (dl, sl) = (delay_ms.clone(), stall.clone());
         std::thread::spawn(move || {
             for (n, inbound) in listener.incoming().enumerate() {
                 if st.load(Ordering::SeqCst) {
@@ -57,13 +64,20 @@ impl Proxy {
                     all.insert(n as u64, [i2, o2]);
                 }
                 for (mut from, mut to) in [(i3, o3), (outbound, inbound)] {
-                    let (c, cs) = (c.clone(), cs.clone());
+                    let (c, cs, dl, sl) = (c.clone(), cs.clone(), dl.clone(), sl.clone());
                     std::thread::spawn(move || {
                         let mut buf = [0u8; 64 * 1024];
                         loop {
                             match from.read(&mut buf) {
                                 Ok(0) | Err(_) => break,
                                 Ok(k) => {
+                                    while sl.load(Ordering::SeqCst) && !c.load(Ordering::SeqCst) {
+                                        std::thread::sleep(Duration::from_millis(5));
+                                    }
+                                    let d = dl.load(Ordering::SeqCst);
+                                    if d > 0 {
+                                        std::thread::sleep(Duration::from_millis(d));
+                                    }
                                     if c.load(Ordering::SeqCst) || to.write_all(&buf[..k]).is_err() {
                                         break;
                                     }
@@ -80,7 +94,17 @@ impl Proxy {
                 }
             }
         });
-        Proxy { port, cut, stop, conns }
+        Proxy { port, cut, delay_ms, stall, stop, conns }
+    }
+
+    /// Hold every chunk this long before forwarding it (zero: no delay).
+    pub fn set_delay(&self, d: Duration) {
+        self.delay_ms.store(d.as_millis() as u64, Ordering::SeqCst);
+    }
+
+    /// Hold the bytes (connections stay open) until released.
+    pub fn set_stall(&self, on: bool) {
+        self.stall.store(on, Ordering::SeqCst);
     }
 
     /// Drop every byte from now on (and close the connections open now).
@@ -145,6 +169,14 @@ impl Node {
 
     pub fn is_up(&self) -> bool {
         self.child.is_some()
+    }
+
+    /// SIGSTOP (or SIGCONT) the process.
+    pub fn pause(&self, stop: bool) {
+        if let Some(c) = &self.child {
+            let sig = if stop { "-STOP" } else { "-CONT" };
+            let _ = Command::new("kill").arg(sig).arg(c.id().to_string()).status();
+        }
     }
 
     pub fn client(&self) -> redis::Connection {
@@ -256,6 +288,33 @@ impl Cluster {
         self.node(id).spawn();
     }
 
+    /// Start node `id` with `--join`: it reaches the others through proxies of
+    /// its own, and they reach it at the address CLUSTER ADDNODE gives them
+    /// (its real node-to-node port, returned).
+    pub fn join_node(&mut self, id: u64) -> u16 {
+        let cport = free_port();
+        let mut peers = vec![format!("{id}=127.0.0.1:{cport}")];
+        for n in &self.nodes {
+            let p = Proxy::start(n.cluster_port);
+            peers.push(format!("{}=127.0.0.1:{}", n.id, p.port));
+            self.links.insert((id, n.id), p);
+        }
+        let dir = self._tmp.path().join(format!("node{id}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let extra = self.nodes[0].extra.iter().cloned().chain(["--join".to_string()]).collect();
+        let mut node =
+            Node { id, port: free_port(), cluster_port: cport, dir, peers: peers.join(","), extra, child: None };
+        node.spawn();
+        assert_eq!(self.nodes.len() as u64 + 1, id, "nodes join in id order");
+        self.nodes.push(node);
+        cport
+    }
+
+    /// The node that says it leads the slot of `key` (see [`self_declared_leader`]).
+    pub fn self_declared_leader_of(&self, key: &str) -> Option<u64> {
+        self_declared_leader(self, key_slot(key.as_bytes()))
+    }
+
     /// Which node leads the slot of `key`, asked of a running node.
     pub fn leader_of(&self, key: &str) -> Option<u64> {
         let n = self.nodes.iter().find(|n| n.is_up())?;
@@ -298,7 +357,7 @@ fn self_declared_leader(c: &Cluster, slot: u16) -> Option<u64> {
 
 /// One command to one node over a plain socket with a read timeout: the reply's
 /// bytes, or `None` if none came in time.
-fn ask(port: u16, args: &[&str], wait: Duration) -> Option<String> {
+pub fn ask(port: u16, args: &[&str], wait: Duration) -> Option<String> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
     s.set_read_timeout(Some(wait)).ok()?;
     let a: Vec<&[u8]> = args.iter().map(|x| x.as_bytes()).collect();
@@ -851,4 +910,210 @@ fn failover_under_load_loses_nothing() {
     );
     assert!(final_value >= last && final_value <= last + unknown as i64, "counter {final_value}, acknowledged {last}, unknown {unknown}");
     assert!(pct(0.99) < Duration::from_secs(2), "failover p99 {:?}", pct(0.99));
+}
+
+/// The ids CLUSTER NODES lists on the node at `port`, and how many slot ranges
+/// each leads.
+fn members_seen(port: u16) -> BTreeMap<u64, usize> {
+    let text = ask(port, &["CLUSTER", "NODES"], Duration::from_secs(2)).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let id: u64 = l.split_whitespace().next()?.trim_start_matches('0').parse().ok()?;
+            Some((id, l.split_whitespace().count().saturating_sub(8)))
+        })
+        .collect()
+}
+
+/// Membership changes online, under a write load: a fourth node joins
+/// (CLUSTER ADDNODE: learner, caught up, voter) and takes a share of the
+/// leaders; then node 1, a leader of several regions, is removed (CLUSTER
+/// FORGET). No acknowledged increment is lost, the three remaining replicas
+/// of every region agree (applied index and digest), and node 1's id can
+/// never come back: ADDNODE refuses it and, restarted with its data, its
+/// links are refused and no node lists it.
+#[test]
+fn a_node_joins_and_another_leaves_under_load() {
+    // Snapshots every 100 entries: the log is purged long before node 4 joins,
+    // so it catches up by snapshot.
+    let mut c = Cluster::start_with(3, &["--raft-snapshot-logs", "100"]);
+    let keys: Vec<String> = (0..24).map(|i| format!("member:{i}")).collect();
+    let mut client = Client::new(&c);
+    for k in &keys {
+        client.cmd(&["SET", k, "0"], Duration::from_secs(5)).unwrap();
+    }
+    for i in 0..1500 {
+        client.cmd(&["SET", &format!("filler:{i}"), &"x".repeat(100)], Duration::from_secs(5)).unwrap();
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    // Per key: acknowledged increments, unknown outcomes.
+    let counts: Arc<Mutex<Vec<(i64, i64)>>> = Arc::new(Mutex::new(vec![(0, 0); keys.len()]));
+    let writer = {
+        let (stop, counts, keys) = (stop.clone(), counts.clone(), keys.clone());
+        let mut client = Client::new(&c);
+        std::thread::spawn(move || {
+            let mut i = 0;
+            while !stop.load(Ordering::SeqCst) {
+                let k = i % keys.len();
+                i += 1;
+                match client.cmd(&["INCR", &keys[k]], Duration::from_secs(30)) {
+                    Ok(redis::Value::Int(_)) => counts.lock().unwrap()[k].0 += 1,
+                    Ok(v) => panic!("INCR answered {v:?}"),
+                    Err(e) if e.contains("outcome unknown") => counts.lock().unwrap()[k].1 += 1,
+                    Err(e) => panic!("INCR failed: {e}"),
+                }
+            }
+            i
+        })
+    };
+    std::thread::sleep(Duration::from_millis(500));
+
+    let cport4 = c.join_node(4);
+    let started = Instant::now();
+    let r = ask(c.nodes[0].port, &["CLUSTER", "ADDNODE", "4", &format!("127.0.0.1:{cport4}")], Duration::from_secs(150));
+    assert_eq!(r.as_deref(), Some("+OK\r\n"), "ADDNODE 4");
+    eprintln!("node 4 is a voter of every region after {:?}", started.elapsed());
+    // It gets its share of the leaders (the rebalance hands them over once it holds the log).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let seen = members_seen(c.nodes[3].port);
+        if seen.len() == 4 && seen.get(&4).is_some_and(|&led| led >= 2) {
+            eprintln!("node 4 leads its share {:?} after joining: {seen:?}", started.elapsed());
+            break;
+        }
+        assert!(Instant::now() < deadline, "node 4 never led a share: {seen:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
+    let led_by_1 = members_seen(c.nodes[1].port).get(&1).copied().unwrap_or(0);
+    assert!(led_by_1 > 0, "node 1 leads some regions before it is removed");
+    let started = Instant::now();
+    let r = ask(c.nodes[1].port, &["CLUSTER", "FORGET", &format!("{:040}", 1)], Duration::from_secs(150));
+    assert_eq!(r.as_deref(), Some("+OK\r\n"), "FORGET 1");
+    eprintln!("node 1 (leading {led_by_1} ranges) left every region after {:?}", started.elapsed());
+    c.node(1).kill9();
+    std::thread::sleep(Duration::from_millis(1000));
+    stop.store(true, Ordering::SeqCst);
+    let sent = writer.join().unwrap();
+
+    // Every remaining node lists exactly 2, 3, 4.
+    for n in &c.nodes[1..] {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let seen = members_seen(n.port);
+            if seen.keys().copied().collect::<Vec<_>>() == [2, 3, 4] {
+                break;
+            }
+            assert!(Instant::now() < deadline, "node {} lists {seen:?}", n.id);
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    // No acknowledged increment is lost, none applied twice.
+    let counts = counts.lock().unwrap().clone();
+    let mut client = Client::new(&c);
+    for (k, (acked, unknown)) in keys.iter().zip(&counts) {
+        let v = client.cmd(&["GET", k], Duration::from_secs(10)).unwrap();
+        let v: i64 = match v {
+            redis::Value::BulkString(b) => String::from_utf8_lossy(&b).parse().unwrap(),
+            v => panic!("GET {k}: {v:?}"),
+        };
+        assert!(v >= *acked && v <= acked + unknown, "{k}: {v}, acknowledged {acked}, unknown {unknown}");
+    }
+    let total: i64 = counts.iter().map(|c| c.0).sum();
+    eprintln!("{sent} increments sent, {total} acknowledged, none lost");
+    // Each region's three replicas agree.
+    let regions: BTreeMap<i64, u16> = (0..16384u16)
+        .step_by(64)
+        .filter_map(|s| region_state(c.nodes[1].port, s).map(|st| (st.0, s)))
+        .collect();
+    assert_eq!(regions.len(), 12, "regions seen: {regions:?}");
+    for (&region, &slot) in &regions {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let states: Vec<_> = c.nodes[1..].iter().map(|n| region_state(n.port, slot)).collect();
+            if states.iter().all(|s| s.is_some()) && states.windows(2).all(|w| w[0] == w[1]) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "region {region}: replicas disagree: {states:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    eprintln!("the three replicas of each of the {} regions agree", regions.len());
+
+    // Node 1's id never comes back.
+    let r = ask(c.nodes[1].port, &["CLUSTER", "ADDNODE", "1", &format!("127.0.0.1:{}", c.nodes[0].cluster_port)], Duration::from_secs(10));
+    assert!(r.as_deref().is_some_and(|r| r.starts_with("-ERR") && r.contains("removed")), "ADDNODE 1: {r:?}");
+    c.start_node(1);
+    std::thread::sleep(Duration::from_secs(3));
+    for n in &c.nodes[1..] {
+        let seen = members_seen(n.port);
+        assert!(!seen.contains_key(&1), "node {} lists the removed node again: {seen:?}", n.id);
+    }
+    let v = send(&c, &["INCR", &keys[0]], Duration::from_secs(10)).unwrap();
+    assert_eq!(redis::Value::Int(int(&v)), v);
+    eprintln!("node 1 restarted with its data: refused, not listed; the cluster serves on");
+}
+
+/// WAIT counts the followers whose log holds the connection's last write and
+/// never blocks past its timeout; ROLE and INFO replication describe the
+/// node's regions (role in each, term, indexes, followers' matched indexes).
+#[test]
+fn wait_role_and_info_describe_the_regions() {
+    let c = Cluster::start(3);
+    let key = "waited";
+    send(&c, &["SET", key, "0"], Duration::from_secs(5)).unwrap();
+    let leader = c.leader_of(key).unwrap();
+    let follower = (1..=3).find(|&i| i != leader).unwrap();
+    let mut con = c.nodes[leader as usize - 1].client();
+    let set = |con: &mut redis::Connection, v: &str| {
+        let tried = Instant::now();
+        loop {
+            match redis::cmd("SET").arg(key).arg(v).query::<String>(con) {
+                Ok(r) => break r,
+                Err(e) if tried.elapsed() < Duration::from_secs(5) && e.to_string().contains("TRYAGAIN") => {
+                    std::thread::sleep(Duration::from_millis(50))
+                }
+                Err(e) => panic!("SET: {e}"),
+            }
+        }
+    };
+    assert_eq!(set(&mut con, "1"), "OK");
+    let n: i64 = redis::cmd("WAIT").arg(2).arg(2000).query(&mut con).unwrap();
+    assert_eq!(n, 2, "both followers hold the write");
+
+    // The leader's link to one follower is cut: the write commits with the
+    // other, and WAIT 2 answers 1 when its timeout passes.
+    c.links[&(leader, follower)].cut();
+    assert_eq!(set(&mut con, "2"), "OK");
+    let started = Instant::now();
+    let n: i64 = redis::cmd("WAIT").arg(2).arg(300).query(&mut con).unwrap();
+    let took = started.elapsed();
+    eprintln!("WAIT 2 300 with node {follower} cut off: {n} after {took:?}");
+    assert_eq!(n, 1, "one follower holds it");
+    assert!(took >= Duration::from_millis(290) && took < Duration::from_secs(2), "WAIT took {took:?}");
+    let n: i64 = redis::cmd("WAIT").arg(1).arg(0).query(&mut con).unwrap();
+    assert_eq!(n, 1, "WAIT 1 0 returns once one follower holds it");
+    c.links[&(leader, follower)].heal();
+    let n: i64 = redis::cmd("WAIT").arg(2).arg(5000).query(&mut con).unwrap();
+    assert_eq!(n, 2, "the healed follower catches up");
+
+    let role: redis::Value = redis::cmd("ROLE").query(&mut con).unwrap();
+    let redis::Value::Array(role) = role else { panic!("ROLE: {role:?}") };
+    assert_eq!(role[0], redis::Value::BulkString(b"master".to_vec()));
+    let redis::Value::Array(replicas) = &role[2] else { panic!("ROLE replicas: {role:?}") };
+    assert_eq!(replicas.len(), 2, "ROLE: {role:?}");
+
+    let info: String = redis::cmd("INFO").arg("replication").query(&mut con).unwrap();
+    eprintln!("{info}");
+    assert!(info.contains("role:master\r\n") && info.contains("connected_slaves:2\r\n"), "{info}");
+    assert!(info.contains("neokv_regions:12\r\n"), "{info}");
+    let regions: Vec<&str> = info.lines().filter(|l| l.starts_with("region")).collect();
+    assert_eq!(regions.len(), 12, "{info}");
+    let slot = key_slot(key.as_bytes()) as usize;
+    let line = regions[slot * 12 / 16384];
+    assert!(line.contains("role=leader") && line.contains(&format!("leader={leader}")), "{line}");
+    for f in (1..=3).filter(|&i| i != leader) {
+        assert!(line.contains(&format!("{f}:")), "matched index of {f} in {line}");
+    }
+    let cluster: String = redis::cmd("INFO").arg("cluster").query(&mut con).unwrap();
+    assert!(cluster.contains("cluster_enabled:1"), "{cluster}");
 }

@@ -21,8 +21,21 @@ pub fn key_slot(key: &[u8]) -> u16 {
     crc & 0x3fff
 }
 
+/// A port nothing listens on, for a server to bind. Taken below the kernel's
+/// ephemeral range (32768 and up), one after another: a port the kernel hands
+/// out for an outgoing connection or a `bind(0)` (the cluster tests' proxies)
+/// can then never take it between this check and the server's bind.
 pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let _ = NEXT.compare_exchange(0, 20_000 + (std::process::id() % 60) * 200, Ordering::SeqCst, Ordering::SeqCst);
+    loop {
+        let p = NEXT.fetch_add(1, Ordering::SeqCst);
+        let p = 10_000 + (p - 10_000) % 22_000;
+        if TcpListener::bind(("127.0.0.1", p as u16)).is_ok() {
+            return p as u16;
+        }
+    }
 }
 
 fn wait_for_port(port: u16, child: &mut Child, what: &str) {
