@@ -46,6 +46,11 @@ pub type ReplyTx = oneshot::Sender<Reply>;
 /// The most commands one log entry carries.
 pub const MAX_CMDS_PER_ENTRY: usize = 1 << 16;
 
+/// In a cluster, a write not committed within this long (a leader cut off from
+/// its quorum, which cannot know it is deposed) is answered "outcome unknown";
+/// its entry may still commit later, and the proposer waits for it as before.
+pub const WRITE_DEADLINE: Duration = Duration::from_secs(5);
+
 /// What a region's state machine shares with the rest of the node.
 #[derive(Clone)]
 pub struct RegionDeps {
@@ -591,7 +596,38 @@ impl Region {
             let chunk: Vec<WriteCmd> = cmds.by_ref().take(MAX_CMDS_PER_ENTRY).collect();
             let txs: Vec<ReplyTx> = waiters.by_ref().take(chunk.len()).collect();
             let batch = RaftBatch { now_ms: now, cmds: chunk, ..Default::default() };
-            match self.raft.client_write(Proposal(batch)).await {
+            let result = if self.nodes.is_some() {
+                let (done_tx, done_rx) = oneshot::channel();
+                let raft = self.raft.clone();
+                glommio::spawn_local(async move {
+                    let _ = done_tx.send(raft.client_write(Proposal(batch)).await);
+                })
+                .detach();
+                let mut done_rx = std::pin::pin!(done_rx);
+                match crate::net::within(WRITE_DEADLINE, done_rx.as_mut()).await {
+                    Some(r) => r.ok(),
+                    None => {
+                        let r = Reply::error(format!(
+                            "ERR write outcome unknown (it may or may not have been applied): not committed within {WRITE_DEADLINE:?}, this node may be cut off from the others"
+                        ));
+                        for tx in txs {
+                            let _ = tx.send(r.clone());
+                        }
+                        // Everything proposed stays counted until it is settled.
+                        let _ = done_rx.await;
+                        continue;
+                    }
+                }
+            } else {
+                Some(self.raft.client_write(Proposal(batch)).await)
+            };
+            let Some(result) = result else {
+                for tx in txs {
+                    let _ = tx.send(Reply::error("ERR write outcome unknown (it may or may not have been applied): Raft stopped"));
+                }
+                continue;
+            };
+            match result {
                 Ok(resp) => {
                     // Before anyone hears: WAIT reads it once its write is answered.
                     if let Some(n) = &self.nodes {

@@ -540,6 +540,15 @@ fn an_isolated_leader_never_serves_a_stale_read() {
     let old_port = c.nodes[old_leader as usize - 1].port;
     eprintln!("isolating node {old_leader}, the leader of {key}'s slot");
     c.isolate(old_leader, true);
+    // A write sent to it at once is appended while its lease still runs, and
+    // can never commit: it is answered "outcome unknown" at the server's
+    // deadline rather than hanging (or refused, if the lease already ran out).
+    let sent = Instant::now();
+    let r = ask(old_port, &["SET", key, "cut-off"], Duration::from_secs(15));
+    eprintln!("a write sent to the leader just cut off answered {r:?} after {:?}", sent.elapsed());
+    let r = r.expect("an answer within 15 s");
+    assert!(r.contains("outcome unknown") || r.starts_with("-TRYAGAIN") || r.starts_with("-CLUSTERDOWN"), "{r}");
+    assert!(sent.elapsed() < Duration::from_secs(7));
     // Write the new value through the other two nodes only.
     let others: Vec<u16> = c.nodes.iter().filter(|n| n.id != old_leader).map(|n| n.port).collect();
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -555,9 +564,22 @@ fn an_isolated_leader_never_serves_a_stale_read() {
     let r = ask(old_port, &["GET", key], Duration::from_secs(3));
     eprintln!("old leader answered {r:?} {:?} after the write", written.elapsed());
     assert_ne!(r.as_deref(), Some("$3\r\nold\r\n"), "a stale read from the isolated leader");
+    // A write sent to the cut-off node does not hang: if it still thinks it
+    // leads, the write cannot commit and is answered "outcome unknown" at the
+    // server's deadline; if it knows it does not, MOVED or CLUSTERDOWN.
+    let sent = Instant::now();
+    let r = ask(old_port, &["SET", key, "lost?"], Duration::from_secs(15));
+    eprintln!("a write to the cut-off node answered {r:?} after {:?}", sent.elapsed());
+    let r = r.expect("an answer within 15 s");
+    assert!(
+        r.contains("outcome unknown") || r.starts_with("-MOVED") || r.starts_with("-CLUSTERDOWN") || r.starts_with("-TRYAGAIN"),
+        "{r}"
+    );
     c.isolate(old_leader, false);
     c.wait_ok(Duration::from_secs(30));
     let v = send(&c, &["GET", key], Duration::from_secs(10)).unwrap();
+    // The unknown write was never committed (its leader was deposed): the
+    // majority's value stands.
     assert_eq!(v, redis::Value::BulkString(b"new".to_vec()));
 }
 
