@@ -59,6 +59,14 @@ pub fn route<'k>(
     }
 }
 
+/// Cluster mode: the slot ranges of the regions this node leads, which the
+/// whole-keyspace commands (DBSIZE, KEYS, SCAN, RANDOMKEY) cover, as a Redis
+/// Cluster node answers for its own slots; `None` standalone (every slot).
+pub fn led_ranges(shared: &Shared) -> crate::types::keyspace::SlotRanges {
+    let nodes = shared.nodes.as_deref()?;
+    Some(shared.router.regions().iter().filter(|r| nodes.leader(r.id) == Some(nodes.me)).map(|r| (r.start, r.end)).collect())
+}
+
 /// `host:port` split for the replies that show them apart.
 fn host_port(addr: &str) -> (String, i64) {
     match addr.rsplit_once(':') {

@@ -136,18 +136,21 @@ fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn dbsize(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    ctx.blocking(|r| Ok(Reply::Int(ks::dbsize(r)?)))
+    let slots = super::cluster::led_ranges(ctx.shared);
+    ctx.blocking(move |r| Ok(Reply::Int(ks::dbsize(r, &slots)?)))
 }
 
 fn keys_cmd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let pattern = args[1].clone();
-    ctx.blocking(move |r| Ok(Reply::Array(ks::keys(r, &pattern)?.into_iter().map(Reply::Bulk).collect())))
+    let slots = super::cluster::led_ranges(ctx.shared);
+    ctx.blocking(move |r| Ok(Reply::Array(ks::keys(r, &slots, &pattern)?.into_iter().map(Reply::Bulk).collect())))
 }
 
 fn randomkey(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let slot = (ctx.random() % SLOT_COUNT as u64) as u16;
     let pick = ctx.random();
-    match ks::random_key(&ctx.reader(), slot, pick)? {
+    let slots = super::cluster::led_ranges(ctx.shared);
+    match ks::random_key(&ctx.reader(), &slots, slot, pick)? {
         Some(k) => reply(Reply::Bulk(k)),
         None => reply(Reply::Nil),
     }
@@ -174,7 +177,8 @@ fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let count = if ctx.detached() { usize::MAX } else { count };
     let r = ctx.reader();
     let mut out = Vec::new();
-    let last = ks::scan_keys(&r, from_slot, after.as_deref(), count, |sk| {
+    let slots = super::cluster::led_ranges(ctx.shared);
+    let last = ks::scan_keys(&r, &slots, from_slot, after.as_deref(), count, |sk| {
         if let Some(t) = &type_filter {
             if *t != Some(sk.kind) {
                 return;

@@ -251,24 +251,51 @@ pub fn walk_keys(
 /// alive at the reader's time.
 pub fn scan_keys(
     r: &impl Source,
+    slots: &SlotRanges,
     from_slot: u16,
     after: Option<&[u8]>,
     budget: usize,
     mut f: impl FnMut(ScannedKey),
 ) -> Result<Option<Vec<u8>>, StorageError> {
     let now = r.now_ms();
-    walk_keys(r, (from_slot, crate::cluster::SLOT_COUNT), after, budget, |sk| {
-        if !sk.is_expired(now) {
-            f(sk)
+    let mut budget = budget;
+    for (lo, hi) in ranges_from(slots, from_slot) {
+        // The key a cursor stopped at counts only if its slot is where we resume.
+        let after = after.filter(|_| lo == from_slot);
+        let mut seen = 0;
+        let last = walk_keys(r, (lo, hi), after, budget, |sk| {
+            seen += 1;
+            if !sk.is_expired(now) {
+                f(sk)
+            }
+        })?;
+        if last.is_some() {
+            return Ok(last);
         }
-    })
+        budget = budget.saturating_sub(seen).max(1);
+    }
+    Ok(None)
+}
+
+/// The slots a whole-keyspace command covers: every slot (`None`: standalone)
+/// or, in cluster mode, the ranges `[start, end)` of the regions this node
+/// leads, ascending, as a Redis Cluster node answers for its own slots (a
+/// cluster client asks every master and adds up).
+pub type SlotRanges = Option<Vec<(u16, u32)>>;
+
+/// The ranges of `slots` at or after `from`.
+fn ranges_from(slots: &SlotRanges, from: u16) -> Vec<(u16, u32)> {
+    match slots {
+        None => vec![(from, crate::cluster::SLOT_COUNT)],
+        Some(v) => v.iter().filter(|r| r.1 > from as u32).map(|&(lo, hi)| (lo.max(from), hi)).collect(),
+    }
 }
 
 /// KEYS pattern: every live key matching, in storage order.
-pub fn keys(r: &impl Source, pattern: &[u8]) -> Result<Vec<Bytes>, StorageError> {
+pub fn keys(r: &impl Source, slots: &SlotRanges, pattern: &[u8]) -> Result<Vec<Bytes>, StorageError> {
     let all = pattern == b"*";
     let mut out = Vec::new();
-    scan_keys(r, 0, None, usize::MAX, |sk| {
+    scan_keys(r, slots, 0, None, usize::MAX, |sk| {
         if all || glob_match(pattern, &sk.key, false) {
             out.push(sk.key);
         }
@@ -277,9 +304,9 @@ pub fn keys(r: &impl Source, pattern: &[u8]) -> Result<Vec<Bytes>, StorageError>
 }
 
 /// DBSIZE: number of live keys.
-pub fn dbsize(r: &impl Source) -> Result<i64, StorageError> {
+pub fn dbsize(r: &impl Source, slots: &SlotRanges) -> Result<i64, StorageError> {
     let mut n = 0;
-    scan_keys(r, 0, None, usize::MAX, |_| n += 1)?;
+    scan_keys(r, slots, 0, None, usize::MAX, |_| n += 1)?;
     Ok(n)
 }
 
@@ -290,10 +317,13 @@ const RANDOM_KEY_WINDOW: usize = 16;
 /// random slot (wrapping), chosen by `pick`. Every key can come up (keys that
 /// share a slot too); with at most the window's worth of keys the choice is
 /// uniform, beyond it a key after a long run of empty slots comes up more often.
-pub fn random_key(r: &impl Source, start_slot: u16, pick: u64) -> Result<Option<Bytes>, StorageError> {
+pub fn random_key(r: &impl Source, slots: &SlotRanges, start_slot: u16, pick: u64) -> Result<Option<Bytes>, StorageError> {
     let mut window = Vec::new();
     let now = r.now_ms();
-    for (lo, hi) in [(start_slot as u32, crate::cluster::SLOT_COUNT), (0, start_slot as u32)] {
+    // From the start slot to the end, then from the beginning up to it.
+    let mut ranges: Vec<(u32, u32)> = ranges_from(slots, start_slot).into_iter().map(|(lo, hi)| (lo as u32, hi)).collect();
+    ranges.extend(ranges_from(slots, 0).into_iter().map(|(lo, hi)| (lo as u32, hi.min(start_slot as u32))));
+    for (lo, hi) in ranges {
         if lo >= hi || window.len() == RANDOM_KEY_WINDOW {
             continue;
         }

@@ -688,6 +688,42 @@ fn redis_cluster_clients_work_unchanged() {
     assert_eq!(both, ["x", "y"]);
     eprintln!("redis crate cluster client: 200 SET/GET, INCRBY, MSET/MGET with a hash tag");
 
+    // Whole-keyspace commands answer for the node's own slots, as a Redis
+    // Cluster node does: a client that asks every master and adds up (as
+    // redis-py's dbsize() and scan_iter() do) counts each key once.
+    let (mut total, mut keys, mut scanned) = (0i64, Vec::new(), Vec::new());
+    for &p in &ports {
+        let mut con = redis::Client::open(format!("redis://127.0.0.1:{p}/")).unwrap().get_connection().unwrap();
+        let n: i64 = redis::cmd("DBSIZE").query(&mut con).unwrap();
+        assert!(n > 0 && n < 202, "node {p}: DBSIZE {n}");
+        total += n;
+        let k: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
+        assert_eq!(k.len() as i64, n, "node {p}: KEYS and DBSIZE agree");
+        keys.extend(k);
+        let mut cursor = 0u64;
+        loop {
+            let (next, page): (u64, Vec<String>) = redis::cmd("SCAN").arg(cursor).arg("COUNT").arg(7).query(&mut con).unwrap();
+            scanned.extend(page);
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        let r: Option<String> = redis::cmd("RANDOMKEY").query(&mut con).unwrap();
+        let r = r.expect("a key");
+        let slot: i64 = redis::cmd("CLUSTER").arg("KEYSLOT").arg(&r).query(&mut con).unwrap();
+        let owner = ask(p, &["SET", &r, "probe-free"], Duration::from_secs(2)).unwrap_or_default();
+        assert!(!owner.starts_with("-MOVED"), "RANDOMKEY on {p} gave {r} (slot {slot}) which another node leads");
+    }
+    assert_eq!(total, 202, "DBSIZE summed over the masters");
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 202, "KEYS over the masters, each key once");
+    let n = scanned.len();
+    scanned.sort();
+    scanned.dedup();
+    assert_eq!((n, scanned.len()), (202, 202), "SCAN over the masters, each key once");
+
     if let Some(mut cli) = tool("redis-cli") {
         let out = cli.args(["-c", "-p", &ports[2].to_string(), "SET", "cli-key", "cli-value"]).output().unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "OK");
