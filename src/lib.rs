@@ -7,12 +7,12 @@
 //! |---|---|
 //! | [`protocol`] | RESP2/3 decode (zero-copy, incremental) and encode, argument parsing |
 //! | [`storage`] | the only RocksDB user: column families, byte layouts, WAL syncer |
-//! | [`cluster`] | key → slot → region → core routing; `nodes`: the cluster's nodes, their addresses and each region's leader |
+//! | [`cluster`] | key → slot → region → core routing; `nodes`: the cluster's nodes, their addresses, each region's leader and Raft state, the ids removed for good |
 //! | [`net`] | node-to-node transport (cluster mode): `PeerFrame`s over TCP, the sending side of links (one per core, peer and class) |
 //! | [`types`] | data-type semantics: deterministic apply of `WriteCmd`s, reads |
 //! | [`raft`] | openraft config, glommio runtime adapter, log store, state machine, regions; `network` and `wire`: RPCs over `net` links |
 //! | [`script`] | the Lua VM (sandbox, `redis.*`, cjson/cmsgpack/bit/struct), running scripts, function libraries |
-//! | [`shard`] | per-core state, the cross-core channel mesh, active expiry, the Pub/Sub registry (`pubsub`), what the server observes of itself (`observe`: command stats, slow log, latency monitor, MONITOR, CLIENT PAUSE), per-core key access records (`access`: OBJECT IDLETIME / FREQ) |
+//! | [`shard`] | per-core state, the cross-core channel mesh, active expiry, the Pub/Sub registry (`pubsub`), what the server observes of itself (`observe`: command stats, slow log, latency monitor, MONITOR, CLIENT PAUSE), per-core key access records (`access`: OBJECT IDLETIME / FREQ), membership changes of every region (`members`: CLUSTER ADDNODE / FORGET) |
 //! | [`cmd`] | the command table, one family file per type, `txn` (MULTI/EXEC, run inside apply), `script` (EVAL/FCALL), `pubsub`, `server`/`admin`/`info` (connection and server commands), `introspect` (MEMORY, OBJECT, COMMAND GETKEYS, ROLE, WAIT), `cluster` (CLUSTER, READONLY, and the MOVED/CLUSTERDOWN/CROSSSLOT routing of cluster mode) |
 //! | [`server`] | executors, listeners, connection loop (pipelining, replies, per-command statistics); `peers`: the cluster port's listener |
 //!
@@ -32,7 +32,12 @@
 //! handler → `WriteCmd` (absolute times) → owning core's proposer (one entry per
 //! reactor turn) → openraft `client_write` → log appended, WAL fsynced (group
 //! commit) → apply: one RocksDB `WriteBatch` per apply batch, replies computed →
-//! back to the connection, in order.
+//! back to the connection, in order. In cluster mode the entry is acknowledged
+//! once a majority of the region's voters hold it (`raft::network` over `net`).
+//!
+//! Tests: `tests/it/` starts the real binary; `cluster.rs` and `nemesis.rs` run
+//! node processes with a proxy per link and check histories with
+//! `linearizable.rs`.
 
 pub mod cluster;
 pub mod cmd;

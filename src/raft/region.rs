@@ -133,6 +133,14 @@ pub enum MemberChange {
     Remove { id: u64 },
 }
 
+/// How long one step of a membership change may take on a region's leader
+/// before the caller is told to try again.
+const CHANGE_STEP: Duration = Duration::from_secs(20);
+
+fn step_timeout() -> ChangeError {
+    ChangeError::Failed(format!("a membership step took over {CHANGE_STEP:?}"))
+}
+
 /// Why a membership change did not happen.
 #[derive(Debug, Clone)]
 pub enum ChangeError {
@@ -364,9 +372,14 @@ impl Region {
                 if let Some(n) = &self.nodes {
                     n.learn_cluster_addr(id, &addr);
                 }
-                self.raft.add_learner(id, BasicNode { addr }, true).await.map_err(map)?;
+                // openraft waits without end for a learner to catch up and for a
+                // change to commit; a step bounded here is tried again by the caller
+                // (a learner added twice, or a voter already added, is no change).
+                let learner = self.raft.add_learner(id, BasicNode { addr }, true);
+                crate::net::within(CHANGE_STEP, learner).await.ok_or_else(step_timeout)?.map_err(map)?;
                 let add = ChangeMembers::AddVoterIds(std::collections::BTreeSet::from([id]));
-                self.raft.change_membership(add, false).await.map_err(map)?;
+                let voter = self.raft.change_membership(add, false);
+                crate::net::within(CHANGE_STEP, voter).await.ok_or_else(step_timeout)?.map_err(map)?;
             }
             MemberChange::Remove { id } => {
                 if membership.get_node(&id).is_none() {
@@ -394,7 +407,8 @@ impl Region {
                 } else {
                     ChangeMembers::RemoveNodes(std::collections::BTreeSet::from([id]))
                 };
-                self.raft.change_membership(change, false).await.map_err(map)?;
+                let change = self.raft.change_membership(change, false);
+                crate::net::within(CHANGE_STEP, change).await.ok_or_else(step_timeout)?.map_err(map)?;
             }
         }
         Ok(())
@@ -730,6 +744,12 @@ async fn rebalance(region: Rc<Region>, nodes: Arc<Nodes>) {
         let caught_up = {
             let m = metrics.borrow_watched();
             if m.state != ServerState::Leader || m.running_state.is_err() {
+                continue;
+            }
+            // Not while the membership changes (a joint configuration, or a
+            // learner on its way to voter): a leader change mid-way stalls it.
+            let members = m.membership_config.membership();
+            if members.get_joint_config().len() > 1 || members.nodes().count() > members.voter_ids().count() {
                 continue;
             }
             let matched = m.replication.as_ref().and_then(|r| r.get(&want).cloned().flatten()).map(|l| l.index);

@@ -81,7 +81,9 @@ async fn remote(core: &Core, leader: u64, region: u32, change: &MemberChange, de
         MemberChange::Add { id, addr } => crate::pb::MembersReq { op: 1, node_id: *id, addr: addr.clone() },
         MemberChange::Remove { id } => crate::pb::MembersReq { op: 2, node_id: *id, addr: String::new() },
     };
-    let ttl = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(100));
+    // A leader's step is bounded (raft::region::CHANGE_STEP); a leader that
+    // cannot be heard from is not waited on longer than that.
+    let ttl = deadline.saturating_duration_since(Instant::now()).clamp(Duration::from_millis(100), Duration::from_secs(45));
     match links.link(leader, Class::Raft).call(region, Body::Members(req), ttl).await {
         Ok(Body::MembersResp(_)) => Ok(()),
         Ok(_) => Err(ChangeError::Failed("unexpected answer".into())),
