@@ -19,6 +19,8 @@ pub struct Config {
     pub regions: usize,
     /// `--regions` was given (otherwise the data directory's own count wins).
     pub regions_explicit: bool,
+    /// `--read-policy lease` (cluster mode): leaders serve reads on their lease.
+    pub lease_reads: bool,
     pub requirepass: String,
     pub appendfsync: FsyncPolicy,
     pub proto_max_bulk_len: i64,
@@ -132,6 +134,7 @@ impl Config {
             cores,
             regions,
             regions_explicit: false,
+            lease_reads: false,
             requirepass,
             appendfsync,
             proto_max_bulk_len: 512 * 1024 * 1024,

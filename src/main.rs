@@ -39,6 +39,12 @@ struct Args {
     /// with CLUSTER ADDNODE) instead of forming a new one with the --peers.
     #[arg(long, requires = "node_id")]
     join: bool,
+    /// Cluster mode: how a leader makes a read linearizable: `readindex` (a
+    /// quorum confirms its leadership, shared by the reads of a reactor turn) or
+    /// `lease` (no round trip while its leader lease runs; assumes clocks that
+    /// drift less than the lease).
+    #[arg(long, default_value = "readindex", value_parser = ["readindex", "lease"])]
+    read_policy: String,
     /// Password for AUTH (the `default` user).
     #[arg(long, default_value = "")]
     requirepass: String,
@@ -106,6 +112,7 @@ fn main() {
     let mut config = Config::new(a.bind, a.port, a.dir, cores, regions, a.requirepass, a.appendfsync);
     config.set_cluster(cluster);
     config.regions_explicit = a.regions.is_some();
+    config.lease_reads = a.read_policy == "lease";
     config.block_cache_mb = a.block_cache_mb;
     config.write_buffer_mb = a.write_buffer_mb;
     config.read_cache_mb = a.read_cache_mb;

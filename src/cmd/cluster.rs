@@ -91,14 +91,32 @@ fn node_entry(nodes: &Nodes, id: u64) -> Reply {
 }
 
 /// CLUSTER SLOTS: every region's range, its leader first, the other members after.
+///
+/// Every node leads some regions and follows in the others, which Redis
+/// Cluster never shows; clients such as redis-py take a node's role from the
+/// first entry it appears in, and would then send their fan-out commands
+/// (DBSIZE, KEYS, SCAN, FLUSHALL to every master) to some leaders only. So
+/// one range of each leader comes first, and until every leader has appeared
+/// as a master those first ranges list no followers.
 fn slots(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let nodes = nodes(ctx)?;
     let all = members(nodes);
+    let mut led: Vec<(u16, u16, u64)> =
+        ranges(ctx.shared, nodes).into_iter().filter_map(|(s, e, l)| l.map(|l| (s, e, l))).collect();
+    let mut first = Vec::new();
+    for i in 0..led.len() {
+        if i < led.len() && !first.iter().any(|f: &(u16, u16, u64)| f.2 == led[i].2) {
+            first.push(led[i]);
+        }
+    }
+    led.retain(|r| !first.contains(r));
+    let bare = first.len().saturating_sub(1);
     let mut out = Vec::new();
-    for (start, end, leader) in ranges(ctx.shared, nodes) {
-        let Some(leader) = leader else { continue };
+    for (n, (start, end, leader)) in first.into_iter().chain(led).enumerate() {
         let mut e = vec![Reply::Int(start as i64), Reply::Int(end as i64), node_entry(nodes, leader)];
-        e.extend(all.iter().filter(|&&id| id != leader).map(|&id| node_entry(nodes, id)));
+        if n >= bare {
+            e.extend(all.iter().filter(|&&id| id != leader).map(|&id| node_entry(nodes, id)));
+        }
         out.push(Reply::Array(e));
     }
     reply(Reply::Array(out))

@@ -74,6 +74,9 @@ pub struct GroupOpts {
     /// Raft log entries between snapshots (each lets the log be purged).
     pub snapshot_logs: u64,
     pub network: Network,
+    /// `--read-policy lease`: the leader serves reads inside its lease
+    /// without a quorum round trip (assumes bounded clock drift).
+    pub lease_reads: bool,
 }
 
 /// A transaction whose watched keys must not have changed before it runs.
@@ -115,6 +118,8 @@ pub struct Region {
     /// This core's links to the other nodes (cluster mode).
     links: Option<Rc<crate::net::link::Links>>,
     nodes: Option<Arc<Nodes>>,
+    /// How reads are made linearizable (`GroupOpts::lease_reads`).
+    read_policy: openraft::ReadPolicy,
     /// A snapshot being received: its id, the next chunk expected, its entries.
     incoming: RefCell<Option<Incoming>>,
 }
@@ -214,6 +219,7 @@ impl Region {
             Network::Standalone => None,
         };
         let me = nodes.as_ref().map_or(NODE_ID, |n| n.me);
+        let read_policy = if opts.lease_reads { openraft::ReadPolicy::LeaseRead } else { openraft::ReadPolicy::ReadIndex };
         let sm = StateMachine::open(deps, route.id, route.start, route.end).map_err(|e| e.to_string())?;
         let applied_now = sm.applied_now();
         let config = raft_config(opts.snapshot_logs, nodes.is_some())?;
@@ -245,6 +251,7 @@ impl Region {
             read_scheduled: Default::default(),
             links,
             nodes: nodes.clone(),
+            read_policy,
             incoming: RefCell::new(None),
         });
         match nodes {
@@ -298,7 +305,7 @@ impl Region {
     }
 
     async fn leader_read_index(&self) -> Result<(), ReadError> {
-        match self.raft.ensure_linearizable(openraft::ReadPolicy::ReadIndex).await {
+        match self.raft.ensure_linearizable(self.read_policy.clone()).await {
             Ok(_) => Ok(()),
             Err(openraft::error::RaftError::APIError(openraft::error::LinearizableReadError::ForwardToLeader(f))) => {
                 Err(ReadError::NotLeader(f.leader_id))
@@ -458,7 +465,7 @@ impl Region {
                     Err(e) => e.to_body(),
                 }
             }
-            Body::ReadIndex(_) => match self.raft.get_read_linearizer(openraft::ReadPolicy::ReadIndex).await {
+            Body::ReadIndex(_) => match self.raft.get_read_linearizer(self.read_policy.clone()).await {
                 Ok(l) => {
                     Body::ReadIndexResp(crate::pb::ReadIndexResp { read: Some(wire::log_id_to_pb(l.read_log_id().log_id())) })
                 }

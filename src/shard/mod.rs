@@ -96,7 +96,11 @@ impl Core {
                 }
                 None => Network::Standalone,
             };
-            let opts = GroupOpts { snapshot_logs: self.shared.config().raft_snapshot_logs, network };
+            let (snapshot_logs, lease_reads) = {
+                let cfg = self.shared.config();
+                (cfg.raft_snapshot_logs, cfg.lease_reads)
+            };
+            let opts = GroupOpts { snapshot_logs, network, lease_reads };
             let region = Region::start(deps.clone(), &route, opts).await?;
             self.regions.borrow_mut().insert(route.id, region);
         }

@@ -757,6 +757,56 @@ fn redis_cluster_clients_work_unchanged() {
         assert!(!totals.is_empty(), "{text}");
         eprintln!("memtier_benchmark --cluster-mode: {totals}");
     }
+    match python_with_redis() {
+        Some(py) => {
+            // redis-py's RedisCluster: it reads CLUSTER SLOTS (a node's role is
+            // the one of its first entry: every leader must come out a primary),
+            // follows MOVED, and DBSIZE / KEYS / SCAN over the primaries add up.
+            let script = r#"
+import sys
+from redis.cluster import RedisCluster
+rc = RedisCluster(host="127.0.0.1", port=int(sys.argv[1]))
+for i in range(100):
+    assert rc.set(f"py:{i}", i)
+for i in range(100):
+    assert rc.get(f"py:{i}") == str(i).encode(), i
+assert rc.incr("py:7", 5) == 12
+rc.mset_nonatomic({"{p}a": "1", "{p}b": "2"})
+assert rc.mget_nonatomic(["{p}a", "{p}b"]) == [b"1", b"2"]
+with rc.pipeline() as p:
+    for i in range(20):
+        p.incr("py:pipe")
+    assert p.execute()[-1] == 20
+primaries = rc.get_primaries()
+assert len(primaries) == 3, primaries
+n = rc.dbsize(target_nodes=RedisCluster.PRIMARIES)
+assert len(rc.keys(target_nodes=RedisCluster.PRIMARIES)) == n
+assert len(set(rc.scan_iter())) == n
+print(f"redis-py RedisCluster: 100 SET/GET, INCRBY, mset/mget, a pipeline of 20; 3 primaries; dbsize {n}")
+"#;
+            let out = Command::new(&py).arg("-c").arg(script).arg(ports[1].to_string()).output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "redis-py: {text} {}", String::from_utf8_lossy(&out.stderr));
+            eprint!("{text}");
+            // 202 keys before, the tools' own keys, and 103 of redis-py's.
+            let n: i64 = text.trim().rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0);
+            let mut summed = 0;
+            for &p in &ports {
+                let mut con = redis::Client::open(format!("redis://127.0.0.1:{p}/")).unwrap().get_connection().unwrap();
+                summed += redis::cmd("DBSIZE").query::<i64>(&mut con).unwrap();
+            }
+            assert_eq!(n, summed, "redis-py's dbsize over the primaries is the sum over the nodes");
+        }
+        None => eprintln!("*** redis-py (Debian: python3-redis) is not installed: its part of this test did not run ***"),
+    }
+}
+
+/// A Python 3 that can import redis-py's cluster client (`python3` on the PATH
+/// may be another installation than Debian's).
+fn python_with_redis() -> Option<String> {
+    ["python3", "/usr/bin/python3"].into_iter().map(String::from).find(|py| {
+        Command::new(py).args(["-c", "import redis.cluster"]).output().is_ok_and(|o| o.status.success())
+    })
 }
 
 /// kill -9 of all three nodes at once, then a restart: every acknowledged write is there.
