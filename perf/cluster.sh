@@ -50,11 +50,20 @@ memtier() { # port [--cluster-mode] -> "ops/s p50 p99"
     --key-maximum 100000 --hide-histogram 2>/dev/null | awk '/^Totals/ {print $2, $(NF-3), $(NF-2)}'
 }
 
-rows=()
+# CPU seconds (utime + stime) of processes, from /proc.
+cpu() { local t=0 pid; for pid in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$pid/stat"))); done
+  python3 -c "import os,sys; print(int(sys.argv[1]) / os.sysconf('SC_CLK_TCK'))" "$t"; }
+per100k() { python3 -c "import sys; print(f'{(float(sys.argv[2]) - float(sys.argv[1])) * 1e5 / float(sys.argv[3]):.2f}')" "$@"; }
+NODE_PIDS=("$(cat "$TMP/node1.pid")" "$(cat "$TMP/node2.pid")" "$(cat "$TMP/node3.pid")")
+SA_PID=$(cat "$TMP/neokv-always.pid")
+
+rows=(); cpus=()
 for p in 1 16; do
   for t in set get; do
-    sleep 3; c=$(bench "$PORT_CL" "$p" "$t" --cluster)
-    sleep 3; s=$(bench "$PORT_SA" "$p" "$t")
+    sleep 3; c0=$(cpu "${NODE_PIDS[@]}"); c=$(bench "$PORT_CL" "$p" "$t" --cluster); c1=$(cpu "${NODE_PIDS[@]}")
+    sleep 3; s0=$(cpu "$SA_PID"); s=$(bench "$PORT_SA" "$p" "$t"); s1=$(cpu "$SA_PID")
+    n=$N1; [ "$p" -gt 1 ] && n=$N16
+    cpus+=("| ${t^^} | $p | $(per100k "$c0" "$c1" "$n") | $(per100k "$s0" "$s1" "$n") | $(ratio "$(per100k "$c0" "$c1" "$n")" "$(per100k "$s0" "$s1" "$n")") |")
     sleep 1; r=$(bench "$PORT_RED" "$p" "$t")
     rows+=("| ${t^^} | $p | ${c% *} (p50 ${c#* } ms) | ${s% *} (p50 ${s#* } ms) | $(ratio "${c% *}" "${s% *}") | ${r% *} | $(ratio "${c% *}" "${r% *}") |")
   done
@@ -74,6 +83,13 @@ read -r mco mcp50 mcp99 <<<"$mc"; read -r mso msp50 msp99 <<<"$ms"; read -r mro 
   echo "| workload | pipeline | cluster (3 nodes) | standalone | cluster / standalone | Redis | cluster / Redis |"
   echo "|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
+  echo
+  echo
+  echo "Server CPU seconds (utime + stime from /proc) per 100k requests over the same runs: the three nodes together against the standalone server."
+  echo
+  echo "| workload | pipeline | cluster, 3 nodes | standalone | cluster / standalone |"
+  echo "|---|---|---|---|---|"
+  printf '%s\n' "${cpus[@]}"
   echo
   echo "\`memtier_benchmark [--cluster-mode] -t 2 -c 25 -n $MEMTIER_N --ratio 1:1 -d 256 --key-maximum 100000\`: cluster $mco ops/s (p50 $mcp50 ms, p99 $mcp99 ms), standalone $mso ops/s (p50 $msp50, p99 $msp99), Redis $mro ops/s (p50 $mrp50, p99 $mrp99); cluster / standalone $(ratio "$mco" "$mso")."
 } | tee -a perf/RESULTS.md

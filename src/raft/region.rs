@@ -111,8 +111,9 @@ pub struct Region {
     /// The time of the last entry applied here: a new leader whose clock is
     /// behind never stamps earlier, so a key that expired stays expired.
     applied_now: Rc<Cell<u64>>,
-    /// Reads waiting for the next read index (one per reactor turn serves all):
-    /// `[0]` on the leader, `[1]` on a follower (READONLY), which asks the leader.
+    /// Reads waiting for the next read index (one at a time serves all that
+    /// queued before it started): `[0]` on the leader, `[1]` on a follower
+    /// (READONLY), which asks the leader.
     readers: [RefCell<Vec<oneshot::Sender<Result<(), ReadError>>>>; 2],
     read_scheduled: [Cell<bool>; 2],
     /// This core's links to the other nodes (cluster mode).
@@ -282,8 +283,8 @@ impl Region {
 
     /// Wait until a read on this node sees every write acknowledged before the
     /// call (ReadIndex: leadership confirmed by a quorum, then applied up to the
-    /// commit index of that moment). The reads that ask during one reactor turn
-    /// share one confirmation.
+    /// commit index of that moment). One confirmation runs at a time; every read
+    /// that asked before it started shares it.
     pub async fn linearize(self: &Rc<Self>, on_follower: bool) -> Result<(), ReadError> {
         let which = on_follower as usize;
         let (tx, rx) = oneshot::channel();
@@ -291,12 +292,20 @@ impl Region {
         if !self.read_scheduled[which].replace(true) {
             let me = self.clone();
             glommio::spawn_local(async move {
-                futures_lite::future::yield_now().await;
-                me.read_scheduled[which].set(false);
-                let waiting = std::mem::take(&mut *me.readers[which].borrow_mut());
-                let r = if on_follower { me.follower_read_index().await } else { me.leader_read_index().await };
-                for w in waiting {
-                    let _ = w.send(r.clone());
+                // One confirmation at a time: the reads that arrive while one is
+                // under way share the next (not that one: its read index may
+                // predate a write they have seen acknowledged).
+                loop {
+                    futures_lite::future::yield_now().await;
+                    let waiting = std::mem::take(&mut *me.readers[which].borrow_mut());
+                    if waiting.is_empty() {
+                        me.read_scheduled[which].set(false);
+                        break;
+                    }
+                    let r = if on_follower { me.follower_read_index().await } else { me.leader_read_index().await };
+                    for w in waiting {
+                        let _ = w.send(r.clone());
+                    }
                 }
             })
             .detach();
