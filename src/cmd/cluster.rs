@@ -103,10 +103,10 @@ fn slots(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let all = members(nodes);
     let mut led: Vec<(u16, u16, u64)> =
         ranges(ctx.shared, nodes).into_iter().filter_map(|(s, e, l)| l.map(|l| (s, e, l))).collect();
-    let mut first = Vec::new();
-    for i in 0..led.len() {
-        if i < led.len() && !first.iter().any(|f: &(u16, u16, u64)| f.2 == led[i].2) {
-            first.push(led[i]);
+    let mut first: Vec<(u16, u16, u64)> = Vec::new();
+    for &r in &led {
+        if !first.iter().any(|f| f.2 == r.2) {
+            first.push(r);
         }
     }
     led.retain(|r| !first.contains(r));
