@@ -347,10 +347,13 @@ fn percentiles(list: &str) -> Vec<(String, f64)> {
 }
 
 /// The keyspace section (a scan of every key; run it off the reactor).
-pub fn keyspace_section(r: &impl crate::types::Source) -> Result<String, crate::storage::StorageError> {
+pub fn keyspace_section(
+    r: &impl crate::types::Source,
+    slots: &crate::types::keyspace::SlotRanges,
+) -> Result<String, crate::storage::StorageError> {
     let mut s = String::from("# Keyspace\r\n");
     let (mut keys, mut expires) = (0u64, 0u64);
-    scan_keys(r, &None, 0, None, usize::MAX, |k| {
+    scan_keys(r, slots, 0, None, usize::MAX, |k| {
         keys += 1;
         if k.expire_ms != 0 {
             expires += 1;

@@ -381,12 +381,14 @@ fn info_cmd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if !keyspace {
         return reply(Reply::Verbatim(Bytes::from(text)));
     }
+    // Cluster mode: the slots this node leads, as DBSIZE counts them.
+    let slots = super::cluster::led_ranges(ctx.shared);
     ctx.blocking(move |r| {
         let mut text = text;
         if !text.is_empty() {
             text.push_str("\r\n");
         }
-        text.push_str(&info::keyspace_section(r)?);
+        text.push_str(&info::keyspace_section(r, &slots)?);
         Ok(Reply::Verbatim(Bytes::from(text)))
     })
 }

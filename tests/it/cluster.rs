@@ -310,6 +310,23 @@ impl Cluster {
         cport
     }
 
+    /// Wait until every node leads its share (four regions each, the default),
+    /// so no leadership transfer of the start-up rebalance is still to come.
+    pub fn wait_settled(&self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        let n = self.nodes.iter().filter(|n| n.is_up()).count();
+        let port = self.nodes.iter().find(|n| n.is_up()).map(|n| n.port).unwrap();
+        loop {
+            let text = ask(port, &["CLUSTER", "NODES"], Duration::from_secs(2)).unwrap_or_default();
+            let settled = text.lines().filter(|l| l.split_whitespace().count() == 8 + 4).count();
+            if settled == n {
+                return;
+            }
+            assert!(Instant::now() < deadline, "leaders never settled:\n{text}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// The node that says it leads the slot of `key` (see [`self_declared_leader`]).
     pub fn self_declared_leader_of(&self, key: &str) -> Option<u64> {
         self_declared_leader(self, key_slot(key.as_bytes()))
@@ -699,6 +716,8 @@ fn redis_cluster_clients_work_unchanged() {
         total += n;
         let k: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut con).unwrap();
         assert_eq!(k.len() as i64, n, "node {p}: KEYS and DBSIZE agree");
+        let info: String = redis::cmd("INFO").arg("keyspace").query(&mut con).unwrap();
+        assert!(info.contains(&format!("db0:keys={n},")), "node {p}: INFO keyspace and DBSIZE {n} agree: {info}");
         keys.extend(k);
         let mut cursor = 0u64;
         loop {
@@ -839,6 +858,7 @@ fn every_acknowledged_write_survives_killing_all_nodes() {
 #[test]
 fn readonly_reads_on_a_follower_see_every_acknowledged_write() {
     let c = Cluster::start(3);
+    c.wait_settled(Duration::from_secs(20));
     let key = "follower-read";
     send(&c, &["SET", key, "0"], Duration::from_secs(5)).unwrap();
     let leader = c.leader_of(key).unwrap();
@@ -1167,6 +1187,7 @@ fn a_node_joins_and_another_leaves_under_load() {
 #[test]
 fn wait_role_and_info_describe_the_regions() {
     let c = Cluster::start(3);
+    c.wait_settled(Duration::from_secs(20));
     let key = "waited";
     send(&c, &["SET", key, "0"], Duration::from_secs(5)).unwrap();
     let mut leader = c.leader_of(key).unwrap();
