@@ -179,7 +179,10 @@ impl Nodes {
     pub fn all(&self) -> Vec<(u64, Option<String>)> {
         let mut ids: BTreeSet<u64> = (0..self.regions() as u32).flat_map(|r| self.voters(r)).collect();
         ids.insert(self.me);
-        ids.into_iter().filter(|&id| id == self.me || !self.is_removed(id)).map(|id| (id, self.client_addr(id))).collect()
+        ids.into_iter()
+            .filter(|&id| id == self.me || !self.is_removed(id))
+            .map(|id| (id, self.client_addr(id)))
+            .collect()
     }
 
     pub fn leader(&self, region: u32) -> Option<u64> {

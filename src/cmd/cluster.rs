@@ -64,7 +64,15 @@ pub fn route<'k>(
 /// Cluster node answers for its own slots; `None` standalone (every slot).
 pub fn led_ranges(shared: &Shared) -> crate::types::keyspace::SlotRanges {
     let nodes = shared.nodes.as_deref()?;
-    Some(shared.router.regions().iter().filter(|r| nodes.leader(r.id) == Some(nodes.me)).map(|r| (r.start, r.end)).collect())
+    Some(
+        shared
+            .router
+            .regions()
+            .iter()
+            .filter(|r| nodes.leader(r.id) == Some(nodes.me))
+            .map(|r| (r.start, r.end))
+            .collect(),
+    )
 }
 
 /// `host:port` split for the replies that show them apart.
@@ -87,7 +95,12 @@ fn members(nodes: &Nodes) -> Vec<u64> {
 
 fn node_entry(nodes: &Nodes, id: u64) -> Reply {
     let (host, port) = host_port(&nodes.client_addr(id).unwrap_or_default());
-    Reply::Array(vec![Reply::bulk_str(&host), Reply::Int(port), Reply::bulk_str(&node_name(id)), Reply::Map(Vec::new())])
+    Reply::Array(vec![
+        Reply::bulk_str(&host),
+        Reply::Int(port),
+        Reply::bulk_str(&node_name(id)),
+        Reply::Map(Vec::new()),
+    ])
 }
 
 /// CLUSTER SLOTS: every region's range, its leader first, the other members after.
@@ -330,14 +343,15 @@ fn region_info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         };
         let mut h = sha1_smol::Sha1::new();
         let mut keys = 0i64;
-        let scanned = view.scan(Cf::Metadata, &slot_lower_bound(route.start), &slot_upper_bound(route.end), false, |k, v| {
-            h.update(&(k.len() as u32).to_be_bytes());
-            h.update(k);
-            h.update(&(v.len() as u32).to_be_bytes());
-            h.update(v);
-            keys += 1;
-            true
-        });
+        let scanned =
+            view.scan(Cf::Metadata, &slot_lower_bound(route.start), &slot_upper_bound(route.end), false, |k, v| {
+                h.update(&(k.len() as u32).to_be_bytes());
+                h.update(k);
+                h.update(&(v.len() as u32).to_be_bytes());
+                h.update(v);
+                keys += 1;
+                true
+            });
         if let Err(e) = scanned {
             return Reply::Error(format!("ERR {e}").into());
         }
@@ -376,7 +390,16 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Removes a node from every region of the cluster; its id never joins again.",
         forget,
     ),
-    row("cluster|nodes", 2, STALE, Keys::None, C, "3.0.0", "Returns the cluster configuration for a node.", cluster_nodes),
+    row(
+        "cluster|nodes",
+        2,
+        STALE,
+        Keys::None,
+        C,
+        "3.0.0",
+        "Returns the cluster configuration for a node.",
+        cluster_nodes,
+    ),
     row("cluster|slots", 2, STALE, Keys::None, C, "3.0.0", "Returns the mapping of cluster slots to nodes.", slots),
     row("cluster|shards", 2, STALE, Keys::None, C, "7.0.0", "Returns the mapping of cluster slots to shards.", shards),
     row("cluster|keyslot", 3, STALE, Keys::None, C, "3.0.0", "Returns the hash slot for a key.", keyslot),
@@ -400,9 +423,36 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Returns the key names in a hash slot.",
         getkeysinslot,
     ),
-    row("readonly", 1, FAST | LOADING | STALE, Keys::None, C, "3.0.0", "Enables read-only queries for a connection to a Redis Cluster replica node.", readonly),
-    row("readwrite", 1, FAST | LOADING | STALE, Keys::None, C, "3.0.0", "Enables read-write queries for a connection to a Redis Cluster replica node.", readwrite),
-    row("asking", 1, FAST, Keys::None, C, "3.0.0", "Signals that a cluster client is following an -ASK redirect.", asking),
+    row(
+        "readonly",
+        1,
+        FAST | LOADING | STALE,
+        Keys::None,
+        C,
+        "3.0.0",
+        "Enables read-only queries for a connection to a Redis Cluster replica node.",
+        readonly,
+    ),
+    row(
+        "readwrite",
+        1,
+        FAST | LOADING | STALE,
+        Keys::None,
+        C,
+        "3.0.0",
+        "Enables read-write queries for a connection to a Redis Cluster replica node.",
+        readwrite,
+    ),
+    row(
+        "asking",
+        1,
+        FAST,
+        Keys::None,
+        C,
+        "3.0.0",
+        "Signals that a cluster client is following an -ASK redirect.",
+        asking,
+    ),
     row(
         "neokv.region",
         2,

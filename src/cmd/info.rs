@@ -284,7 +284,11 @@ fn replication_section(s: &mut String, nodes: &crate::cluster::nodes::Nodes, run
     if rep.led == 0 {
         let leader = nodes.leader(0).and_then(|l| nodes.client_addr(l)).unwrap_or_default();
         let (h, p) = leader.rsplit_once(':').unwrap_or(("", "0"));
-        let _ = write!(s, "master_host:{h}\r\nmaster_port:{p}\r\nmaster_link_status:up\r\nslave_repl_offset:{}\r\n", rep.offset);
+        let _ = write!(
+            s,
+            "master_host:{h}\r\nmaster_port:{p}\r\nmaster_link_status:up\r\nslave_repl_offset:{}\r\n",
+            rep.offset
+        );
     }
     let _ = write!(s, "connected_slaves:{}\r\n", rep.followers.len());
     for (i, (id, off)) in rep.followers.iter().enumerate() {
@@ -301,7 +305,13 @@ fn replication_section(s: &mut String, nodes: &crate::cluster::nodes::Nodes, run
     );
     for r in 0..nodes.regions() as u32 {
         let st = nodes.status(r);
-        let role = if st.leading { "leader" } else if st.voters.contains(&nodes.me) { "follower" } else { "learner" };
+        let role = if st.leading {
+            "leader"
+        } else if st.voters.contains(&nodes.me) {
+            "follower"
+        } else {
+            "learner"
+        };
         let voters: Vec<String> = st.voters.iter().map(u64::to_string).collect();
         let matched: Vec<String> = st.matched.iter().map(|(id, m)| format!("{id}:{m}")).collect();
         let _ = write!(

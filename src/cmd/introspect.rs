@@ -834,7 +834,11 @@ fn role(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
                 Reply::Array(vec![Reply::bulk_str(&h), Reply::bulk_str(&p), Reply::bulk_str(&off.to_string())])
             })
             .collect();
-        return reply(Reply::Array(vec![Reply::bulk_str("master"), Reply::Int(rep.offset as i64), Reply::Array(replicas)]));
+        return reply(Reply::Array(vec![
+            Reply::bulk_str("master"),
+            Reply::Int(rep.offset as i64),
+            Reply::Array(replicas),
+        ]));
     }
     let leader = nodes.leader(0).unwrap_or(0);
     let (h, p) = host_port(leader);

@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 
 use futures_channel::{mpsc, oneshot};
 use futures_lite::AsyncWriteExt;
-use futures_util::StreamExt;
 use glommio::net::TcpStream;
 
 use super::{encode, read_frame, within, Class, FAILED};
@@ -187,10 +186,7 @@ impl Link {
                 self.nodes.learn_client_addr(h.node_id, &h.client_addr);
             }
             Some(Body::Hello(h)) => {
-                return Err(CallError::Unreachable(format!(
-                    "{addr} is node {}, not node {}",
-                    h.node_id, self.target
-                )))
+                return Err(CallError::Unreachable(format!("{addr} is node {}, not node {}", h.node_id, self.target)))
             }
             Some(Body::Error(e)) => {
                 // Refused (removed from the cluster, another layout): say so once.
@@ -203,8 +199,12 @@ impl Link {
         }
         let (rx, tx) = futures_lite::io::split(stream);
         let (out, queue) = mpsc::unbounded();
-        let conn =
-            Rc::new(Conn { out, pending: RefCell::new(HashMap::new()), next_id: Cell::new(1), closed: Cell::new(false) });
+        let conn = Rc::new(Conn {
+            out,
+            pending: RefCell::new(HashMap::new()),
+            next_id: Cell::new(1),
+            closed: Cell::new(false),
+        });
         glommio::spawn_local(write_loop(conn.clone(), tx, queue)).detach();
         glommio::spawn_local(read_loop(conn.clone(), rx)).detach();
         Ok(conn)
@@ -217,17 +217,7 @@ async fn write_loop(
     mut tx: futures_lite::io::WriteHalf<TcpStream>,
     mut queue: mpsc::UnboundedReceiver<Vec<u8>>,
 ) {
-    while let Some(mut bytes) = queue.next().await {
-        while bytes.len() < 1 << 20 {
-            match queue.try_recv() {
-                Ok(more) => bytes.extend_from_slice(&more),
-                _ => break,
-            }
-        }
-        if tx.write_all(&bytes).await.is_err() {
-            break;
-        }
-    }
+    super::write_frames(&mut tx, &mut queue).await;
     conn.close();
     let _ = tx.close().await;
 }

@@ -57,6 +57,28 @@ pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> i
     pb::PeerFrame::decode(&buf[..]).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("peer frame: {e}")))
 }
 
+/// Write the frames queued on `queue` to `tx`, as many as are ready (up to
+/// 1 MB) in one write, until the queue closes or a write fails. Both ends of a
+/// link use it: the sending side for requests, the cluster port for responses.
+pub async fn write_frames<W: futures_lite::AsyncWrite + Unpin>(
+    tx: &mut W,
+    queue: &mut futures_channel::mpsc::UnboundedReceiver<Vec<u8>>,
+) {
+    use futures_lite::AsyncWriteExt;
+    use futures_util::StreamExt;
+    while let Some(mut bytes) = queue.next().await {
+        while bytes.len() < 1 << 20 {
+            match queue.try_recv() {
+                Ok(more) => bytes.extend_from_slice(&more),
+                _ => break,
+            }
+        }
+        if tx.write_all(&bytes).await.is_err() {
+            break;
+        }
+    }
+}
+
 /// `fut`, or `None` once `d` has passed.
 pub async fn within<T>(d: std::time::Duration, fut: impl std::future::Future<Output = T>) -> Option<T> {
     futures_lite::future::or(async { Some(fut.await) }, async {

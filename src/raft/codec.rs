@@ -216,7 +216,8 @@ mod tests {
         assert_eq!(m2, m);
         let (a, _) = decode_applied(&encode_applied(None, &StoredMembership::default())).unwrap();
         assert_eq!(a, None);
-        let (a, m3, now) = decode_applied_at(&encode_applied_at(Some(&log_id(2, 1, 5)), &m, 1_700_000_000_123)).unwrap();
+        let (a, m3, now) =
+            decode_applied_at(&encode_applied_at(Some(&log_id(2, 1, 5)), &m, 1_700_000_000_123)).unwrap();
         assert_eq!((a, m3, now), (Some(log_id(2, 1, 5)), m.clone(), 1_700_000_000_123));
         let gone = BTreeSet::from([2u64, 9]);
         let back = decode_applied_full(&encode_applied_full(Some(&log_id(2, 1, 5)), &m, 7, &gone)).unwrap();

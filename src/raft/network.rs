@@ -17,12 +17,12 @@ use openraft::{BasicNode, OptionalSend, RaftNetworkFactory, RaftNetworkV2};
 
 use super::state_machine::SnapshotData;
 use super::{snapshot, wire, TypeConfig, Vote};
-use crate::pb;
-use crate::storage::keys::{state_key, StateKind};
-use crate::storage::{Cf, Storage};
 use crate::net::link::{CallError, Link, Links};
 use crate::net::{Class, UNREACHABLE};
+use crate::pb;
 use crate::pb::peer_frame::Body;
+use crate::storage::keys::{state_key, StateKind};
+use crate::storage::{Cf, Storage};
 
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -228,7 +228,9 @@ impl RaftNetworkV2<TypeConfig> for Peer {
                 })?,
             };
             let Body::SnapshotResp(r) = resp else {
-                return Err(StreamingError::Network(NetworkError::new(&NetError("unexpected snapshot response".into()))));
+                return Err(StreamingError::Network(NetworkError::new(&NetError(
+                    "unexpected snapshot response".into(),
+                ))));
             };
             let theirs = wire::vote_from_pb(r.vote)
                 .map_err(|e| StreamingError::Network(NetworkError::new(&NetError(e.to_string()))))?;

@@ -114,7 +114,7 @@ pub struct Region {
     /// Reads waiting for the next read index (one at a time serves all that
     /// queued before it started): `[0]` on the leader, `[1]` on a follower
     /// (READONLY), which asks the leader.
-    readers: [RefCell<Vec<oneshot::Sender<Result<(), ReadError>>>>; 2],
+    readers: [RefCell<Vec<ReadWaiter>>; 2],
     read_scheduled: [Cell<bool>; 2],
     /// This core's links to the other nodes (cluster mode).
     links: Option<Rc<crate::net::link::Links>>,
@@ -178,6 +178,9 @@ impl ChangeError {
     }
 }
 
+/// A read waiting for a read index.
+type ReadWaiter = oneshot::Sender<Result<(), ReadError>>;
+
 /// Why a linearizable read cannot be served here.
 #[derive(Debug, Clone)]
 pub enum ReadError {
@@ -220,7 +223,8 @@ impl Region {
             Network::Standalone => None,
         };
         let me = nodes.as_ref().map_or(NODE_ID, |n| n.me);
-        let read_policy = if opts.lease_reads { openraft::ReadPolicy::LeaseRead } else { openraft::ReadPolicy::ReadIndex };
+        let read_policy =
+            if opts.lease_reads { openraft::ReadPolicy::LeaseRead } else { openraft::ReadPolicy::ReadIndex };
         let sm = StateMachine::open(deps, route.id, route.start, route.end).map_err(|e| e.to_string())?;
         let applied_now = sm.applied_now();
         let config = raft_config(opts.snapshot_logs, nodes.is_some())?;
@@ -405,7 +409,8 @@ impl Region {
                     return Err(ChangeError::Refused(format!("node {id} is the last member of region {}", self.id)));
                 }
                 if id == me {
-                    let to = voters.iter().copied().find(|v| *v != me && matched.get(v).is_some_and(|&i| Some(i) >= last));
+                    let to =
+                        voters.iter().copied().find(|v| *v != me && matched.get(v).is_some_and(|&i| Some(i) >= last));
                     if let Some(to) = to {
                         let _ = self.raft.trigger().transfer_leader(to).await;
                         // Wait (briefly) for it to take over, so the caller asks the right node.
@@ -475,9 +480,9 @@ impl Region {
                 }
             }
             Body::ReadIndex(_) => match self.raft.get_read_linearizer(self.read_policy.clone()).await {
-                Ok(l) => {
-                    Body::ReadIndexResp(crate::pb::ReadIndexResp { read: Some(wire::log_id_to_pb(l.read_log_id().log_id())) })
-                }
+                Ok(l) => Body::ReadIndexResp(crate::pb::ReadIndexResp {
+                    read: Some(wire::log_id_to_pb(l.read_log_id().log_id())),
+                }),
                 Err(e) => error_body(crate::net::UNREACHABLE, e.to_string()),
             },
             _ => error_body(FAILED, "not a request"),
@@ -653,7 +658,9 @@ impl Region {
             };
             let Some(result) = result else {
                 for tx in txs {
-                    let _ = tx.send(Reply::error("ERR write outcome unknown (it may or may not have been applied): Raft stopped"));
+                    let _ = tx.send(Reply::error(
+                        "ERR write outcome unknown (it may or may not have been applied): Raft stopped",
+                    ));
                 }
                 continue;
             };
@@ -694,7 +701,9 @@ async fn track_leader(region: Rc<Region>, nodes: Arc<Nodes>) {
         {
             let w = m.borrow_watched();
             let members = w.membership_config.membership();
-            if membership_at != Some(w.membership_config.log_id().map(|l| l.index)) {
+            // The membership changes rarely; the rest on every apply.
+            let new_membership = membership_at != Some(w.membership_config.log_id().map(|l| l.index));
+            if new_membership {
                 membership_at = Some(w.membership_config.log_id().map(|l| l.index));
                 // Nodes added online carry their node-to-node address in the membership.
                 for (id, n) in members.nodes().filter(|(_, n)| !n.addr.is_empty()) {
@@ -708,12 +717,18 @@ async fn track_leader(region: Rc<Region>, nodes: Arc<Nodes>) {
                 s.term = w.current_term;
                 s.last_log = w.last_log_index.unwrap_or(0);
                 s.applied = w.last_applied.map_or(0, |l| l.index);
-                s.voters.clear();
-                s.voters.extend(members.voter_ids());
-                s.voters.sort_unstable();
+                if new_membership {
+                    s.voters.clear();
+                    s.voters.extend(members.voter_ids());
+                    s.voters.sort_unstable();
+                }
                 s.matched.clear();
                 if let Some(r) = &w.replication {
-                    s.matched.extend(r.iter().filter(|(id, _)| **id != nodes.me).map(|(id, l)| (*id, l.as_ref().map_or(0, |l| l.index))));
+                    s.matched.extend(
+                        r.iter()
+                            .filter(|(id, _)| **id != nodes.me)
+                            .map(|(id, l)| (*id, l.as_ref().map_or(0, |l| l.index))),
+                    );
                 }
             });
         }
@@ -733,7 +748,9 @@ pub const NOT_LEADER: &str = "NEOKV-NOT-LEADER";
 /// not applied, [`NOT_LEADER`]. Anything else (the entry was discarded by a
 /// leader change, Raft stopped): it may or may not be applied, and the client
 /// must not retry blindly, so the error says so and is not MOVED or TRYAGAIN.
-fn write_error(e: &openraft::error::RaftError<super::TypeConfig, openraft::error::ClientWriteError<super::TypeConfig>>) -> Reply {
+fn write_error(
+    e: &openraft::error::RaftError<super::TypeConfig, openraft::error::ClientWriteError<super::TypeConfig>>,
+) -> Reply {
     use openraft::error::{ClientWriteError, RaftError};
     match e {
         RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => {

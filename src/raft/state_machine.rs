@@ -328,7 +328,8 @@ fn apply_entries(
             EntryPayload::Membership(m) => {
                 // A node the new membership no longer holds (voter or learner)
                 // was removed: its id is never taken back.
-                let gone: Vec<u64> = state.1.membership().nodes().map(|(id, _)| *id).filter(|id| m.get_node(id).is_none()).collect();
+                let gone: Vec<u64> =
+                    state.1.membership().nodes().map(|(id, _)| *id).filter(|id| m.get_node(id).is_none()).collect();
                 state.2.extend(gone);
                 state.1 = StoredMembership::new(Some(entry.log_id), m);
                 Vec::new()

@@ -173,10 +173,9 @@ mod tests {
             Entry { log_id: log_id(2, 1, 6), payload: EntryPayload::Normal(Proposal(batch)) },
             Entry { log_id: log_id(2, 1, 7), payload: EntryPayload::Membership(members) },
         ];
-        for (prev, commit, entries) in [
-            (Some(log_id(2, 1, 4)), Some(log_id(2, 1, 3)), entries.clone()),
-            (None, None, Vec::new()),
-        ] {
+        for (prev, commit, entries) in
+            [(Some(log_id(2, 1, 4)), Some(log_id(2, 1, 3)), entries.clone()), (None, None, Vec::new())]
+        {
             let req = AppendEntriesRequest::<TypeConfig> {
                 vote: vote(2, 1, true),
                 prev_log_id: prev,

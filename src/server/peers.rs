@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use futures_channel::mpsc;
 use futures_lite::AsyncWriteExt;
-use futures_util::StreamExt;
 use glommio::net::{TcpListener, TcpStream};
 
 use crate::net::{encode, error_body, read_frame, within, CLUSTER_NAME, FAILED};
@@ -62,7 +61,13 @@ async fn serve_link(core: Rc<Core>, mut stream: TcpStream) {
                     format!("node {} was removed from this cluster and cannot rejoin", h.node_id)
                 }
                 Some(Body::Hello(h)) if h.cluster_name == CLUSTER_NAME && h.node_id != nodes.me && h.regions != 0 => {
-                    format!("this cluster has {} regions, node {} has {} (start it with --regions {})", nodes.regions(), h.node_id, h.regions, nodes.regions())
+                    format!(
+                        "this cluster has {} regions, node {} has {} (start it with --regions {})",
+                        nodes.regions(),
+                        h.node_id,
+                        h.regions,
+                        nodes.regions()
+                    )
                 }
                 _ => "not a node of this cluster".to_string(),
             };
@@ -78,17 +83,7 @@ async fn serve_link(core: Rc<Core>, mut stream: TcpStream) {
     let (mut rx, mut tx) = futures_lite::io::split(stream);
     let (out, mut queue) = mpsc::unbounded::<Vec<u8>>();
     glommio::spawn_local(async move {
-        while let Some(mut bytes) = queue.next().await {
-            while bytes.len() < 1 << 20 {
-                match queue.try_recv() {
-                    Ok(more) => bytes.extend_from_slice(&more),
-                    _ => break,
-                }
-            }
-            if tx.write_all(&bytes).await.is_err() {
-                break;
-            }
-        }
+        crate::net::write_frames(&mut tx, &mut queue).await;
         let _ = tx.close().await;
     })
     .detach();

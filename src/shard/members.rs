@@ -29,8 +29,7 @@ const DEADLINE: Duration = Duration::from_secs(120);
 pub async fn change_everywhere(core: &Core, change: MemberChange) -> Result<(), String> {
     let Some(nodes) = core.shared.nodes.clone() else { return Err("cluster support disabled".into()) };
     let regions = nodes.regions() as u32;
-    let results =
-        futures_util::future::join_all((0..regions).map(|r| change_region(core, r, change.clone()))).await;
+    let results = futures_util::future::join_all((0..regions).map(|r| change_region(core, r, change.clone()))).await;
     let mut failed = Vec::new();
     for (region, r) in results.into_iter().enumerate() {
         match r {
@@ -75,7 +74,13 @@ async fn change_region(core: &Core, region: u32, change: MemberChange) -> Result
 }
 
 /// Ask node `leader` to change `region`.
-async fn remote(core: &Core, leader: u64, region: u32, change: &MemberChange, deadline: Instant) -> Result<(), ChangeError> {
+async fn remote(
+    core: &Core,
+    leader: u64,
+    region: u32,
+    change: &MemberChange,
+    deadline: Instant,
+) -> Result<(), ChangeError> {
     let Some(links) = &core.links else { return Err(ChangeError::Refused("standalone".into())) };
     let req = match change {
         MemberChange::Add { id, addr } => crate::pb::MembersReq { op: 1, node_id: *id, addr: addr.clone() },
@@ -83,7 +88,8 @@ async fn remote(core: &Core, leader: u64, region: u32, change: &MemberChange, de
     };
     // A leader's step is bounded (raft::region::CHANGE_STEP); a leader that
     // cannot be heard from is not waited on longer than that.
-    let ttl = deadline.saturating_duration_since(Instant::now()).clamp(Duration::from_millis(100), Duration::from_secs(45));
+    let ttl =
+        deadline.saturating_duration_since(Instant::now()).clamp(Duration::from_millis(100), Duration::from_secs(45));
     match links.link(leader, Class::Raft).call(region, Body::Members(req), ttl).await {
         Ok(Body::MembersResp(_)) => Ok(()),
         Ok(_) => Err(ChangeError::Failed("unexpected answer".into())),

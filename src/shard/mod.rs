@@ -91,7 +91,8 @@ impl Core {
         for route in routes {
             let network = match &self.links {
                 Some(links) => {
-                    let source = Source { storage: self.shared.storage.clone(), slot_start: route.start, slot_end: route.end };
+                    let source =
+                        Source { storage: self.shared.storage.clone(), slot_start: route.start, slot_end: route.end };
                     Network::Cluster { links: links.clone(), region: route.id, source }
                 }
                 None => Network::Standalone,
@@ -148,7 +149,8 @@ impl Core {
         let (Some(links), Some(nodes)) = (&self.links, &self.shared.nodes) else { return };
         for (id, _) in nodes.all().into_iter().filter(|(id, _)| *id != nodes.me) {
             let link = links.link(id, crate::net::Class::Raft);
-            let body = Body::Publish(crate::pb::PublishReq { channel: channel.clone(), message: message.clone(), shard });
+            let body =
+                Body::Publish(crate::pb::PublishReq { channel: channel.clone(), message: message.clone(), shard });
             glommio::spawn_local(async move {
                 let _ = link.call(0, body, std::time::Duration::from_secs(1)).await;
             })

@@ -317,11 +317,17 @@ const RANDOM_KEY_WINDOW: usize = 16;
 /// random slot (wrapping), chosen by `pick`. Every key can come up (keys that
 /// share a slot too); with at most the window's worth of keys the choice is
 /// uniform, beyond it a key after a long run of empty slots comes up more often.
-pub fn random_key(r: &impl Source, slots: &SlotRanges, start_slot: u16, pick: u64) -> Result<Option<Bytes>, StorageError> {
+pub fn random_key(
+    r: &impl Source,
+    slots: &SlotRanges,
+    start_slot: u16,
+    pick: u64,
+) -> Result<Option<Bytes>, StorageError> {
     let mut window = Vec::new();
     let now = r.now_ms();
     // From the start slot to the end, then from the beginning up to it.
-    let mut ranges: Vec<(u32, u32)> = ranges_from(slots, start_slot).into_iter().map(|(lo, hi)| (lo as u32, hi)).collect();
+    let mut ranges: Vec<(u32, u32)> =
+        ranges_from(slots, start_slot).into_iter().map(|(lo, hi)| (lo as u32, hi)).collect();
     ranges.extend(ranges_from(slots, 0).into_iter().map(|(lo, hi)| (lo as u32, hi.min(start_slot as u32))));
     for (lo, hi) in ranges {
         if lo >= hi || window.len() == RANDOM_KEY_WINDOW {

@@ -411,7 +411,9 @@ impl Client {
                 Some(con) => Ok(con),
                 None => redis::Client::open(format!("redis://127.0.0.1:{port}/"))
                     .map_err(|e| e.to_string())
-                    .and_then(|cl| cl.get_connection_with_timeout(Duration::from_millis(500)).map_err(|e| e.to_string()))
+                    .and_then(|cl| {
+                        cl.get_connection_with_timeout(Duration::from_millis(500)).map_err(|e| e.to_string())
+                    })
                     .and_then(|con| {
                         con.set_read_timeout(Some(Duration::from_secs(5))).map_err(|e| e.to_string())?;
                         Ok(con)
@@ -571,7 +573,9 @@ fn an_isolated_leader_never_serves_a_stale_read() {
     let deadline = Instant::now() + Duration::from_secs(20);
     let written = loop {
         assert!(Instant::now() < deadline, "the majority never took the write");
-        let r = others.iter().find_map(|&p| ask(p, &["SET", key, "new"], Duration::from_secs(2)).filter(|r| r == "+OK\r\n"));
+        let r = others
+            .iter()
+            .find_map(|&p| ask(p, &["SET", key, "new"], Duration::from_secs(2)).filter(|r| r == "+OK\r\n"));
         if r.is_some() {
             break Instant::now();
         }
@@ -589,7 +593,10 @@ fn an_isolated_leader_never_serves_a_stale_read() {
     eprintln!("a write to the cut-off node answered {r:?} after {:?}", sent.elapsed());
     let r = r.expect("an answer within 15 s");
     assert!(
-        r.contains("outcome unknown") || r.starts_with("-MOVED") || r.starts_with("-CLUSTERDOWN") || r.starts_with("-TRYAGAIN"),
+        r.contains("outcome unknown")
+            || r.starts_with("-MOVED")
+            || r.starts_with("-CLUSTERDOWN")
+            || r.starts_with("-TRYAGAIN"),
         "{r}"
     );
     c.isolate(old_leader, false);
@@ -683,7 +690,7 @@ fn redis_cluster_clients_work_unchanged() {
     // Leaders spread first, so every node is a master of some slots.
     let deadline = Instant::now() + Duration::from_secs(20);
     while ask(ports[0], &["CLUSTER", "NODES"], Duration::from_secs(2))
-        .map_or(true, |n| n.lines().filter(|l| l.split_whitespace().count() > 8).count() < 3)
+        .is_none_or(|n| n.lines().filter(|l| l.split_whitespace().count() > 8).count() < 3)
     {
         assert!(Instant::now() < deadline, "leaders never spread");
         std::thread::sleep(Duration::from_millis(100));
@@ -721,7 +728,8 @@ fn redis_cluster_clients_work_unchanged() {
         keys.extend(k);
         let mut cursor = 0u64;
         loop {
-            let (next, page): (u64, Vec<String>) = redis::cmd("SCAN").arg(cursor).arg("COUNT").arg(7).query(&mut con).unwrap();
+            let (next, page): (u64, Vec<String>) =
+                redis::cmd("SCAN").arg(cursor).arg("COUNT").arg(7).query(&mut con).unwrap();
             scanned.extend(page);
             if next == 0 {
                 break;
@@ -746,7 +754,8 @@ fn redis_cluster_clients_work_unchanged() {
     if let Some(mut cli) = tool("redis-cli") {
         let out = cli.args(["-c", "-p", &ports[2].to_string(), "SET", "cli-key", "cli-value"]).output().unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "OK");
-        let out = tool("redis-cli").unwrap().args(["-c", "-p", &ports[0].to_string(), "GET", "cli-key"]).output().unwrap();
+        let out =
+            tool("redis-cli").unwrap().args(["-c", "-p", &ports[0].to_string(), "GET", "cli-key"]).output().unwrap();
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "cli-value");
         eprintln!("redis-cli -c: SET on one node, GET on another");
     }
@@ -762,7 +771,10 @@ fn redis_cluster_clients_work_unchanged() {
             assert!(text.lines().any(|l| l.starts_with(t) && l.contains("requests per second")), "{text}");
         }
         assert!(!text.to_lowercase().contains("error"), "{text}");
-        eprintln!("redis-benchmark --cluster: {}", text.lines().filter(|l| l.contains("requests per second")).collect::<Vec<_>>().join("; "));
+        eprintln!(
+            "redis-benchmark --cluster: {}",
+            text.lines().filter(|l| l.contains("requests per second")).collect::<Vec<_>>().join("; ")
+        );
     }
     if let Some(mut m) = tool("memtier_benchmark") {
         let out = m
@@ -771,7 +783,11 @@ fn redis_cluster_clients_work_unchanged() {
             .output()
             .unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "memtier_benchmark --cluster-mode failed: {text} {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "memtier_benchmark --cluster-mode failed: {text} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let totals = text.lines().find(|l| l.starts_with("Totals")).unwrap_or_default().to_string();
         assert!(!totals.is_empty(), "{text}");
         eprintln!("memtier_benchmark --cluster-mode: {totals}");
@@ -816,16 +832,19 @@ print(f"redis-py RedisCluster: 100 SET/GET, INCRBY, mset/mget, a pipeline of 20;
             }
             assert_eq!(n, summed, "redis-py's dbsize over the primaries is the sum over the nodes");
         }
-        None => eprintln!("*** redis-py (Debian: python3-redis) is not installed: its part of this test did not run ***"),
+        None => {
+            eprintln!("*** redis-py (Debian: python3-redis) is not installed: its part of this test did not run ***")
+        }
     }
 }
 
 /// A Python 3 that can import redis-py's cluster client (`python3` on the PATH
 /// may be another installation than Debian's).
 fn python_with_redis() -> Option<String> {
-    ["python3", "/usr/bin/python3"].into_iter().map(String::from).find(|py| {
-        Command::new(py).args(["-c", "import redis.cluster"]).output().is_ok_and(|o| o.status.success())
-    })
+    ["python3", "/usr/bin/python3"]
+        .into_iter()
+        .map(String::from)
+        .find(|py| Command::new(py).args(["-c", "import redis.cluster"]).output().is_ok_and(|o| o.status.success()))
 }
 
 /// kill -9 of all three nodes at once, then a restart: every acknowledged write is there.
@@ -953,7 +972,8 @@ fn publish_reaches_subscribers_on_every_node() {
     let mut sub = crate::common::Raw::connect(follower.port);
     assert_eq!(sub.cmd(&["READONLY"]), "+OK\r\n");
     assert_eq!(sub.cmd(&["SSUBSCRIBE", channel]), "*3\r\n$10\r\nssubscribe\r\n$10\r\nshard-news\r\n:1\r\n");
-    let n: i64 = redis::cmd("SPUBLISH").arg(channel).arg("hello").query(&mut c.nodes[leader as usize - 1].client()).unwrap();
+    let n: i64 =
+        redis::cmd("SPUBLISH").arg(channel).arg("hello").query(&mut c.nodes[leader as usize - 1].client()).unwrap();
     assert_eq!(n, 0, "no shard subscriber on the leader itself");
     let m = String::from_utf8_lossy(&sub.read_reply()).into_owned();
     assert_eq!(m, "*3\r\n$8\r\nsmessage\r\n$10\r\nshard-news\r\n$5\r\nhello\r\n", "node {}", follower.id);
@@ -974,8 +994,7 @@ fn failover_under_load_loses_nothing() {
     let stop = Arc::new(AtomicBool::new(false));
     // (last acknowledged value, when that request was sent, when it was
     // answered), unknown outcomes.
-    let acked: Arc<Mutex<(i64, Instant, Instant, u64)>> =
-        Arc::new(Mutex::new((0, Instant::now(), Instant::now(), 0)));
+    let acked: Arc<Mutex<(i64, Instant, Instant, u64)>> = Arc::new(Mutex::new((0, Instant::now(), Instant::now(), 0)));
     let writer = {
         let (stop, acked) = (stop.clone(), acked.clone());
         let mut client = Client::new(&c);
@@ -1036,7 +1055,10 @@ fn failover_under_load_loses_nothing() {
         pct(0.99),
         gaps.last().unwrap()
     );
-    assert!(final_value >= last && final_value <= last + unknown as i64, "counter {final_value}, acknowledged {last}, unknown {unknown}");
+    assert!(
+        final_value >= last && final_value <= last + unknown as i64,
+        "counter {final_value}, acknowledged {last}, unknown {unknown}"
+    );
     assert!(pct(0.99) < Duration::from_secs(2), "failover p99 {:?}", pct(0.99));
 }
 
@@ -1097,7 +1119,8 @@ fn a_node_joins_and_another_leaves_under_load() {
 
     let cport4 = c.join_node(4);
     let started = Instant::now();
-    let r = ask(c.nodes[0].port, &["CLUSTER", "ADDNODE", "4", &format!("127.0.0.1:{cport4}")], Duration::from_secs(150));
+    let r =
+        ask(c.nodes[0].port, &["CLUSTER", "ADDNODE", "4", &format!("127.0.0.1:{cport4}")], Duration::from_secs(150));
     assert_eq!(r.as_deref(), Some("+OK\r\n"), "ADDNODE 4");
     eprintln!("node 4 is a voter of every region after {:?}", started.elapsed());
     // It gets its share of the leaders (the rebalance hands them over once it holds the log).
@@ -1149,10 +1172,8 @@ fn a_node_joins_and_another_leaves_under_load() {
     let total: i64 = counts.iter().map(|c| c.0).sum();
     eprintln!("{sent} increments sent, {total} acknowledged, none lost");
     // Each region's three replicas agree.
-    let regions: BTreeMap<i64, u16> = (0..16384u16)
-        .step_by(64)
-        .filter_map(|s| region_state(c.nodes[1].port, s).map(|st| (st.0, s)))
-        .collect();
+    let regions: BTreeMap<i64, u16> =
+        (0..16384u16).step_by(64).filter_map(|s| region_state(c.nodes[1].port, s).map(|st| (st.0, s))).collect();
     assert_eq!(regions.len(), 12, "regions seen: {regions:?}");
     for (&region, &slot) in &regions {
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -1168,7 +1189,11 @@ fn a_node_joins_and_another_leaves_under_load() {
     eprintln!("the three replicas of each of the {} regions agree", regions.len());
 
     // Node 1's id never comes back.
-    let r = ask(c.nodes[1].port, &["CLUSTER", "ADDNODE", "1", &format!("127.0.0.1:{}", c.nodes[0].cluster_port)], Duration::from_secs(10));
+    let r = ask(
+        c.nodes[1].port,
+        &["CLUSTER", "ADDNODE", "1", &format!("127.0.0.1:{}", c.nodes[0].cluster_port)],
+        Duration::from_secs(10),
+    );
     assert!(r.as_deref().is_some_and(|r| r.starts_with("-ERR") && r.contains("removed")), "ADDNODE 1: {r:?}");
     c.start_node(1);
     std::thread::sleep(Duration::from_secs(3));
@@ -1233,7 +1258,9 @@ fn wait_role_and_info_describe_the_regions() {
         let n1: i64 = redis::cmd("WAIT").arg(1).arg(1000).query(&mut con).unwrap();
         let after = region_line(&mut con);
         c.links[&(leader, follower)].heal();
-        eprintln!("round {rounds}: WAIT 2 250 with node {follower} cut off: {n} after {took:?}; WAIT 1 1000: {n1}; {after}");
+        eprintln!(
+            "round {rounds}: WAIT 2 250 with node {follower} cut off: {n} after {took:?}; WAIT 1 1000: {n1}; {after}"
+        );
         let head = |l: &str| l.split(",last_log").next().unwrap_or_default().to_string();
         if head(&after) != head(&before) {
             // Term or role changed: the leader was deposed meanwhile. Start

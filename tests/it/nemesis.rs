@@ -156,7 +156,15 @@ fn now_ns(origin: Instant) -> u64 {
 }
 
 /// One client thread: random operations until `stop`.
-fn client_loop(id: usize, ports: Vec<u16>, seed: u64, origin: Instant, stop: Arc<AtomicBool>, h: Histories, counts: Arc<Mutex<[u64; 4]>>) {
+fn client_loop(
+    id: usize,
+    ports: Vec<u16>,
+    seed: u64,
+    origin: Instant,
+    stop: Arc<AtomicBool>,
+    h: Histories,
+    counts: Arc<Mutex<[u64; 4]>>,
+) {
     let mut rng = Rng::new(seed ^ (id as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let mut client = StrictClient::new(ports, id);
     let mut n = 0u64;
@@ -188,7 +196,9 @@ fn client_loop(id: usize, ports: Vec<u16>, seed: u64, origin: Instant, stop: Arc
                 (Op::Set(_), redis::Value::Okay) => Some(Ret::Ok),
                 (Op::Set(_), redis::Value::SimpleString(s)) if s == "OK" => Some(Ret::Ok),
                 (Op::Get, redis::Value::Nil) => Some(Ret::Value(None)),
-                (Op::Get, redis::Value::BulkString(b)) => Some(Ret::Value(Some(String::from_utf8_lossy(&b).into_owned()))),
+                (Op::Get, redis::Value::BulkString(b)) => {
+                    Some(Ret::Value(Some(String::from_utf8_lossy(&b).into_owned())))
+                }
                 (Op::Incr, redis::Value::Int(i)) => Some(Ret::Int(i)),
                 (Op::Append(_), redis::Value::Int(i)) => Some(Ret::Len(i)),
                 (op, v) => panic!("client {id}: {op:?} on {key} answered {v:?}"),
@@ -217,6 +227,9 @@ fn client_loop(id: usize, ports: Vec<u16>, seed: u64, origin: Instant, stop: Arc
     }
 }
 
+/// A membership change a run makes once, mid-way.
+type MembershipChange<'a> = &'a dyn Fn(&mut Cluster, &mut Rng);
+
 /// The faults a run may inject.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Fault {
@@ -233,7 +246,7 @@ pub enum Fault {
 /// Run `clients` clients against `c` for `secs` while faults drawn from
 /// `faults` hit it, heal everything, read every key once more, and check each
 /// key's history. `membership` (optional) runs once mid-way.
-pub fn run(name: &str, c: &mut Cluster, faults: &[Fault], clients: usize, membership: Option<&dyn Fn(&mut Cluster, &mut Rng)>) {
+pub fn run(name: &str, c: &mut Cluster, faults: &[Fault], clients: usize, membership: Option<MembershipChange>) {
     let seed = seed();
     let secs = run_secs();
     eprintln!("{name}: seed {seed} (replay: NEOKV_SEED={seed}), {secs} s, {clients} clients, faults {faults:?}");
@@ -308,9 +321,16 @@ pub fn run(name: &str, c: &mut Cluster, faults: &[Fault], clients: usize, member
                     v => panic!("GET {key}: {v:?}"),
                 };
                 let done = now_ns(origin);
-                histories.lock().unwrap()[k].push(Event { client: usize::MAX, op: Op::Get, invoke, ret: Some((done, Ret::Value(v))) });
+                histories.lock().unwrap()[k].push(Event {
+                    client: usize::MAX,
+                    op: Op::Get,
+                    invoke,
+                    ret: Some((done, Ret::Value(v))),
+                });
             }
-            Outcome::Failed(e) | Outcome::Unknown(e) => panic!("{name}: the final read of {key} failed after healing: {e}"),
+            Outcome::Failed(e) | Outcome::Unknown(e) => {
+                panic!("{name}: the final read of {key} failed after healing: {e}")
+            }
         }
     }
     let [ops, unknown, refused, reads] = *counts.lock().unwrap();
@@ -323,7 +343,13 @@ pub fn run(name: &str, c: &mut Cluster, faults: &[Fault], clients: usize, member
     for (k, h) in histories.iter().enumerate() {
         let started = Instant::now();
         let r = check(h, None);
-        eprintln!("{name}: {}: {} operations, {} — checked in {:?}", KEYS[k], h.len(), if r.is_ok() { "linearizable" } else { "NOT linearizable" }, started.elapsed());
+        eprintln!(
+            "{name}: {}: {} operations, {} — checked in {:?}",
+            KEYS[k],
+            h.len(),
+            if r.is_ok() { "linearizable" } else { "NOT linearizable" },
+            started.elapsed()
+        );
         verdicts.insert(KEYS[k], r);
     }
     for (key, r) in verdicts {
@@ -470,7 +496,11 @@ fn nemesis_membership_change_during_a_partition() {
         let cport = c.join_node(4);
         let other = (1..=3u64).find(|&i| i != x).unwrap();
         let port = c.node(other).port;
-        let r = crate::cluster::ask(port, &["CLUSTER", "ADDNODE", "4", &format!("127.0.0.1:{cport}")], Duration::from_secs(130));
+        let r = crate::cluster::ask(
+            port,
+            &["CLUSTER", "ADDNODE", "4", &format!("127.0.0.1:{cport}")],
+            Duration::from_secs(130),
+        );
         eprintln!("membership: node {x} cut off; ADDNODE 4 via node {other}: {r:?}");
         assert_eq!(r.as_deref(), Some("+OK\r\n"), "ADDNODE during a partition");
         let r = crate::cluster::ask(port, &["CLUSTER", "FORGET", &x.to_string()], Duration::from_secs(130));
@@ -522,8 +552,15 @@ fn transactions_stay_whole_across_failovers() {
                             return;
                         }
                         let n = 1 + rng.below(9) as i64;
-                        let r: redis::RedisResult<(i64, i64)> =
-                            redis::pipe().atomic().cmd("INCRBY").arg(a).arg(-n).cmd("INCRBY").arg(b).arg(n).query(&mut con);
+                        let r: redis::RedisResult<(i64, i64)> = redis::pipe()
+                            .atomic()
+                            .cmd("INCRBY")
+                            .arg(a)
+                            .arg(-n)
+                            .cmd("INCRBY")
+                            .arg(b)
+                            .arg(n)
+                            .query(&mut con);
                         let r2: redis::RedisResult<(Option<i64>, Option<i64>)> =
                             redis::cmd("MGET").arg(a).arg(b).query(&mut con);
                         match (r, r2) {
