@@ -53,6 +53,8 @@ pub struct RegionStatus {
     pub voters: Vec<u64>,
     /// On the leader: each other member's matched log index.
     pub matched: Vec<(u64, u64)>,
+    /// Snapshots from a leader installed here since the process started.
+    pub snapshots_in: u64,
 }
 
 pub struct Nodes {

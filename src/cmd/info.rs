@@ -316,13 +316,14 @@ fn replication_section(s: &mut String, nodes: &crate::cluster::nodes::Nodes, run
         let matched: Vec<String> = st.matched.iter().map(|(id, m)| format!("{id}:{m}")).collect();
         let _ = write!(
             s,
-            "region{r}:role={role},term={},leader={},last_log={},applied={},voters={},matched={}\r\n",
+            "region{r}:role={role},term={},leader={},last_log={},applied={},voters={},matched={},snapshots_in={}\r\n",
             st.term,
             st.leader.unwrap_or(0),
             st.last_log,
             st.applied,
             voters.join("|"),
-            matched.join("|")
+            matched.join("|"),
+            st.snapshots_in
         );
     }
 }

@@ -121,14 +121,19 @@ pub struct Region {
     nodes: Option<Arc<Nodes>>,
     /// How reads are made linearizable (`GroupOpts::lease_reads`).
     read_policy: openraft::ReadPolicy,
-    /// A snapshot being received: its id, the next chunk expected, its entries.
+    /// A snapshot being received: its id, the next chunk expected, where it goes.
     incoming: RefCell<Option<Incoming>>,
+    /// The region's slots, `[start, end)`.
+    slots: (u16, u32),
 }
 
 struct Incoming {
     id: String,
     next: u64,
-    entries: Vec<(crate::storage::Cf, bytes::Bytes, bytes::Bytes)>,
+    /// Set while a chunk is being written: a chunk that arrives meanwhile is
+    /// out of sequence.
+    busy: bool,
+    stager: Rc<crate::storage::ingest::Stager>,
 }
 
 /// A membership change of one region: CLUSTER ADDNODE and CLUSTER FORGET make
@@ -189,13 +194,16 @@ pub enum ReadError {
     Failed(String),
 }
 
+/// Milliseconds between a leader's heartbeats.
+const HEARTBEAT_MS: u64 = 200;
+
 fn raft_config(snapshot_logs: u64, cluster: bool) -> Result<Config, String> {
     Config {
         cluster_name: "neokv".into(),
         // A node that was cut off asks first whether it could win, so it does
         // not depose a working leader when it comes back.
         enable_pre_vote: Some(cluster),
-        heartbeat_interval: 200,
+        heartbeat_interval: HEARTBEAT_MS,
         election_timeout_min: 400,
         election_timeout_max: 800,
         snapshot_policy: SnapshotPolicy::LogsSinceLast(snapshot_logs.max(1)),
@@ -258,6 +266,7 @@ impl Region {
             nodes: nodes.clone(),
             read_policy,
             incoming: RefCell::new(None),
+            slots: (route.start, route.end),
         });
         match nodes {
             None => {
@@ -489,41 +498,87 @@ impl Region {
         }
     }
 
-    /// One chunk of a snapshot from the leader (see `raft::snapshot`); the last
-    /// one installs it.
+    /// One chunk of a snapshot from the leader (see `raft::snapshot`): its
+    /// entries go to the staging thread's SST files; the last one closes them
+    /// and installs the snapshot.
     async fn receive_snapshot(&self, c: crate::pb::SnapshotChunk) -> Body {
         let failed = |e: &dyn std::fmt::Display| error_body(FAILED, e.to_string());
         let vote = match wire::vote_from_pb(c.vote) {
             Ok(v) => v,
             Err(e) => return failed(&e),
         };
-        {
+        let stager = {
             let mut inc = self.incoming.borrow_mut();
             if c.seq == 0 {
-                *inc = Some(Incoming { id: c.snapshot_id.clone(), next: 0, entries: Vec::new() });
+                // A new transfer replaces one in progress (dropping its stager
+                // removes what it staged).
+                let ranges = super::snapshot::ranges(self.id, self.slots.0, self.slots.1)
+                    .into_iter()
+                    .map(|(_, cf, from, to)| (cf, from, to))
+                    .collect();
+                let name = super::snapshot::staging_name(self.id, &c.snapshot_id);
+                match crate::storage::ingest::Stager::start(&self.storage, &name, ranges) {
+                    Ok(s) => {
+                        *inc = Some(Incoming { id: c.snapshot_id.clone(), next: 0, busy: false, stager: Rc::new(s) })
+                    }
+                    Err(e) => {
+                        *inc = None;
+                        return failed(&e);
+                    }
+                }
             }
-            let Some(i) = inc.as_mut().filter(|i| i.id == c.snapshot_id && i.next == c.seq) else {
+            let Some(i) = inc.as_mut().filter(|i| i.id == c.snapshot_id && i.next == c.seq && !i.busy) else {
                 *inc = None;
                 return error_body(FAILED, "snapshot chunk out of sequence");
             };
             i.next += 1;
-            if let Err(e) = super::snapshot::entries(c.data, &mut i.entries) {
-                *inc = None;
+            i.busy = true;
+            i.stager.clone()
+        };
+        let mut entries = Vec::new();
+        let written = match super::snapshot::entries(c.data, &mut entries) {
+            Ok(()) => stager.push(entries).await.map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        drop(stager);
+        let finished = {
+            let mut inc = self.incoming.borrow_mut();
+            // Still the same transfer (a new one may have started meanwhile)?
+            let ours = inc.as_ref().is_some_and(|i| i.id == c.snapshot_id && i.next == c.seq + 1);
+            if let Err(e) = written {
+                if ours {
+                    *inc = None;
+                }
                 return failed(&e);
             }
-        }
-        if !c.done {
-            return Body::SnapshotResp(crate::pb::SnapshotResp { vote: Some(wire::vote_to_pb(&vote)) });
-        }
-        let Some(inc) = self.incoming.borrow_mut().take() else { return error_body(FAILED, "no snapshot") };
+            if !ours {
+                return error_body(FAILED, "snapshot transfer replaced by another");
+            }
+            if !c.done {
+                inc.as_mut().expect("checked above").busy = false;
+                return Body::SnapshotResp(crate::pb::SnapshotResp { vote: Some(wire::vote_to_pb(&vote)) });
+            }
+            inc.take()
+        };
+        let Some(i) = finished else { return error_body(FAILED, "no snapshot") };
+        let Ok(stager) = Rc::try_unwrap(i.stager) else { return error_body(FAILED, "snapshot still being written") };
+        let staged = match stager.finish().await {
+            Ok(s) => s,
+            Err(e) => return failed(&e),
+        };
         let (last_log_id, last_membership, now_ms, removed) = match super::codec::decode_applied_full(&c.applied) {
             Ok(a) => a,
             Err(e) => return failed(&e),
         };
         let meta = super::SnapshotMeta { last_log_id, last_membership };
-        let data = super::state_machine::SnapshotData::Received { entries: inc.entries, now_ms, removed };
+        let data = super::state_machine::SnapshotData::Received { staged, now_ms, removed };
         match self.raft.install_full_snapshot(vote, openraft::storage::Snapshot { meta, snapshot: data }).await {
-            Ok(resp) => Body::SnapshotResp(crate::pb::SnapshotResp { vote: Some(wire::vote_to_pb(&resp.vote)) }),
+            Ok(resp) => {
+                if let Some(n) = &self.nodes {
+                    n.update_status(self.id, |s| s.snapshots_in += 1);
+                }
+                Body::SnapshotResp(crate::pb::SnapshotResp { vote: Some(wire::vote_to_pb(&resp.vote)) })
+            }
             Err(e) => failed(&e),
         }
     }
@@ -786,7 +841,13 @@ async fn rebalance(region: Rc<Region>, nodes: Arc<Nodes>) {
                 continue;
             }
             let matched = m.replication.as_ref().and_then(|r| r.get(&want).cloned().flatten()).map(|l| l.index);
-            matched.is_some() && matched >= m.last_log_index
+            // And it answered lately: a transfer silences this leader and lifts
+            // every voter's lease (openraft cannot call it off), so one to a
+            // node that no longer hears from us, its matched index stale, would
+            // hand the region to an election (seen with a one-way cut).
+            let acked = m.heartbeat.as_ref().and_then(|h| h.get(&want).cloned().flatten());
+            let recent = acked.is_some_and(|t| t.elapsed() < 2 * Duration::from_millis(HEARTBEAT_MS));
+            recent && matched.is_some() && matched >= m.last_log_index
         };
         if caught_up && region.raft.trigger().transfer_leader(want).await.is_err() {
             return;

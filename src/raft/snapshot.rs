@@ -10,16 +10,20 @@
 //! and skips them (openraft's `has_log_id` accepts every index below the
 //! committed one), so nothing is applied twice.
 //!
-//! The follower gathers the chunks and installs them in one write batch that
-//! first deletes the region's ranges, so the replacement is atomic and a crash
-//! leaves either the old region or the new one.
+//! The follower hands each chunk to a staging thread (`storage::ingest`) that
+//! writes one SST file per column family, each opening with a range tombstone
+//! over the region's range there; the last chunk closes them, and the install
+//! ingests them and writes the new applied state. A marker written first makes
+//! the install crash-safe: a restart that finds it ingests the same files again
+//! before the region opens, so a crash leaves either the old region or the new
+//! one, never a mix.
 
 use std::io;
 
 use bytes::{Buf, Bytes};
 
 use crate::storage::keys::{function_key, slot_lower_bound, slot_upper_bound};
-use crate::storage::{Batch, Cf};
+use crate::storage::Cf;
 
 /// Bytes of key-value data per chunk.
 pub const CHUNK_BYTES: usize = 1 << 20;
@@ -71,16 +75,31 @@ pub fn entries(mut data: Bytes, out: &mut Vec<(Cf, Bytes, Bytes)>) -> io::Result
     Ok(())
 }
 
-/// The batch that replaces the region with `entries`.
-pub fn replace(region: u32, slot_start: u16, slot_end: u32, entries: Vec<(Cf, Bytes, Bytes)>) -> Batch {
-    let mut b = Batch::new();
-    for (_, cf, from, to) in ranges(region, slot_start, slot_end) {
-        b.delete_range(cf, from, to);
-    }
-    for (cf, k, v) in entries {
-        b.put(cf, k.to_vec(), v);
-    }
-    b
+/// The staging directory's name for snapshot `id` of `region`.
+pub fn staging_name(region: u32, id: &str) -> String {
+    format!("{}{id}", staging_prefix(region))
+}
+
+/// What every staging directory of `region` is named with first.
+pub fn staging_prefix(region: u32) -> String {
+    format!("r{region}-")
+}
+
+/// The value of a region's install marker: its staging directory's name, then
+/// the applied state being installed.
+pub fn encode_marker(dir: &str, applied: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(1 + dir.len() + applied.len());
+    v.push(dir.len() as u8);
+    v.extend_from_slice(dir.as_bytes());
+    v.extend_from_slice(applied);
+    v
+}
+
+pub fn decode_marker(v: &[u8]) -> io::Result<(&str, &[u8])> {
+    let bad = || io::Error::new(io::ErrorKind::InvalidData, "malformed snapshot install marker");
+    let n = *v.first().ok_or_else(bad)? as usize;
+    let dir = v.get(1..1 + n).ok_or_else(bad)?;
+    Ok((std::str::from_utf8(dir).map_err(|_| bad())?, &v[1 + n..]))
 }
 
 #[cfg(test)]
@@ -113,5 +132,15 @@ mod tests {
         assert_eq!(r[0].3, 200u16.to_be_bytes().to_vec());
         assert_eq!(r[5].2, 3u32.to_be_bytes().to_vec());
         assert_eq!(r[5].3, 4u32.to_be_bytes().to_vec());
+    }
+
+    #[test]
+    fn install_markers_roundtrip() {
+        let name = staging_name(7, "00ff");
+        assert!(name.starts_with(&staging_prefix(7)) && !name.starts_with(&staging_prefix(70)));
+        let v = encode_marker(&name, b"applied");
+        assert_eq!(decode_marker(&v).unwrap(), (name.as_str(), &b"applied"[..]));
+        assert!(decode_marker(&v[..3]).is_err());
+        assert!(decode_marker(&[]).is_err());
     }
 }

@@ -2,10 +2,11 @@
 //! families in ONE RocksDB write batch per apply call, together with the applied
 //! log id, and hands each command's reply back through openraft's responder.
 //!
-//! Snapshots (standalone): the data already lives in RocksDB, so a snapshot is
-//! its metadata once the WAL holding the applied state is fsynced; only then may
-//! openraft purge the log up to it. Shipping a snapshot to another node (SST
-//! files of the region's slot range) comes with cluster mode.
+//! Snapshots: the data already lives in RocksDB, so a snapshot this node takes
+//! is its metadata once the WAL holding the applied state is fsynced; only then
+//! may openraft purge the log up to it. Shipping one to another node reads the
+//! region from a RocksDB snapshot (`raft::snapshot`); the receiver stages it in
+//! SST files and installs them here (`storage::ingest`).
 
 use std::collections::BTreeSet;
 use std::io;
@@ -35,7 +36,8 @@ pub enum SnapshotData {
     #[default]
     Local,
     Received {
-        entries: Vec<(Cf, bytes::Bytes, bytes::Bytes)>,
+        /// One SST file per data column family, each replacing the region's range.
+        staged: crate::storage::ingest::Staged,
         now_ms: u64,
         /// Node ids the leader's replica had seen removed.
         removed: BTreeSet<u64>,
@@ -65,6 +67,7 @@ impl StateMachine {
     /// its applied state.
     pub fn open(deps: RegionDeps, region: u32, slot_start: u16, slot_end: u32) -> io::Result<Self> {
         let storage = deps.storage.clone();
+        finish_interrupted_install(&deps, region)?;
         let (applied, membership, now, removed) =
             match storage.get(Cf::RaftState, &state_key(region, StateKind::Applied)).map_err(io_err)? {
                 Some(b) => decode_applied_full(&b)?,
@@ -226,19 +229,25 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         }
     }
 
-    /// Replace the region with a snapshot from the leader: one synced batch
-    /// deletes its ranges, writes the shipped entries and the new applied state.
+    /// Replace the region with a snapshot from the leader: its staged SST files
+    /// are ingested (each replaces the region's range in its column family) and
+    /// the new applied state written, behind a marker that lets a restart finish
+    /// an install a crash interrupted (`storage::ingest`).
     async fn install_snapshot(&mut self, meta: &SnapshotMeta, snapshot: SnapshotData) -> Result<(), io::Error> {
-        let SnapshotData::Received { entries, now_ms, removed } = snapshot else {
+        let SnapshotData::Received { staged, now_ms, removed } = snapshot else {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "a snapshot without data to install"));
         };
-        let mut b = super::snapshot::replace(self.region, self.slot_start, self.slot_end, entries);
         let removed: BTreeSet<u64> = self.removed.union(&removed).copied().collect();
         let applied = encode_applied_full(meta.last_log_id.as_ref(), &meta.last_membership, now_ms, &removed);
-        b.put(Cf::RaftState, state_key(self.region, StateKind::Applied), applied.clone());
-        b.put(Cf::RaftState, state_key(self.region, StateKind::Snapshot), applied);
+        let name = staged.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let marker =
+            (state_key(self.region, StateKind::Installing).to_vec(), super::snapshot::encode_marker(&name, &applied));
+        let done = installed(self.region, &applied);
         let storage = self.storage.clone();
-        glommio::executor().spawn_blocking(move || storage.write(b, true)).await.map_err(io_err)?;
+        glommio::executor()
+            .spawn_blocking(move || crate::storage::ingest::install(&storage, staged, marker, done))
+            .await
+            .map_err(io_err)?;
         self.applied = meta.last_log_id;
         self.membership = meta.last_membership.clone();
         if let Some(n) = &self.deps.nodes {
@@ -264,6 +273,37 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         let (last_log_id, last_membership) = decode_applied(&b).map_err(|e| invalid(e.to_string()))?;
         Ok(Some(Snapshot { meta: SnapshotMeta { last_log_id, last_membership }, snapshot: SnapshotData::Local }))
     }
+}
+
+/// The batch that ends an install of `applied`: the region's applied state and
+/// snapshot record, and the install marker gone.
+fn installed(region: u32, applied: &[u8]) -> crate::storage::Batch {
+    let mut b = crate::storage::Batch::new();
+    b.put(Cf::RaftState, state_key(region, StateKind::Applied), applied.to_vec());
+    b.put(Cf::RaftState, state_key(region, StateKind::Snapshot), applied.to_vec());
+    b.delete(Cf::RaftState, state_key(region, StateKind::Installing));
+    b
+}
+
+/// A snapshot install that a crash interrupted is finished before the region
+/// opens (its staged files are ingested again), and staging left behind by
+/// transfers that never completed is removed.
+fn finish_interrupted_install(deps: &RegionDeps, region: u32) -> io::Result<()> {
+    let storage = &deps.storage;
+    if let Some(m) = storage.get(Cf::RaftState, &state_key(region, StateKind::Installing)).map_err(io_err)? {
+        let (name, applied) = super::snapshot::decode_marker(&m)?;
+        let dir = storage.staging_dir().join(name);
+        let cfs: Vec<Cf> = super::snapshot::DATA_CFS.to_vec();
+        crate::storage::ingest::redo(storage, &dir, &cfs, installed(region, applied))
+            .map_err(|e| io_err(format!("region {region}: {e}")))?;
+        eprintln!("region {region}: finished a snapshot install that a restart interrupted ({})", dir.display());
+        deps.epochs.bump_all();
+        if let Some(p) = &deps.programs {
+            p.region_replaced(region);
+        }
+    }
+    crate::storage::ingest::clean(storage, &super::snapshot::staging_prefix(region), None);
+    Ok(())
 }
 
 /// The reply of a voided command (nobody waits for it: its client was cut off

@@ -197,6 +197,10 @@ pub enum StateKind {
     /// Under region `u32::MAX`: the node's region count (u32, big-endian),
     /// fixed when its data directory is created.
     Layout = 7,
+    /// A snapshot install under way (`storage::ingest`): the name of its staging
+    /// directory (one length byte, then the name) and the applied state it
+    /// installs. A restart that finds it finishes the install.
+    Installing = 8,
 }
 
 pub fn state_key(region: u32, kind: StateKind) -> [u8; 5] {

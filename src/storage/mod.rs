@@ -7,11 +7,12 @@
 
 pub mod gate;
 mod gc;
+pub mod ingest;
 pub mod keys;
 pub mod meta;
 mod syncer;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -60,8 +61,21 @@ impl Default for StorageOptions {
 
 struct Inner {
     db: Arc<DB>,
+    path: PathBuf,
+    /// Each column family's options, for SST files written to be ingested.
+    cf_opts: Vec<(Cf, Options)>,
     syncer: syncer::Syncer,
     gate: Arc<gate::Gate>,
+}
+
+impl Drop for Inner {
+    /// Wait for running flushes and compactions first: a compaction filter holds
+    /// the database while it runs (`gc`), and were its hold the last one, the
+    /// database would close on RocksDB's own background thread, which waits for
+    /// itself (the process then hangs at exit).
+    fn drop(&mut self) {
+        self.db.cancel_all_background_work(true);
+    }
 }
 
 /// The shared database handle. Cheap to clone.
@@ -87,7 +101,7 @@ pub enum Cf {
 }
 
 impl Cf {
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Cf::Metadata => CF_METADATA,
             Cf::Subkey => CF_SUBKEY,
@@ -269,12 +283,12 @@ impl Storage {
             o.set_compaction_filter_factory(gc::Factory::new(what, db_slot.clone(), gate.clone()));
             o
         };
-        let cfs = vec![
-            ColumnFamilyDescriptor::new(CF_METADATA, data_cf(true)),
+        let cfs = [
+            (Cf::Metadata, data_cf(true)),
             // Elements are point-read on every write (is this field or member new?),
             // mostly missing for new ones: whole-key blooms answer those misses.
-            ColumnFamilyDescriptor::new(CF_SUBKEY, collected(gc::What::Elements, true)),
-            ColumnFamilyDescriptor::new(CF_ZSET_SCORE, {
+            (Cf::Subkey, collected(gc::What::Elements, true)),
+            (Cf::ZsetScore, {
                 // Rank counters are rewritten by every batch that touches their
                 // set: an iterator over them steps past many versions of each key
                 // in the memtable. Reseek to the next key after two, not eight.
@@ -282,16 +296,28 @@ impl Storage {
                 o.set_max_sequential_skip_in_iterations(2);
                 o
             }),
-            ColumnFamilyDescriptor::new(CF_EXPIRE_INDEX, collected(gc::What::ExpireIndex, false)),
-            ColumnFamilyDescriptor::new(CF_LINKS, collected(gc::What::Links, false)),
-            ColumnFamilyDescriptor::new(CF_RAFT_LOG, log_opts),
-            ColumnFamilyDescriptor::new(CF_RAFT_STATE, Options::default()),
-            ColumnFamilyDescriptor::new(CF_FUNCTIONS, Options::default()),
+            (Cf::ExpireIndex, collected(gc::What::ExpireIndex, false)),
+            (Cf::Links, collected(gc::What::Links, false)),
+            (Cf::RaftLog, log_opts),
+            (Cf::RaftState, Options::default()),
+            (Cf::Functions, Options::default()),
         ];
-        let db = Arc::new(DB::open_cf_descriptors(&db_opts, path, cfs)?);
+        let descriptors = cfs.iter().map(|(cf, o)| ColumnFamilyDescriptor::new(cf.name(), o.clone()));
+        let db = Arc::new(DB::open_cf_descriptors(&db_opts, path, descriptors)?);
         db_slot.set(&db);
         let syncer = syncer::Syncer::start(db.clone(), opts.fsync);
-        Ok(Storage { inner: Arc::new(Inner { db, syncer, gate }) })
+        let inner = Inner { db, path: path.to_path_buf(), cf_opts: cfs.into(), syncer, gate };
+        Ok(Storage { inner: Arc::new(inner) })
+    }
+
+    /// Where snapshots being received are staged (see `ingest`).
+    pub fn staging_dir(&self) -> PathBuf {
+        self.inner.path.join(ingest::STAGING)
+    }
+
+    /// The options `cf` was opened with.
+    fn sst_options(&self, cf: Cf) -> &Options {
+        &self.inner.cf_opts.iter().find(|(c, _)| *c == cf).expect("every column family is listed").1
     }
 
     fn cf(&self, cf: Cf) -> &ColumnFamily {

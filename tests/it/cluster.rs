@@ -147,7 +147,13 @@ pub struct Node {
 
 impl Node {
     fn spawn(&mut self) {
+        self.spawn_with_env(&[]);
+    }
+
+    /// Start the process with these environment variables set.
+    pub fn spawn_with_env(&mut self, env: &[(&str, &str)]) {
         let child = Command::new(env!("CARGO_BIN_EXE_neokv-server"))
+            .envs(env.iter().copied())
             .args(["--port", &self.port.to_string(), "--dir"])
             .arg(&self.dir)
             .args(["--no-pin", "--cores", "1", "--node-id", &self.id.to_string()])
@@ -169,6 +175,19 @@ impl Node {
 
     pub fn is_up(&self) -> bool {
         self.child.is_some()
+    }
+
+    /// Wait up to `limit` for the process to exit by itself; its status.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if let Some(st) = self.child.as_mut()?.try_wait().ok().flatten() {
+                self.child = None;
+                return Some(st);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
     }
 
     /// SIGSTOP (or SIGCONT) the process.
@@ -651,9 +670,13 @@ fn a_follower_behind_the_purged_log_catches_up_by_snapshot() {
         std::thread::sleep(Duration::from_millis(200));
     };
     eprintln!("every replica agrees {:?} after the restart: {:?}", behind.elapsed(), states[0]);
-    let (_, applied, keys, _) = states[0].clone().unwrap();
+    let (region, applied, keys, _) = states[0].clone().unwrap();
     assert!(applied > 1_200, "applied index {applied}");
     assert_eq!(keys, 51);
+    let installed = snapshots_in(c.nodes[follower as usize - 1].port, region);
+    assert!(installed >= 1, "node {follower} caught up without installing a snapshot");
+    // The staged files are gone once installed.
+    assert_eq!(staging_dirs(&c.nodes[follower as usize - 1].dir), Vec::<String>::new());
     // And it follows what comes next.
     for _ in 0..10 {
         send(&c, &["INCR", key], Duration::from_secs(5)).unwrap();
@@ -669,6 +692,83 @@ fn a_follower_behind_the_purged_log_catches_up_by_snapshot() {
     }
     let v = send(&c, &["GET", key], Duration::from_secs(5)).unwrap();
     assert_eq!(v, redis::Value::BulkString(b"610".to_vec()));
+}
+
+/// `snapshots_in` of `region` in a node's INFO replication.
+fn snapshots_in(port: u16, region: i64) -> u64 {
+    let info = ask(port, &["INFO", "replication"], Duration::from_secs(5)).unwrap_or_default();
+    let line = info.lines().find(|l| l.starts_with(&format!("region{region}:"))).unwrap_or_default();
+    line.split(',').find_map(|f| f.strip_prefix("snapshots_in=")).and_then(|n| n.parse().ok()).unwrap_or(0)
+}
+
+/// The snapshot staging directories left in a node's data directory.
+fn staging_dirs(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir.join("snapshot-in"))
+        .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default()
+}
+
+/// A follower that dies in the middle of installing a snapshot (its files
+/// ingested, its new applied state not yet written: `NEOKV_CRASH_POINT`)
+/// finishes the install when it restarts, on its own: cut off from the others
+/// so that no second snapshot can mend it, it reports the leader's applied
+/// index and digest for the region. (Without the redo it would report its old
+/// applied index over the new data, and apply old entries a second time.)
+#[test]
+fn a_snapshot_install_cut_short_by_a_crash_is_finished_on_restart() {
+    let mut c = Cluster::start_with(3, &["--raft-snapshot-logs", "100"]);
+    let key = "{crashsnap}";
+    let slot = key_slot(b"crashsnap");
+    send(&c, &["SET", key, "0"], Duration::from_secs(5)).unwrap();
+    let leader = c.leader_of(key).unwrap();
+    let follower = (1..=3).find(|&i| i != leader).unwrap();
+    eprintln!("slot {slot}: leader {leader}; stopping follower {follower}");
+    c.node(follower).kill9();
+    let mut client = Client::new(&c);
+    for i in 0..600 {
+        client.cmd(&["INCR", key], Duration::from_secs(5)).unwrap();
+        client.cmd(&["SET", &format!("{{crashsnap}}:{}", i % 50), &i.to_string()], Duration::from_secs(5)).unwrap();
+    }
+    let leader_port = c.nodes[leader as usize - 1].port;
+    let want = region_state(leader_port, slot).unwrap();
+    eprintln!("1,200 writes with node {follower} down; the leader has {want:?}; restarting it to crash mid-install");
+    c.node(follower).spawn_with_env(&[("NEOKV_CRASH_POINT", "snapshot-ingest")]);
+    let status = c.node(follower).wait_exit(Duration::from_secs(60));
+    assert!(status.is_some(), "node {follower} never reached the crash point (no snapshot installed?)");
+    let region = want.0;
+    let left = staging_dirs(&c.nodes[follower as usize - 1].dir);
+    eprintln!("node {follower} exited ({status:?}) mid-install; staged: {left:?}");
+    assert!(left.iter().any(|d| d.starts_with(&format!("r{region}-"))), "{left:?}");
+    // Alone, it must finish the install from what it staged.
+    c.isolate(follower, true);
+    c.start_node(follower);
+    let port = c.nodes[follower as usize - 1].port;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let got = loop {
+        if let Some(s) = region_state(port, slot) {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "node {follower} never answered NEOKV.REGION");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    eprintln!("restarted alone, node {follower} has {got:?}");
+    assert_eq!(got, want, "the interrupted install was not finished");
+    assert_eq!(staging_dirs(&c.nodes[follower as usize - 1].dir), Vec::<String>::new());
+    // Back with the others it follows on.
+    c.isolate(follower, false);
+    send(&c, &["INCR", key], Duration::from_secs(10)).unwrap();
+    let ports: Vec<u16> = c.nodes.iter().map(|n| n.port).collect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let states: Vec<_> = ports.iter().map(|&p| region_state(p, slot)).collect();
+        if states.windows(2).all(|w| w[0] == w[1]) && states[0].as_ref().is_some_and(|s| s.1 > want.1) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "replicas never agreed after the heal: {states:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let v = send(&c, &["GET", key], Duration::from_secs(5)).unwrap();
+    assert_eq!(v, redis::Value::BulkString(b"601".to_vec()));
 }
 
 fn tool(name: &str) -> Option<Command> {
