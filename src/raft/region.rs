@@ -210,6 +210,10 @@ fn raft_config(snapshot_logs: u64, cluster: bool) -> Result<Config, String> {
         max_in_snapshot_log_to_keep: (snapshot_logs / 50).min(1_000),
         purge_batch_size: (snapshot_logs / 50).clamp(1, 1_000),
         max_payload_entries: 1_024,
+        // Per snapshot chunk. The last one closes the staged files and installs
+        // them (flushes, ingests, synced writes): far more than openraft's 200 ms
+        // under load, and a timeout there ships the whole region again.
+        install_snapshot_timeout: 10_000,
         ..Default::default()
     }
     .validate()
@@ -516,7 +520,10 @@ impl Region {
                     .into_iter()
                     .map(|(_, cf, from, to)| (cf, from, to))
                     .collect();
-                let name = super::snapshot::staging_name(self.id, &c.snapshot_id);
+                let Some(name) = super::snapshot::staging_name(self.id, &c.snapshot_id) else {
+                    *inc = None;
+                    return error_body(FAILED, "malformed snapshot id");
+                };
                 match crate::storage::ingest::Stager::start(&self.storage, &name, ranges) {
                     Ok(s) => {
                         *inc = Some(Incoming { id: c.snapshot_id.clone(), next: 0, busy: false, stager: Rc::new(s) })

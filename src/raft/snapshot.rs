@@ -31,6 +31,14 @@ pub const CHUNK_BYTES: usize = 1 << 20;
 /// The column families a region's data lives in, in the order they are shipped.
 pub const DATA_CFS: [Cf; 6] = [Cf::Metadata, Cf::Subkey, Cf::ZsetScore, Cf::ExpireIndex, Cf::Links, Cf::Functions];
 
+/// The order the column families are ingested in, one at a time. Garbage
+/// collection (`storage::gc`) judges elements by the metadata and links that
+/// refer to them, links by the metadata holding them, expiry entries by their
+/// key's metadata: so the referrers go in first, and a compaction between two
+/// ingests never judges new elements by old referrers (it would drop the
+/// elements of a renamed key, which only its new link keeps alive).
+pub const INGEST_ORDER: [Cf; 6] = [Cf::Metadata, Cf::Links, Cf::Subkey, Cf::ZsetScore, Cf::ExpireIndex, Cf::Functions];
+
 /// `[from, to)` of the region in each data column family.
 pub fn ranges(region: u32, slot_start: u16, slot_end: u32) -> Vec<(u8, Cf, Vec<u8>, Vec<u8>)> {
     DATA_CFS
@@ -75,9 +83,12 @@ pub fn entries(mut data: Bytes, out: &mut Vec<(Cf, Bytes, Bytes)>) -> io::Result
     Ok(())
 }
 
-/// The staging directory's name for snapshot `id` of `region`.
-pub fn staging_name(region: u32, id: &str) -> String {
-    format!("{}{id}", staging_prefix(region))
+/// The staging directory's name for snapshot `id` of `region`, if `id` is one
+/// a leader makes (up to 32 hex digits): it comes off the wire and names a
+/// directory.
+pub fn staging_name(region: u32, id: &str) -> Option<String> {
+    let ok = !id.is_empty() && id.len() <= 32 && id.bytes().all(|b| b.is_ascii_hexdigit());
+    ok.then(|| format!("{}{id}", staging_prefix(region)))
 }
 
 /// What every staging directory of `region` is named with first.
@@ -125,6 +136,20 @@ mod tests {
     }
 
     #[test]
+    fn every_data_column_family_is_ingested_referrers_first() {
+        let mut a = INGEST_ORDER.to_vec();
+        let mut b = DATA_CFS.to_vec();
+        a.sort_by_key(|c| c.name());
+        b.sort_by_key(|c| c.name());
+        assert_eq!(a, b);
+        let pos = |cf| INGEST_ORDER.iter().position(|&c| c == cf).unwrap();
+        for element in [Cf::Subkey, Cf::ZsetScore, Cf::ExpireIndex] {
+            assert!(pos(Cf::Metadata) < pos(element) && pos(Cf::Links) < pos(element));
+        }
+        assert!(pos(Cf::Metadata) < pos(Cf::Links));
+    }
+
+    #[test]
     fn a_region_is_its_slot_range_and_its_functions() {
         let r = ranges(3, 100, 200);
         assert_eq!(r.len(), DATA_CFS.len());
@@ -136,7 +161,10 @@ mod tests {
 
     #[test]
     fn install_markers_roundtrip() {
-        let name = staging_name(7, "00ff");
+        for bad in ["", "../x", "a/b", &"f".repeat(33)] {
+            assert_eq!(staging_name(7, bad), None, "{bad:?}");
+        }
+        let name = staging_name(7, "00ff").unwrap();
         assert!(name.starts_with(&staging_prefix(7)) && !name.starts_with(&staging_prefix(70)));
         let v = encode_marker(&name, b"applied");
         assert_eq!(decode_marker(&v).unwrap(), (name.as_str(), &b"applied"[..]));

@@ -234,7 +234,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
     /// the new applied state written, behind a marker that lets a restart finish
     /// an install a crash interrupted (`storage::ingest`).
     async fn install_snapshot(&mut self, meta: &SnapshotMeta, snapshot: SnapshotData) -> Result<(), io::Error> {
-        let SnapshotData::Received { staged, now_ms, removed } = snapshot else {
+        let SnapshotData::Received { mut staged, now_ms, removed } = snapshot else {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "a snapshot without data to install"));
         };
         let removed: BTreeSet<u64> = self.removed.union(&removed).copied().collect();
@@ -243,6 +243,8 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         let marker =
             (state_key(self.region, StateKind::Installing).to_vec(), super::snapshot::encode_marker(&name, &applied));
         let done = installed(self.region, &applied);
+        let order = |cf: &Cf| super::snapshot::INGEST_ORDER.iter().position(|c| c == cf);
+        staged.files.sort_by_key(|(cf, _)| order(cf));
         let storage = self.storage.clone();
         glommio::executor()
             .spawn_blocking(move || crate::storage::ingest::install(&storage, staged, marker, done))
@@ -293,7 +295,7 @@ fn finish_interrupted_install(deps: &RegionDeps, region: u32) -> io::Result<()> 
     if let Some(m) = storage.get(Cf::RaftState, &state_key(region, StateKind::Installing)).map_err(io_err)? {
         let (name, applied) = super::snapshot::decode_marker(&m)?;
         let dir = storage.staging_dir().join(name);
-        let cfs: Vec<Cf> = super::snapshot::DATA_CFS.to_vec();
+        let cfs: Vec<Cf> = super::snapshot::INGEST_ORDER.to_vec();
         crate::storage::ingest::redo(storage, &dir, &cfs, installed(region, applied))
             .map_err(|e| io_err(format!("region {region}: {e}")))?;
         eprintln!("region {region}: finished a snapshot install that a restart interrupted ({})", dir.display());

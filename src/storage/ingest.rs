@@ -61,6 +61,9 @@ enum Msg {
     Finish(oneshot::Sender<Result<Staged>>),
 }
 
+/// How long a staging waits for its next chunk before it gives up.
+const IDLE: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Writes a range's replacement into SST files on a thread of its own. Dropped
 /// before [`Stager::finish`], the thread stops and removes what it wrote.
 pub struct Stager {
@@ -74,6 +77,9 @@ impl Stager {
         let dir = storage.staging_dir().join(name);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| err(format!("create {}: {e}", dir.display())))?;
+        // The directory's name must be durable before an install marker names it.
+        sync_dir(&storage.staging_dir())?;
+        sync_dir(&storage.inner.path)?;
         let (tx, rx) = mpsc::channel();
         let storage = storage.clone();
         std::thread::Builder::new()
@@ -103,7 +109,9 @@ fn stage(storage: &Storage, dir: PathBuf, ranges: &[(Cf, Vec<u8>, Vec<u8>)], rx:
     let mut staged = Staged { dir, files: Vec::new() };
     let mut writer: Option<SstFileWriter<'_>> = None;
     let mut failed: Option<StorageError> = None;
-    while let Ok(msg) = rx.recv() {
+    // A sender that went quiet (its leader died or gave up) is not waited for
+    // forever: the staging goes, and a late chunk finds the thread gone.
+    while let Ok(msg) = rx.recv_timeout(IDLE) {
         match msg {
             Msg::Entries(entries, reply) => {
                 let r = match &failed {
@@ -147,7 +155,7 @@ fn stage(storage: &Storage, dir: PathBuf, ranges: &[(Cf, Vec<u8>, Vec<u8>)], rx:
             }
         }
     }
-    // Abandoned: drop the open writer before its directory goes.
+    // Abandoned (or idle too long): drop the open writer before its directory goes.
     drop(writer);
 }
 
@@ -180,18 +188,21 @@ fn sync_dir(dir: &Path) -> Result<()> {
 
 /// Replace the staged ranges, crash-safely: `marker` (a key and value in
 /// [`Cf::RaftState`], naming `staged.dir`) is written and synced, every file is
-/// ingested, then `done` (which must delete the marker) is written and synced,
-/// and the files go. On an error after the marker the files stay for [`redo`].
+/// ingested in the order of `staged.files`, then `done` (which must delete the
+/// marker) is written and synced, and the files go. On an error after the
+/// marker the files stay for [`redo`].
 pub fn install(storage: &Storage, staged: Staged, marker: (Vec<u8>, Vec<u8>), done: Batch) -> Result<()> {
+    // From the marker on, the files belong to the install (a redo needs them):
+    // nothing removes them until `done` is written, whatever fails or panics.
+    let (dir, files) = (staged.dir.clone(), staged.files.clone());
+    staged.keep();
     let mut b = Batch::new();
     b.put(Cf::RaftState, marker.0, marker.1);
     storage.write(b, true)?;
-    let ingested = ingest_all(storage, &staged.files, true);
+    ingest_all(storage, &files, true)?;
     crash_point("snapshot-ingest");
-    if let Err(e) = ingested.and_then(|()| storage.write(done, true)) {
-        staged.keep();
-        return Err(e);
-    }
+    storage.write(done, true)?;
+    let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }
 
@@ -259,6 +270,12 @@ fn ingest_all(storage: &Storage, files: &[(Cf, PathBuf)], move_files: bool) -> R
         }
     }
     Ok(())
+}
+
+/// Ingest one staged file (tests: to compact between column families).
+#[cfg(test)]
+pub fn ingest_one(storage: &Storage, cf: Cf, path: &Path) -> Result<()> {
+    ingest_all(storage, &[(cf, path.to_path_buf())], false)
 }
 
 /// Remove staging directories whose names start with `prefix`, except `keep`.
