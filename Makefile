@@ -1,6 +1,6 @@
 # NeoKV. `make run` starts a standalone server on 127.0.0.1:6379 with data in ./data;
 # `make cluster` starts three local cluster nodes (7001-7003, data in ./data/node{1,2,3});
-# `make test` runs every test. They install missing system packages first.
+# `make test` runs every test of both crates (server and client/). They install missing system packages first.
 CARGO ?= cargo
 ARGS ?=
 
@@ -20,8 +20,9 @@ run: build
 cluster: build
 	./scripts/cluster.sh "" $(ARGS)
 
+# Both crates of the workspace: the server and the client library (client/).
 test: deps
-	$(CARGO) test --release -- --test-threads=2
+	$(CARGO) test --release --workspace -- --test-threads=2
 
 bench: deps
 	$(CARGO) bench

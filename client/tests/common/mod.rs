@@ -1,0 +1,114 @@
+//! Servers for the client's tests: a NeoKV (the workspace's `neokv-server`)
+//! and a redis-server, each started on a free loopback port in a temporary
+//! directory and killed when dropped.
+
+#![allow(dead_code)]
+
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Which server a test talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    NeoKv,
+    Redis,
+}
+
+pub struct Server {
+    pub kind: Kind,
+    pub port: u16,
+    child: Option<Child>,
+    dir: tempfile::TempDir,
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// The NeoKV binary: `$NEOKV_BIN`, else `neokv-server` in the workspace's
+/// target directory for this build's profile (cargo builds it for the server
+/// crate's own tests in the same `cargo test --workspace`).
+fn neokv_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("NEOKV_BIN") {
+        return p.into();
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .or_else(|| option_env!("CARGO_TARGET_DIR").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
+    let bin = target.join(profile).join("neokv-server");
+    assert!(
+        bin.exists(),
+        "{} is missing: build it first (`cargo build --release --bin neokv-server`) or set NEOKV_BIN",
+        bin.display()
+    );
+    bin
+}
+
+impl Server {
+    pub fn start(kind: Kind) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Server { kind, port: free_port(), child: None, dir };
+        s.spawn();
+        s
+    }
+
+    fn spawn(&mut self) {
+        let port = self.port.to_string();
+        let mut cmd = match self.kind {
+            Kind::NeoKv => {
+                let mut c = Command::new(neokv_bin());
+                c.args(["--port", &port, "--cores", "1", "--no-pin", "--dir"]).arg(self.dir.path());
+                c
+            }
+            Kind::Redis => {
+                let found = Command::new("sh").args(["-c", "command -v redis-server"]).output().unwrap();
+                assert!(
+                    found.status.success(),
+                    "redis-server is not installed: `make deps` (apt install redis-server)"
+                );
+                let mut c = Command::new("redis-server");
+                c.args(["--port", &port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir"])
+                    .arg(self.dir.path());
+                c
+            }
+        };
+        let child = cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("start the server");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(mut s) = TcpStream::connect(("127.0.0.1", self.port)) {
+                use std::io::{Read, Write};
+                s.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+                let mut buf = [0u8; 7];
+                if s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n" {
+                    return;
+                }
+            }
+            assert!(Instant::now() < deadline, "{:?} never answered on port {}", self.kind, self.port);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// kill -9, then start again on the same port and data directory.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.spawn();
+    }
+
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
