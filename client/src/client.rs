@@ -13,7 +13,12 @@ use serde::Serialize;
 use crate::codec;
 use crate::config::RedisConfig;
 use crate::error::{Error, Result};
+use crate::pipeline::RedisPipeline;
 use crate::remember::Flights;
+
+/// One result per queued command: its reply, or the error the server
+/// answered to that command alone.
+pub type Replies = Vec<Result<redis::Value>>;
 
 /// The commands the Neton spec gives business code (§3.1). Keys are given
 /// without the configured prefix; the client adds it. Values are the stored
@@ -56,6 +61,10 @@ pub trait RedisClient: Send + Sync {
     /// [`RedisClient::key`] to build them). The escape hatch for what the
     /// interface does not cover.
     async fn command(&self, cmd: &Cmd) -> Result<redis::Value>;
+    /// Send a pipeline's commands in one round trip (wrapped in MULTI/EXEC
+    /// when `atomic`); keys are sent as queued. See
+    /// [`RedisClientExt::pipeline`] for the prefixing DSL.
+    async fn exec_pipeline(&self, pipe: &redis::Pipeline, atomic: bool) -> Result<Replies>;
     /// `key` as the server sees it (with the configured prefix).
     fn key(&self, key: &str) -> String;
     /// The loads of [`RedisClientExt::remember`] in flight (one per key).
@@ -92,6 +101,55 @@ pub trait RedisClientExt: RedisClient {
     async fn set<T: Serialize + Sync + ?Sized>(&self, key: &str, value: &T, ttl: Option<Duration>) -> Result<()> {
         let text = codec::encode(value).map_err(|reason| Error::Encode { key: key.to_string(), reason })?;
         self.set_value(key, &text, ttl).await
+    }
+
+    /// The spec's pipeline DSL (§3.2): the commands `build` queues are sent in
+    /// ONE round trip, in order, and each gets its own result (a command the
+    /// server refuses does not hide the others' results). In cluster mode all
+    /// keys must hash to one slot (use hash tags).
+    ///
+    /// ```no_run
+    /// # async fn f(redis: &neokv_client::DefaultRedisClient) -> neokv_client::Result<()> {
+    /// use neokv_client::RedisClientExt;
+    /// let replies = redis.pipeline(|p| {
+    ///     p.set("a", &1, None).incr("a").hset("h", "f", "v");
+    /// }).await?;
+    /// assert_eq!(replies.len(), 3);
+    /// # Ok(()) }
+    /// ```
+    async fn pipeline<F>(&self, build: F) -> Result<Replies>
+    where
+        F: FnOnce(&mut RedisPipeline) + Send,
+    {
+        let pipe = {
+            let mut p = RedisPipeline::new(|k: &str| self.key(k));
+            build(&mut p);
+            if let Some(e) = p.error.take() {
+                return Err(e);
+            }
+            p.pipe
+        };
+        self.exec_pipeline(&pipe, false).await
+    }
+
+    /// [`pipeline`](Self::pipeline) inside MULTI/EXEC: all or nothing, and no
+    /// other client's command runs between them. A command refused at queue
+    /// time (a wrong number of arguments) aborts it all with the server's
+    /// error (that command's, or EXECABORT); one that fails when run (a wrong type) is its own error result
+    /// while the others take effect, as in Redis.
+    async fn transaction<F>(&self, build: F) -> Result<Replies>
+    where
+        F: FnOnce(&mut RedisPipeline) + Send,
+    {
+        let pipe = {
+            let mut p = RedisPipeline::new(|k: &str| self.key(k));
+            build(&mut p);
+            if let Some(e) = p.error.take() {
+                return Err(e);
+            }
+            p.pipe
+        };
+        self.exec_pipeline(&pipe, true).await
     }
 
     /// Read-through cache (spec §3.3): the value of `key` if it is there and
@@ -338,6 +396,49 @@ impl RedisClient for DefaultRedisClient {
 
     async fn command(&self, cmd: &Cmd) -> Result<redis::Value> {
         self.query(cmd).await
+    }
+
+    async fn exec_pipeline(&self, pipe: &redis::Pipeline, atomic: bool) -> Result<Replies> {
+        use redis::aio::ConnectionLike;
+        let n = pipe.len();
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let mut p = pipe.clone();
+        // MULTI, the commands, EXEC: only EXEC's reply (an array) is read back.
+        let (offset, count) = if atomic {
+            p.atomic();
+            (n + 1, 1)
+        } else {
+            (0, n)
+        };
+        let work = async {
+            let mut values = match &self.backend {
+                Backend::Single(pool) => {
+                    let mut c = pool.get().await.map_err(|e| Error::Pool(e.to_string()))?;
+                    c.req_packed_commands(&p, offset, count).await?
+                }
+                Backend::Cluster(pool) => {
+                    let mut c = pool.get().await.map_err(|e| Error::Pool(e.to_string()))?;
+                    c.req_packed_commands(&p, offset, count).await?
+                }
+            };
+            if atomic {
+                values = match values.pop() {
+                    Some(redis::Value::Array(items)) => items,
+                    Some(redis::Value::ServerError(e)) => return Err(Error::Redis(e.into())),
+                    other => return Err(Error::Pool(format!("unexpected reply to EXEC: {other:?}"))),
+                };
+            }
+            Ok(values
+                .into_iter()
+                .map(|v| match v {
+                    redis::Value::ServerError(e) => Err(Error::Redis(e.into())),
+                    v => Ok(v),
+                })
+                .collect())
+        };
+        tokio::time::timeout(self.config.timeout, work).await.map_err(|_| Error::Timeout(self.config.timeout))?
     }
 
     fn key(&self, key: &str) -> String {

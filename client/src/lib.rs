@@ -18,17 +18,20 @@
 //!
 //! Map: `config` (settings, the spec's key names), `codec` (how typed values
 //! are stored), `client` (the trait, its extensions and the implementation),
-//! `remember` (singleflight of read-through loads), `error`.
+//! `pipeline` (the queued-commands DSL), `remember` (singleflight of
+//! read-through loads), `error`.
 
 mod client;
 mod codec;
 mod config;
 mod error;
+mod pipeline;
 mod remember;
 
-pub use client::{DefaultRedisClient, RedisClient, RedisClientExt};
+pub use client::{DefaultRedisClient, RedisClient, RedisClientExt, Replies};
 pub use config::RedisConfig;
 pub use error::{Error, Result};
+pub use pipeline::RedisPipeline;
 /// The `redis` crate, for [`RedisClient::command`]'s `Cmd`.
 pub use redis;
 #[doc(hidden)]

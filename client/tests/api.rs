@@ -315,3 +315,170 @@ async fn remember_against_neokv() {
 async fn remember_against_redis() {
     remember(Kind::Redis).await;
 }
+
+/// The pipeline DSL: every queued command in order with its own result (a
+/// refused one does not hide the others'), keys prefixed, all in ONE round
+/// trip: through a proxy that delays each chunk the client sends by 200 ms,
+/// 40 commands take well under the 8 s that one round trip each would.
+async fn pipelines(kind: Kind) {
+    let s = Server::start(kind);
+    let r = client(s.port, Some("p"));
+    let replies = r
+        .pipeline(|p| {
+            p.set("a", &5, None).incr("a").decr("b").hset("h", "f", "v").rpush("l", "x").lpush("l", "w");
+            p.sadd("s", "m").incr("h").set("t", "x", Some(Duration::from_secs(9))).delete("a");
+        })
+        .await
+        .unwrap();
+    use redis::Value::{Int, Okay};
+    let ok: Vec<Option<redis::Value>> = replies.iter().map(|r| r.as_ref().ok().cloned()).collect();
+    assert_eq!(
+        ok,
+        vec![
+            Some(Okay),
+            Some(Int(6)),
+            Some(Int(-1)),
+            Some(Int(1)),
+            Some(Int(1)),
+            Some(Int(2)),
+            Some(Int(1)),
+            None,
+            Some(Okay),
+            Some(Int(1))
+        ],
+        "{kind:?}"
+    );
+    assert!(replies[7].as_ref().unwrap_err().to_string().contains("WRONGTYPE"), "{kind:?}");
+    assert_eq!(r.lrange("l", 0, -1).await.unwrap(), vec!["w", "x"]);
+    assert_eq!(r.get_value("b").await.unwrap().as_deref(), Some("-1"));
+    let bare = client(s.port, None);
+    assert_eq!(bare.hget("p:h", "f").await.unwrap().as_deref(), Some("v"));
+    assert!(r.pipeline(|_| {}).await.unwrap().is_empty());
+
+    // One round trip.
+    let slow = DefaultRedisClient::new(RedisConfig {
+        port: common::slow_proxy(s.port, Duration::from_millis(200)),
+        pool_size: 1,
+        timeout: Duration::from_secs(20),
+        ..Default::default()
+    })
+    .unwrap();
+    slow.get_value("warm").await.unwrap();
+    let started = Instant::now();
+    let replies = slow
+        .pipeline(|p| {
+            for _ in 0..40 {
+                p.incr("rt");
+            }
+        })
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    assert_eq!(replies.last().unwrap().as_ref().unwrap(), &Int(40));
+    assert!(took < Duration::from_secs(3), "{kind:?}: 40 pipelined commands took {took:?} (a round trip each?)");
+    let started = Instant::now();
+    let t = slow.transaction(|p| {
+        for _ in 0..40 {
+            p.incr("rt");
+        }
+    });
+    let replies = t.await.unwrap();
+    assert_eq!(replies.len(), 40);
+    assert!(started.elapsed() < Duration::from_secs(3), "{kind:?}: the transaction took {:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn pipelines_against_neokv() {
+    pipelines(Kind::NeoKv).await;
+}
+
+#[tokio::test]
+async fn pipelines_against_redis() {
+    pipelines(Kind::Redis).await;
+}
+
+/// Transactions: MULTI/EXEC, per-command results; nothing of another client
+/// runs between their commands; a command refused at queue time aborts all.
+async fn transactions(kind: Kind) {
+    use std::sync::Arc;
+    let s = Server::start(kind);
+    let r = Arc::new(client(s.port, None));
+    let execs = exec_calls(&r).await;
+    let replies = r
+        .transaction(|t| {
+            t.set("x", "1", None).incr("x").hset("x", "f", "v").incr("x");
+        })
+        .await
+        .unwrap();
+    assert_eq!(replies.len(), 4);
+    assert!(replies[2].as_ref().unwrap_err().to_string().contains("WRONGTYPE"), "{kind:?}");
+    assert_eq!(
+        replies[3].as_ref().unwrap(),
+        &redis::Value::Int(3),
+        "{kind:?}: a failing command does not stop the others"
+    );
+    assert_eq!(exec_calls(&r).await, execs + 1, "{kind:?}: the transaction did not run as MULTI/EXEC");
+    r.pipeline(|p| {
+        p.incr("x2").incr("x2");
+    })
+    .await
+    .unwrap();
+    assert_eq!(exec_calls(&r).await, execs + 1, "{kind:?}: a plain pipeline must not be a transaction");
+    // Two keys always moved together: a reader never sees one without the other.
+    let writer = {
+        let r = r.clone();
+        tokio::spawn(async move {
+            for _ in 0..300 {
+                r.transaction(|t| {
+                    t.incr("{acct}a").decr("{acct}b");
+                })
+                .await
+                .unwrap();
+            }
+        })
+    };
+    let mut read = redis::pipe();
+    read.cmd("GET").arg("{acct}a").cmd("GET").arg("{acct}b");
+    let mut seen = 0;
+    while !writer.is_finished() {
+        // Both read in one MULTI/EXEC: a consistent pair, so the sum is 0 unless
+        // a transfer was seen half done.
+        let pair = r.exec_pipeline(&read, true).await.unwrap();
+        let n = |v: &Result<redis::Value, Error>| -> i64 {
+            redis::from_redis_value::<Option<i64>>(v.as_ref().unwrap()).unwrap().unwrap_or(0)
+        };
+        assert_eq!(n(&pair[0]) + n(&pair[1]), 0, "{kind:?}: a transfer seen half done");
+        seen += 1;
+    }
+    assert!(seen > 0);
+    writer.await.unwrap();
+    let (a, b): (i64, i64) = (r.get("{acct}a").await.unwrap().unwrap(), r.get("{acct}b").await.unwrap().unwrap());
+    assert_eq!((a, b), (300, -300));
+    // Queue-time refusal: the whole transaction is refused, nothing applied.
+    let mut pipe = redis::pipe();
+    pipe.cmd("SET").arg("y").arg("1").cmd("INCR");
+    let e = r.exec_pipeline(&pipe, true).await.unwrap_err();
+    let e = e.to_string();
+    assert!(e.contains("EXECABORT") || e.contains("wrong number of arguments"), "{kind:?}: {e}");
+    assert_eq!(r.get_value("y").await.unwrap(), None);
+}
+
+/// EXEC calls so far (INFO commandstats).
+async fn exec_calls(r: &DefaultRedisClient) -> u64 {
+    let info: String =
+        redis::from_redis_value(&r.command(redis::cmd("INFO").arg("commandstats")).await.unwrap()).unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix("cmdstat_exec:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transactions_against_neokv() {
+    transactions(Kind::NeoKv).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn transactions_against_redis() {
+    transactions(Kind::Redis).await;
+}
