@@ -18,19 +18,22 @@
 //!
 //! Map: `config` (settings, the spec's key names), `codec` (how typed values
 //! are stored), `client` (the trait, its extensions and the implementation),
-//! `pipeline` (the queued-commands DSL), `remember` (singleflight of
+//! `pipeline` (the queued-commands DSL), `lock` (the distributed lock with
+//! fencing tokens), `remember` (singleflight of
 //! read-through loads), `error`.
 
 mod client;
 mod codec;
 mod config;
 mod error;
+mod lock;
 mod pipeline;
 mod remember;
 
 pub use client::{DefaultRedisClient, RedisClient, RedisClientExt, Replies};
 pub use config::RedisConfig;
 pub use error::{Error, Result};
+pub use lock::{DistributedLock, LockError, LockManager};
 pub use pipeline::RedisPipeline;
 /// The `redis` crate, for [`RedisClient::command`]'s `Cmd`.
 pub use redis;
