@@ -208,7 +208,8 @@ impl LockManager {
         let Some(lock) = self.try_lock(key, ttl, wait, retry_interval).await? else {
             return Err(LockError::NotAcquired { key: key.to_string() });
         };
-        let out = AssertUnwindSafe(block()).catch_unwind().await;
+        // block() is called inside: a panic while it builds its future is caught too.
+        let out = AssertUnwindSafe(async move { block().await }).catch_unwind().await;
         // A failed release is not the block's failure: the lock expires.
         let _ = lock.release().await;
         match out {

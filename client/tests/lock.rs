@@ -174,6 +174,15 @@ async fn with_lock_releases_on_errors_and_panics() {
     .await;
     assert!(panicked.unwrap_err().is_panic());
     assert!(!c.exists("lock:job").await.unwrap(), "not released after a panic");
+    // A block that panics before it even makes its future.
+    let locks3 = locks.clone();
+    let panicked = tokio::spawn(async move {
+        let block = || -> std::future::Ready<()> { panic!("before the future") };
+        locks3.with_lock("job", ms(10_000), ms(0), ms(10), block).await.unwrap();
+    })
+    .await;
+    assert!(panicked.unwrap_err().is_panic());
+    assert!(!c.exists("lock:job").await.unwrap(), "not released after a panic in the block's call");
 }
 
 /// SCRIPT FLUSH: the next release gets NOSCRIPT, falls back to EVAL, and
