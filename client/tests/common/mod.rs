@@ -21,6 +21,8 @@ pub struct Server {
     pub port: u16,
     child: Option<Child>,
     dir: tempfile::TempDir,
+    /// More server flags (cluster mode).
+    extra: Vec<String>,
 }
 
 pub fn free_port() -> u16 {
@@ -51,7 +53,15 @@ fn neokv_bin() -> PathBuf {
 impl Server {
     pub fn start(kind: Kind) -> Server {
         let dir = tempfile::tempdir().unwrap();
-        let mut s = Server { kind, port: free_port(), child: None, dir };
+        let mut s = Server { kind, port: free_port(), child: None, dir, extra: Vec::new() };
+        s.spawn();
+        s
+    }
+
+    /// A NeoKV on `port` with more flags.
+    pub fn neokv_with(port: u16, extra: Vec<String>) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Server { kind: Kind::NeoKv, port, child: None, dir, extra };
         s.spawn();
         s
     }
@@ -61,7 +71,7 @@ impl Server {
         let mut cmd = match self.kind {
             Kind::NeoKv => {
                 let mut c = Command::new(neokv_bin());
-                c.args(["--port", &port, "--cores", "1", "--no-pin", "--dir"]).arg(self.dir.path());
+                c.args(["--port", &port, "--cores", "1", "--no-pin", "--dir"]).arg(self.dir.path()).args(&self.extra);
                 c
             }
             Kind::Redis => {
@@ -141,4 +151,75 @@ pub fn slow_proxy(port: u16, delay: Duration) -> u16 {
         }
     });
     me
+}
+
+/// Three NeoKV nodes in cluster mode, once every node says `cluster_state:ok`
+/// and each leads some slots.
+pub fn neokv_cluster() -> Vec<Server> {
+    let ports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let cports: Vec<u16> = (0..3).map(|_| free_port()).collect();
+    let peers: Vec<String> = cports.iter().enumerate().map(|(i, p)| format!("{}=127.0.0.1:{p}", i + 1)).collect();
+    let nodes: Vec<Server> = (0..3)
+        .map(|i| {
+            let extra = [
+                "--node-id",
+                &(i + 1).to_string(),
+                "--cluster-port",
+                &cports[i].to_string(),
+                "--peers",
+                &peers.join(","),
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+            Server::neokv_with(ports[i], extra)
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for n in &nodes {
+        loop {
+            let masters =
+                cluster_nodes(n.port).map_or(0, |t| t.lines().filter(|l| l.split_whitespace().count() > 8).count());
+            if masters == 3 {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the cluster never settled");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    nodes
+}
+
+/// CLUSTER NODES of the node on `port`.
+pub fn cluster_nodes(port: u16) -> Option<String> {
+    let c = redis::Client::open(format!("redis://127.0.0.1:{port}/")).ok()?;
+    let mut con = c.get_connection_with_timeout(Duration::from_secs(2)).ok()?;
+    redis::cmd("CLUSTER").arg("NODES").query(&mut con).ok()
+}
+
+/// The index in `nodes` of the running node that says it leads `slot`.
+pub fn leader_of_slot(nodes: &[Server], slot: u16) -> Option<usize> {
+    nodes.iter().enumerate().filter(|(_, n)| n.child.is_some()).find_map(|(i, n)| {
+        let text = cluster_nodes(n.port)?;
+        let me = text.lines().find(|l| l.contains("myself"))?.to_string();
+        me.split_whitespace()
+            .skip(8)
+            .any(|r| {
+                let (lo, hi) = r.split_once('-').unwrap_or((r, r));
+                matches!((lo.parse::<u16>(), hi.parse::<u16>()), (Ok(lo), Ok(hi)) if lo <= slot && slot <= hi)
+            })
+            .then_some(i)
+    })
+}
+
+/// The slot of `key` (no hash tags in the keys used with it).
+pub fn slot_of(key: &str) -> u16 {
+    let mut crc: u16 = 0;
+    for &b in key.as_bytes() {
+        crc ^= (b as u16) << 8;
+        for _ in 0..8 {
+            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
+        }
+    }
+    crc % 16384
 }
