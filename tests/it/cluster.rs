@@ -284,7 +284,16 @@ impl Cluster {
                 if info.as_deref().is_some_and(|i| i.contains("cluster_state:ok")) {
                     break;
                 }
-                assert!(Instant::now() < deadline, "node {} never reached cluster_state:ok: {info:?}", n.id);
+                if Instant::now() >= deadline {
+                    // Every node's view of every region, to tell a leaderless
+                    // region from one whose leader this node never learned.
+                    for m in self.nodes.iter().filter(|m| m.is_up()) {
+                        let rep = ask(m.port, &["INFO", "replication"], Duration::from_secs(2)).unwrap_or_default();
+                        let regions: Vec<&str> = rep.lines().filter(|l| l.starts_with("region")).collect();
+                        eprintln!("node {} regions:\n{}", m.id, regions.join("\n"));
+                    }
+                    panic!("node {} never reached cluster_state:ok: {info:?}", n.id);
+                }
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
