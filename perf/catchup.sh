@@ -15,22 +15,8 @@ KEYS=${KEYS:-200000}
 SNAP_LOGS=${SNAP_LOGS:-20}
 SIZE=${SIZE:-256}
 
-declare -a CPORTS NPORTS
-for n in 1 2 3; do NPORTS[$n]=$(free_port); CPORTS[$n]=$(free_port); done
-PEERS="1=127.0.0.1:${CPORTS[1]},2=127.0.0.1:${CPORTS[2]},3=127.0.0.1:${CPORTS[3]}"
-start_node() {
-  "$BIN" --port "${NPORTS[$1]}" --dir "$TMP/node$1" --node-id "$1" --cluster-port "${CPORTS[$1]}" \
-    --peers "$PEERS" --no-pin --raft-snapshot-logs "$SNAP_LOGS" >>"$TMP/node$1.log" 2>&1 &
-  echo $! > "$TMP/node$1.pid"
-}
-for n in 1 2 3; do start_node "$n"; done
-for n in 1 2 3; do
-  wait_port "${NPORTS[$n]}"
-  for _ in $(seq 1 300); do
-    [ "$(redis-cli -p "${NPORTS[$n]}" cluster nodes | awk 'NF > 8' | wc -l)" -ge 3 ] && break
-    sleep 0.1
-  done
-done
+CLUSTER_ARGS="--raft-snapshot-logs $SNAP_LOGS"
+start_cluster
 
 kill -9 "$(cat "$TMP/node3.pid")"; rm "$TMP/node3.pid"
 # Until nodes 1 and 2 lead every region between them.
@@ -58,7 +44,7 @@ done
 keys=$(( $(redis-cli -p "${NPORTS[1]}" dbsize) + $(redis-cli -p "${NPORTS[2]}" dbsize) ))
 data=$(du -sm "$TMP/node1" | awk '{print $1}')
 
-start_node 3
+start_cluster_node 3
 s0=$(date +%s.%N)
 wait_port "${NPORTS[3]}"
 caught=""

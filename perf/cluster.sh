@@ -18,22 +18,8 @@ N1=${N1:-50000}
 N16=${N16:-300000}
 MEMTIER_N=${MEMTIER_N:-2000}
 
-# The cluster: node N on a free client port, cluster ports free too.
-declare -a CPORTS NPORTS
-for n in 1 2 3; do NPORTS[$n]=$(free_port); CPORTS[$n]=$(free_port); done
-PEERS="1=127.0.0.1:${CPORTS[1]},2=127.0.0.1:${CPORTS[2]},3=127.0.0.1:${CPORTS[3]}"
-for n in 1 2 3; do
-  "$BIN" --port "${NPORTS[$n]}" --dir "$TMP/node$n" --node-id "$n" --cluster-port "${CPORTS[$n]}" \
-    --peers "$PEERS" --no-pin --appendfsync always >"$TMP/node$n.log" 2>&1 &
-  echo $! > "$TMP/node$n.pid"
-done
-for n in 1 2 3; do
-  wait_port "${NPORTS[$n]}"
-  for _ in $(seq 1 300); do
-    [ "$(redis-cli -p "${NPORTS[$n]}" cluster nodes | awk 'NF > 8' | wc -l)" -ge 3 ] && break
-    sleep 0.1
-  done
-done
+# The cluster (perf/lib.sh), every node fsyncing each batch.
+CLUSTER_ARGS="--appendfsync always" start_cluster
 PORT_CL=${NPORTS[1]}
 PORT_SA=$(NEOKV_ARGS="--no-pin" start_neokv always)
 PORT_RED=$(start_redis redis-nopersist --appendonly no)

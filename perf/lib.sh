@@ -28,3 +28,28 @@ start_redis() { # name extra-args... -> port
   wait_port "$port"; echo "$port"
 }
 ratio() { python3 -c "import sys; a,b=float(sys.argv[1] or 0),float(sys.argv[2] or 0); print(f'{a/b:.2f}x' if b else 'n/a')" "$1" "$2"; }
+
+# A three-node cluster on free loopback ports: NPORTS[n] are the client ports,
+# node n's pid is in $TMP/noden.pid and its log in $TMP/noden.log. Every node
+# gets the flags in CLUSTER_ARGS. Returns once every node lists three masters
+# (leaders spread).
+start_cluster_node() { # n
+  # shellcheck disable=SC2086
+  "$BIN" --port "${NPORTS[$1]}" --dir "$TMP/node$1" --node-id "$1" --cluster-port "${CPORTS[$1]}" \
+    --peers "$PEERS" --no-pin ${CLUSTER_ARGS:-} >>"$TMP/node$1.log" 2>&1 &
+  echo $! > "$TMP/node$1.pid"
+}
+start_cluster() {
+  declare -ga CPORTS NPORTS
+  local n
+  for n in 1 2 3; do NPORTS[$n]=$(free_port); CPORTS[$n]=$(free_port); done
+  PEERS="1=127.0.0.1:${CPORTS[1]},2=127.0.0.1:${CPORTS[2]},3=127.0.0.1:${CPORTS[3]}"
+  for n in 1 2 3; do start_cluster_node "$n"; done
+  for n in 1 2 3; do
+    wait_port "${NPORTS[$n]}"
+    for _ in $(seq 1 300); do
+      [ "$(redis-cli -p "${NPORTS[$n]}" cluster nodes | awk 'NF > 8' | wc -l)" -ge 3 ] && break
+      sleep 0.1
+    done
+  done
+}

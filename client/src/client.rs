@@ -121,14 +121,7 @@ pub trait RedisClientExt: RedisClient {
     where
         F: FnOnce(&mut RedisPipeline) + Send,
     {
-        let pipe = {
-            let mut p = RedisPipeline::new(|k: &str| self.key(k));
-            build(&mut p);
-            if let Some(e) = p.error.take() {
-                return Err(e);
-            }
-            p.pipe
-        };
+        let pipe = queue(self, build)?;
         self.exec_pipeline(&pipe, false).await
     }
 
@@ -141,14 +134,7 @@ pub trait RedisClientExt: RedisClient {
     where
         F: FnOnce(&mut RedisPipeline) + Send,
     {
-        let pipe = {
-            let mut p = RedisPipeline::new(|k: &str| self.key(k));
-            build(&mut p);
-            if let Some(e) = p.error.take() {
-                return Err(e);
-            }
-            p.pipe
-        };
+        let pipe = queue(self, build)?;
         self.exec_pipeline(&pipe, true).await
     }
 
@@ -199,6 +185,21 @@ pub trait RedisClientExt: RedisClient {
 }
 
 impl<C: RedisClient + ?Sized> RedisClientExt for C {}
+
+/// The commands `build` queues, with `client`'s key prefix; the first value
+/// that did not encode instead.
+fn queue<C, F>(client: &C, build: F) -> Result<redis::Pipeline>
+where
+    C: RedisClient + ?Sized,
+    F: FnOnce(&mut RedisPipeline),
+{
+    let mut p = RedisPipeline::new(|k: &str| client.key(k));
+    build(&mut p);
+    match p.error.take() {
+        Some(e) => Err(e),
+        None => Ok(p.pipe),
+    }
+}
 
 enum Backend {
     Single(deadpool_redis::Pool),

@@ -644,42 +644,66 @@ fn region_state(port: u16, slot: u16) -> Option<(i64, i64, i64, String)> {
     Some((int(lines.get(1)?)?, int(lines.get(2)?)?, int(lines.get(3)?)?, lines.get(5)?.to_string()))
 }
 
-/// A follower that was down while the leader wrote past several snapshots (and
-/// purged its log behind them) catches up by snapshot: afterwards every replica
-/// reports the same applied index and the same digest of the region's data,
-/// and it keeps following later writes.
-#[test]
-fn a_follower_behind_the_purged_log_catches_up_by_snapshot() {
+/// A three-node cluster (snapshots every 100 entries) in which one follower
+/// of the slot of `{tag}` was killed while the leader took 600 INCRs of
+/// `{tag}` and 600 SETs of `{tag}:0`..`{tag}:49`, enough to purge the log
+/// behind several snapshots. Returns the cluster, the key, its slot, the
+/// leader and the follower (down).
+fn written_past_a_stopped_follower(tag: &str) -> (Cluster, String, u16, u64, u64) {
     let mut c = Cluster::start_with(3, &["--raft-snapshot-logs", "100"]);
-    let key = "{snap}";
-    // (The test harness's key_slot ignores hash tags: the slot of `{snap}` is that of `snap`.)
-    let slot = key_slot(b"snap");
-    send(&c, &["SET", key, "0"], Duration::from_secs(5)).unwrap();
-    let leader = c.leader_of(key).unwrap();
+    let key = format!("{{{tag}}}");
+    // (The test harness's key_slot ignores hash tags: the slot of `{tag}` is that of `tag`.)
+    let slot = key_slot(tag.as_bytes());
+    send(&c, &["SET", &key, "0"], Duration::from_secs(5)).unwrap();
+    let leader = c.leader_of(&key).unwrap();
     let follower = (1..=3).find(|&i| i != leader).unwrap();
     eprintln!("slot {slot}: leader {leader}; stopping follower {follower}");
     c.node(follower).kill9();
     let started = Instant::now();
     let mut client = Client::new(&c);
     for i in 0..600 {
-        client.cmd(&["INCR", key], Duration::from_secs(5)).unwrap();
-        client.cmd(&["SET", &format!("{{snap}}:{}", i % 50), &i.to_string()], Duration::from_secs(5)).unwrap();
+        client.cmd(&["INCR", &key], Duration::from_secs(5)).unwrap();
+        client.cmd(&["SET", &format!("{key}:{}", i % 50), &i.to_string()], Duration::from_secs(5)).unwrap();
     }
-    eprintln!("1,200 writes in {:?} with node {follower} down; restarting it", started.elapsed());
+    eprintln!("1,200 writes in {:?} with node {follower} down", started.elapsed());
+    (c, key, slot, leader, follower)
+}
+
+/// Wait until the nodes on `ports` report the same NEOKV.REGION state for
+/// `slot` and `enough` holds for it; the state. Fails after `limit`, naming `what`.
+fn wait_replicas_agree(
+    ports: &[u16],
+    slot: u16,
+    limit: Duration,
+    what: &str,
+    enough: impl Fn(&(i64, i64, i64, String)) -> bool,
+) -> (i64, i64, i64, String) {
+    let deadline = Instant::now() + limit;
+    loop {
+        let states: Vec<_> = ports.iter().map(|&p| region_state(p, slot)).collect();
+        if let Some(Some(first)) = states.first() {
+            if states.iter().all(|s| s.as_ref() == Some(first)) && enough(first) {
+                return first.clone();
+            }
+        }
+        assert!(Instant::now() < deadline, "{what}: {states:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A follower that was down while the leader wrote past several snapshots (and
+/// purged its log behind them) catches up by snapshot: afterwards every replica
+/// reports the same applied index and the same digest of the region's data,
+/// and it keeps following later writes.
+#[test]
+fn a_follower_behind_the_purged_log_catches_up_by_snapshot() {
+    let (mut c, key, slot, _, follower) = written_past_a_stopped_follower("snap");
     let behind = Instant::now();
     c.start_node(follower);
     let ports: Vec<u16> = c.nodes.iter().map(|n| n.port).collect();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let states = loop {
-        let states: Vec<_> = ports.iter().map(|&p| region_state(p, slot)).collect();
-        if states.iter().all(|s| s.is_some()) && states.windows(2).all(|w| w[0] == w[1]) {
-            break states;
-        }
-        assert!(Instant::now() < deadline, "replicas never agreed: {states:?}");
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    eprintln!("every replica agrees {:?} after the restart: {:?}", behind.elapsed(), states[0]);
-    let (region, applied, keys, _) = states[0].clone().unwrap();
+    let state = wait_replicas_agree(&ports, slot, Duration::from_secs(60), "replicas never agreed", |_| true);
+    eprintln!("every replica agrees {:?} after the restart: {state:?}", behind.elapsed());
+    let (region, applied, keys, _) = state;
     assert!(applied > 1_200, "applied index {applied}");
     assert_eq!(keys, 51);
     let installed = snapshots_in(c.nodes[follower as usize - 1].port, region);
@@ -688,18 +712,12 @@ fn a_follower_behind_the_purged_log_catches_up_by_snapshot() {
     assert_eq!(staging_dirs(&c.nodes[follower as usize - 1].dir), Vec::<String>::new());
     // And it follows what comes next.
     for _ in 0..10 {
-        send(&c, &["INCR", key], Duration::from_secs(5)).unwrap();
+        send(&c, &["INCR", &key], Duration::from_secs(5)).unwrap();
     }
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let states: Vec<_> = ports.iter().map(|&p| region_state(p, slot)).collect();
-        if states.windows(2).all(|w| w[0] == w[1]) && states[0].as_ref().is_some_and(|s| s.1 >= applied + 10) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "replicas diverged after the catch-up: {states:?}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let v = send(&c, &["GET", key], Duration::from_secs(5)).unwrap();
+    wait_replicas_agree(&ports, slot, Duration::from_secs(20), "replicas diverged after the catch-up", |s| {
+        s.1 >= applied + 10
+    });
+    let v = send(&c, &["GET", &key], Duration::from_secs(5)).unwrap();
     assert_eq!(v, redis::Value::BulkString(b"610".to_vec()));
 }
 
@@ -725,22 +743,10 @@ fn staging_dirs(dir: &std::path::Path) -> Vec<String> {
 /// applied index over the new data, and apply old entries a second time.)
 #[test]
 fn a_snapshot_install_cut_short_by_a_crash_is_finished_on_restart() {
-    let mut c = Cluster::start_with(3, &["--raft-snapshot-logs", "100"]);
-    let key = "{crashsnap}";
-    let slot = key_slot(b"crashsnap");
-    send(&c, &["SET", key, "0"], Duration::from_secs(5)).unwrap();
-    let leader = c.leader_of(key).unwrap();
-    let follower = (1..=3).find(|&i| i != leader).unwrap();
-    eprintln!("slot {slot}: leader {leader}; stopping follower {follower}");
-    c.node(follower).kill9();
-    let mut client = Client::new(&c);
-    for i in 0..600 {
-        client.cmd(&["INCR", key], Duration::from_secs(5)).unwrap();
-        client.cmd(&["SET", &format!("{{crashsnap}}:{}", i % 50), &i.to_string()], Duration::from_secs(5)).unwrap();
-    }
+    let (mut c, key, slot, leader, follower) = written_past_a_stopped_follower("crashsnap");
     let leader_port = c.nodes[leader as usize - 1].port;
     let want = region_state(leader_port, slot).unwrap();
-    eprintln!("1,200 writes with node {follower} down; the leader has {want:?}; restarting it to crash mid-install");
+    eprintln!("the leader has {want:?}; restarting node {follower} to crash mid-install");
     c.node(follower).spawn_with_env(&[("NEOKV_CRASH_POINT", "snapshot-ingest")]);
     let status = c.node(follower).wait_exit(Duration::from_secs(60));
     assert!(status.is_some(), "node {follower} never reached the crash point (no snapshot installed?)");
@@ -765,18 +771,12 @@ fn a_snapshot_install_cut_short_by_a_crash_is_finished_on_restart() {
     assert_eq!(staging_dirs(&c.nodes[follower as usize - 1].dir), Vec::<String>::new());
     // Back with the others it follows on.
     c.isolate(follower, false);
-    send(&c, &["INCR", key], Duration::from_secs(10)).unwrap();
+    send(&c, &["INCR", &key], Duration::from_secs(10)).unwrap();
     let ports: Vec<u16> = c.nodes.iter().map(|n| n.port).collect();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let states: Vec<_> = ports.iter().map(|&p| region_state(p, slot)).collect();
-        if states.windows(2).all(|w| w[0] == w[1]) && states[0].as_ref().is_some_and(|s| s.1 > want.1) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "replicas never agreed after the heal: {states:?}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let v = send(&c, &["GET", key], Duration::from_secs(5)).unwrap();
+    wait_replicas_agree(&ports, slot, Duration::from_secs(30), "replicas never agreed after the heal", |s| {
+        s.1 > want.1
+    });
+    let v = send(&c, &["GET", &key], Duration::from_secs(5)).unwrap();
     assert_eq!(v, redis::Value::BulkString(b"601".to_vec()));
 }
 
@@ -1284,16 +1284,10 @@ fn a_node_joins_and_another_leaves_under_load() {
     let regions: BTreeMap<i64, u16> =
         (0..16384u16).step_by(64).filter_map(|s| region_state(c.nodes[1].port, s).map(|st| (st.0, s))).collect();
     assert_eq!(regions.len(), 12, "regions seen: {regions:?}");
+    let ports: Vec<u16> = c.nodes[1..].iter().map(|n| n.port).collect();
     for (&region, &slot) in &regions {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let states: Vec<_> = c.nodes[1..].iter().map(|n| region_state(n.port, slot)).collect();
-            if states.iter().all(|s| s.is_some()) && states.windows(2).all(|w| w[0] == w[1]) {
-                break;
-            }
-            assert!(Instant::now() < deadline, "region {region}: replicas disagree: {states:?}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        let what = format!("region {region}: replicas disagree");
+        wait_replicas_agree(&ports, slot, Duration::from_secs(30), &what, |_| true);
     }
     eprintln!("the three replicas of each of the {} regions agree", regions.len());
 
