@@ -38,6 +38,13 @@
 //! Tests: `tests/it/` starts the real binary; `cluster.rs` and `nemesis.rs` run
 //! node processes with a proxy per link and check histories with
 //! `linearizable.rs`.
+//!
+//! # The workspace's other crates
+//!
+//! `client/` (`neokv-client`) is the Neton client library for Rust services,
+//! over NeoKV or any Redis; it never imports this crate (its tests start this
+//! crate's binary). `client/macros` (`neokv-client-macros`) expands its
+//! `#[lock]` attribute. Each has its own map in its `src/lib.rs`.
 
 pub mod cluster;
 pub mod cmd;

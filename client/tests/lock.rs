@@ -243,3 +243,155 @@ async fn locks_and_fencing_tokens_survive_kill_9_of_neokv() {
     let next = locks.try_lock("res", ms(5000), ms(0), ms(10)).await.unwrap().unwrap();
     assert!(next.fencing_token() > held.fencing_token(), "fencing token went back after kill -9");
 }
+
+/// Re-entry (spec 8.2): a with_lock of the same key nested in the block runs
+/// at once, without a second SET NX, and only the outermost call releases;
+/// a future joined beside the block in the same task, and a task the block
+/// spawns, do not share the hold: they wait like any other caller.
+async fn reentry(kind: Kind) {
+    let s = Server::start(kind);
+    let (c, locks) = manager(s.port);
+    let ms = Duration::from_millis;
+    let inner_locks = locks.clone();
+    let c2 = c.clone();
+    let r = locks
+        .with_lock("order:7", ms(5000), ms(0), ms(10), || async move {
+            assert_eq!(inner_locks.hold_depth("order:7"), 1);
+            let outer = inner_locks.held_fencing_token("order:7").unwrap();
+            let sets = calls(&c2, "evalsha").await;
+            let inner = inner_locks
+                .with_lock("order:7", ms(20_000), ms(0), ms(10), || async {
+                    assert_eq!(inner_locks.hold_depth("order:7"), 2);
+                    // Same holder, same fencing token.
+                    assert_eq!(inner_locks.held_fencing_token("order:7"), Some(outer));
+                    "inner ran"
+                })
+                .await
+                .expect("re-entry refused");
+            assert_eq!(inner, "inner ran");
+            // One script (the re-entry check), which stretched the TTL to the inner 20 s.
+            assert_eq!(calls(&c2, "evalsha").await - sets, 1);
+            let pttl: i64 =
+                redis::from_redis_value(&c2.command(redis::cmd("PTTL").arg("neton:lock:order:7")).await.unwrap())
+                    .unwrap();
+            assert!(pttl > 10_000, "re-entry did not stretch the TTL: {pttl}");
+            // The inner exit did not release it.
+            assert!(c2.exists("lock:order:7").await.unwrap(), "the inner call released the outer hold");
+            assert_eq!(inner_locks.hold_depth("order:7"), 1);
+            // A task spawned from the block is another holder.
+            let l = inner_locks.clone();
+            let spawned =
+                tokio::spawn(async move { l.with_lock("order:7", ms(1000), ms(0), ms(10), || async {}).await })
+                    .await
+                    .unwrap();
+            assert!(matches!(spawned, Err(LockError::NotAcquired { .. })), "{spawned:?}");
+            outer
+        })
+        .await
+        .unwrap();
+    assert!(r > 0);
+    assert!(!c.exists("lock:order:7").await.unwrap(), "{kind:?}: the outermost call did not release");
+    assert_eq!(locks.hold_depth("order:7"), 0);
+
+    // Two calls joined in one task: the second is not nested, so it waits.
+    let (a, b) = (locks.clone(), locks.clone());
+    let order = std::sync::Mutex::new(Vec::new());
+    let one = a.with_lock("job", ms(5000), ms(2000), ms(10), || async {
+        order.lock().unwrap().push("a in");
+        tokio::time::sleep(ms(200)).await;
+        order.lock().unwrap().push("a out");
+    });
+    let two = b.with_lock("job", ms(5000), ms(2000), ms(10), || async {
+        order.lock().unwrap().push("b in");
+        tokio::time::sleep(ms(200)).await;
+        order.lock().unwrap().push("b out");
+    });
+    let (x, y) = tokio::join!(one, two);
+    x.unwrap();
+    y.unwrap();
+    let order = order.into_inner().unwrap();
+    assert!(
+        order == ["a in", "a out", "b in", "b out"] || order == ["b in", "b out", "a in", "a out"],
+        "{kind:?}: joined siblings overlapped: {order:?}"
+    );
+
+    // The outer hold expired inside the block: the nested call takes the lock
+    // anew (its own token, released by it), as any caller would.
+    let l = locks.clone();
+    let c3 = c.clone();
+    locks
+        .with_lock("short", ms(150), ms(0), ms(10), || async move {
+            tokio::time::sleep(ms(400)).await;
+            assert!(!c3.exists("lock:short").await.unwrap());
+            let before = l.held_fencing_token("short").unwrap();
+            l.with_lock("short", ms(5000), ms(0), ms(10), || async {
+                assert_eq!(l.hold_depth("short"), 1, "a new hold, not a re-entry");
+                assert!(l.held_fencing_token("short").unwrap() > before);
+                assert!(c3.exists("lock:short").await.unwrap());
+            })
+            .await
+            .unwrap();
+            assert!(!c3.exists("lock:short").await.unwrap(), "the new hold was not released by its call");
+        })
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn with_lock_reenters_only_when_nested_against_neokv() {
+    reentry(Kind::NeoKv).await;
+}
+
+#[tokio::test]
+async fn with_lock_reenters_only_when_nested_against_redis() {
+    reentry(Kind::Redis).await;
+}
+
+/// Automatic renewal keeps a 300 ms lock held through a 1.5 s job; without
+/// it the lock expires mid-job. A renewal that finds someone else's token
+/// reports the lock lost and stops.
+#[tokio::test]
+async fn auto_renewal_keeps_long_jobs_locked() {
+    let s = Server::start(Kind::NeoKv);
+    let (c, locks) = manager(s.port);
+    let ms = Duration::from_millis;
+    for renew in [true, false] {
+        let key = format!("long:{renew}");
+        let opts = neokv_client::LockOptions::new(ms(300)).auto_renew(renew);
+        let (l, k) = (locks.clone(), key.clone());
+        let taken_meanwhile = locks
+            .with_lock_options(&key, opts, || async move {
+                let mut taken = false;
+                for _ in 0..10 {
+                    tokio::time::sleep(ms(150)).await;
+                    if let Some(other) = l.try_lock(&k, ms(5000), ms(0), ms(10)).await.unwrap() {
+                        taken = true;
+                        other.release().await.unwrap();
+                        break;
+                    }
+                }
+                taken
+            })
+            .await
+            .unwrap();
+        assert_eq!(taken_meanwhile, !renew, "auto_renew {renew}: taken by another holder mid-job: {taken_meanwhile}");
+        assert!(!c.exists(&format!("lock:{key}")).await.unwrap());
+    }
+
+    // Lost: the key is deleted and taken by another holder.
+    let lock = locks.try_lock("stolen", ms(600), ms(0), ms(10)).await.unwrap().unwrap();
+    let mut renewal = lock.auto_renew();
+    tokio::time::sleep(ms(700)).await;
+    assert!(!renewal.is_lost());
+    assert!(c.exists("lock:stolen").await.unwrap(), "not renewed");
+    c.delete(&["lock:stolen"]).await.unwrap();
+    let thief = locks.try_lock("stolen", ms(10_000), ms(0), ms(10)).await.unwrap().unwrap();
+    tokio::time::timeout(ms(2000), renewal.lost()).await.expect("the loss was not noticed");
+    assert!(renewal.is_lost());
+    // It renewed nothing of the thief's, and the old holder cannot release it.
+    let pttl: i64 =
+        redis::from_redis_value(&c.command(redis::cmd("PTTL").arg("neton:lock:stolen")).await.unwrap()).unwrap();
+    assert!(pttl > 8_000 && pttl <= 10_000, "{pttl}");
+    assert!(!lock.release().await.unwrap());
+    assert!(thief.release().await.unwrap());
+}
