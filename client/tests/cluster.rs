@@ -1,6 +1,7 @@
-//! The client against a three-node NeoKV cluster (the Redis Cluster protocol):
-//! calls across slots, a pipeline and `remember` within one, and a lock that
-//! stays held while the leader of its slot is killed.
+//! The client in cluster mode, against a three-node NeoKV cluster and a
+//! three-master Redis Cluster: calls across slots, a pipeline and `remember`
+//! within one, locks; on NeoKV, a lock that stays held while the leader of
+//! its slot is killed.
 
 mod common;
 
@@ -21,10 +22,8 @@ fn cluster_client(nodes: &[common::Server]) -> Arc<DefaultRedisClient> {
     )
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn calls_pipelines_and_remember_across_a_cluster() {
-    let nodes = common::neokv_cluster();
-    let r = cluster_client(&nodes);
+async fn across_a_cluster(nodes: &[common::Server]) {
+    let r = cluster_client(nodes);
     for i in 0..50 {
         r.set(&format!("k{i}"), &i, None).await.unwrap();
     }
@@ -43,6 +42,43 @@ async fn calls_pipelines_and_remember_across_a_cluster() {
         r.remember("cached", Duration::from_secs(60), || async { Ok::<_, String>("x".into()) }).await.unwrap();
     assert_eq!(v, "x");
     assert_eq!(r.get_value("cached").await.unwrap().as_deref(), Some("x"));
+    // Locks: exclusive, and the fencing counter shares each lock key's slot
+    // (the acquire script touches both).
+    let locks = LockManager::new(r.clone());
+    let ms = Duration::from_millis;
+    // Lock keys whose slots every node owns: the client must route each call
+    // to its slot's owner (any other node answers MOVED).
+    let mut keys = Vec::new();
+    let mut owners = std::collections::BTreeSet::new();
+    for i in 0..500 {
+        let key = format!("order:{i}");
+        if let Some(owner) = common::leader_of_slot(nodes, common::slot_of(&format!("neton:lock:{key}"))) {
+            if owners.insert(owner) || keys.len() < 10 {
+                keys.push(key);
+            }
+        }
+    }
+    assert_eq!(owners.len(), 3, "no lock keys found for every node");
+    for key in &keys {
+        let l = locks.try_lock(key, ms(5000), ms(0), ms(10)).await.unwrap().expect("free");
+        assert!(locks.try_lock(key, ms(5000), ms(0), ms(10)).await.unwrap().is_none());
+        let fence: i64 = redis::from_redis_value(
+            &r.command(redis::cmd("GET").arg(format!("{{neton:lock:{key}}}:fence"))).await.unwrap(),
+        )
+        .unwrap();
+        assert_eq!(fence as u64, l.fencing_token());
+        assert!(l.release().await.unwrap());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_pipelines_remember_and_locks_across_a_neokv_cluster() {
+    across_a_cluster(&common::neokv_cluster()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_pipelines_remember_and_locks_across_a_redis_cluster() {
+    across_a_cluster(&common::redis_cluster()).await;
 }
 
 /// A lock acquired through the cluster is committed by a majority: with the

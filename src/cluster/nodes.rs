@@ -55,6 +55,16 @@ pub struct RegionStatus {
     pub matched: Vec<(u64, u64)>,
     /// Snapshots from a leader installed here since the process started.
     pub snapshots_in: u64,
+    /// openraft's server state (`leader`, `candidate`, `follower`, `learner`,
+    /// `shutdown`): a candidate also shows as a follower in `leading`/`voters`.
+    pub state: &'static str,
+    /// This node's vote is for a leader a quorum granted (false while an
+    /// election is open or lost).
+    pub vote_committed: bool,
+    /// When a probe of the region's Raft core was sent that has not been
+    /// answered yet (the core answers between events; a core stuck on a
+    /// storage call or a long step leaves it waiting).
+    pub probe_sent: Option<std::time::Instant>,
 }
 
 pub struct Nodes {

@@ -316,14 +316,17 @@ fn replication_section(s: &mut String, nodes: &crate::cluster::nodes::Nodes, run
         let matched: Vec<String> = st.matched.iter().map(|(id, m)| format!("{id}:{m}")).collect();
         let _ = write!(
             s,
-            "region{r}:role={role},term={},leader={},last_log={},applied={},voters={},matched={},snapshots_in={}\r\n",
+            "region{r}:role={role},term={},leader={},last_log={},applied={},voters={},matched={},snapshots_in={},state={},vote={},core_wait_ms={}\r\n",
             st.term,
             st.leader.unwrap_or(0),
             st.last_log,
             st.applied,
             voters.join("|"),
             matched.join("|"),
-            st.snapshots_in
+            st.snapshots_in,
+            st.state,
+            if st.vote_committed { "committed" } else { "open" },
+            st.probe_sent.map_or(0, |t| t.elapsed().as_millis())
         );
     }
 }

@@ -81,6 +81,19 @@ pub struct Link {
     waiting: RefCell<Vec<oneshot::Sender<()>>>,
 }
 
+/// While a connect is under way: its end (or its future dropped) lets the
+/// next caller connect and wakes those waiting for it.
+struct Connecting<'a>(&'a Link);
+
+impl Drop for Connecting<'_> {
+    fn drop(&mut self) {
+        self.0.connecting.set(false);
+        for w in self.0.waiting.borrow_mut().drain(..) {
+            let _ = w.send(());
+        }
+    }
+}
+
 /// One live connection.
 struct Conn {
     out: mpsc::UnboundedSender<Vec<u8>>,
@@ -144,11 +157,12 @@ impl Link {
             }
         }
         self.connecting.set(true);
+        // Cleared however the connect ends: callers time out (openraft drops a
+        // heartbeat after its interval), and a flag left set by a dropped
+        // connect would make every later call wait for it, for good.
+        let connecting = Connecting(self);
         let r = self.connect(ttl.min(Duration::from_secs(2))).await;
-        self.connecting.set(false);
-        for w in self.waiting.borrow_mut().drain(..) {
-            let _ = w.send(());
-        }
+        drop(connecting);
         let conn = r?;
         *self.conn.borrow_mut() = Some(conn.clone());
         Ok(conn)
@@ -234,4 +248,51 @@ async fn read_loop(conn: Rc<Conn>, mut rx: futures_lite::io::ReadHalf<TcpStream>
         }
     }
     conn.close();
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+
+    /// A call dropped while its connect waits for the peer's hello (openraft
+    /// drops a heartbeat after its interval; a paused peer never answers) must
+    /// not leave the link "connecting": the next call connects again. With the
+    /// flag left set, every later call of that core to that peer and class
+    /// waited for a connect that no longer existed, and timed out, for good.
+    #[test]
+    fn a_connect_dropped_midway_does_not_wedge_the_link() {
+        // A peer that accepts and never says hello.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let counter = accepted.clone();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for s in listener.incoming().flatten() {
+                counter.fetch_add(1, Ordering::SeqCst);
+                held.push(s);
+            }
+        });
+        let peers = BTreeMap::from([(1, "127.0.0.1:1".to_string()), (2, addr)]);
+        let nodes = Arc::new(Nodes::new(1, "127.0.0.1:2".into(), peers, 1, false));
+        crate::raft::runtime::executor_builder(glommio::Placement::Unbound).make().unwrap().run(async move {
+            let links = Links::new(nodes, pb::PeerHello { node_id: 1, ..Default::default() });
+            let link = links.link(2, Class::Heartbeat);
+            let ttl = Duration::from_secs(5);
+            let body = || Body::Hello(pb::PeerHello::default());
+            // Dropped after 100 ms, in the middle of waiting for the hello.
+            assert!(super::super::within(Duration::from_millis(100), link.call(0, body(), ttl)).await.is_none());
+            // The next call connects again (and times out on the silent peer).
+            let r = link.call(0, body(), Duration::from_millis(300)).await;
+            assert!(matches!(r, Err(CallError::Timeout(_))), "{r:?}");
+        });
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while accepted.load(Ordering::SeqCst) < 2 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(accepted.load(Ordering::SeqCst), 2, "the second call never connected");
+    }
 }

@@ -18,7 +18,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_channel::oneshot;
 use openraft::{BasicNode, Config, ServerState, SnapshotPolicy};
@@ -292,7 +292,8 @@ impl Region {
                     let _ = region.raft.trigger().elect(false).await;
                 }
                 glommio::spawn_local(track_leader(region.clone(), nodes.clone())).detach();
-                glommio::spawn_local(rebalance(region.clone(), nodes)).detach();
+                glommio::spawn_local(rebalance(region.clone(), nodes.clone())).detach();
+                glommio::spawn_local(probe_core(region.clone(), nodes)).detach();
             }
         }
         Ok(region)
@@ -776,6 +777,14 @@ async fn track_leader(region: Rc<Region>, nodes: Arc<Nodes>) {
             nodes.update_status(region.id, |s| {
                 s.leader = w.current_leader;
                 s.leading = w.state == ServerState::Leader;
+                s.state = match w.state {
+                    ServerState::Leader => "leader",
+                    ServerState::Candidate => "candidate",
+                    ServerState::Follower => "follower",
+                    ServerState::Learner => "learner",
+                    ServerState::Shutdown => "shutdown",
+                };
+                s.vote_committed = w.vote.is_committed();
                 s.term = w.current_term;
                 s.last_log = w.last_log_index.unwrap_or(0);
                 s.applied = w.last_applied.map_or(0, |l| l.index);
@@ -819,6 +828,21 @@ fn write_error(
             Reply::Error(format!("{NOT_LEADER} {}", f.leader_id.unwrap_or(0)).into())
         }
         e => Reply::Error(format!("ERR write outcome unknown (it may or may not have been applied): {e}").into()),
+    }
+}
+
+/// Ask the region's Raft core a trivial question every second, and keep in
+/// the region's status when the unanswered one was sent: INFO replication
+/// shows how long the core has not answered (a core that waits on a storage
+/// call forever would otherwise look like a follower that lost its leader).
+async fn probe_core(region: Rc<Region>, nodes: Arc<Nodes>) {
+    loop {
+        glommio::timer::sleep(Duration::from_secs(1)).await;
+        nodes.update_status(region.id, |s| s.probe_sent = Some(Instant::now()));
+        if region.raft.with_raft_state(|_| ()).await.is_err() {
+            return;
+        }
+        nodes.update_status(region.id, |s| s.probe_sent = None);
     }
 }
 

@@ -60,8 +60,13 @@ impl Server {
 
     /// A NeoKV on `port` with more flags.
     pub fn neokv_with(port: u16, extra: Vec<String>) -> Server {
+        Server::start_with(Kind::NeoKv, port, extra)
+    }
+
+    /// A server of `kind` on `port` with more flags.
+    pub fn start_with(kind: Kind, port: u16, extra: Vec<String>) -> Server {
         let dir = tempfile::tempdir().unwrap();
-        let mut s = Server { kind: Kind::NeoKv, port, child: None, dir, extra };
+        let mut s = Server { kind, port, child: None, dir, extra };
         s.spawn();
         s
     }
@@ -82,7 +87,8 @@ impl Server {
                 );
                 let mut c = Command::new("redis-server");
                 c.args(["--port", &port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir"])
-                    .arg(self.dir.path());
+                    .arg(self.dir.path())
+                    .args(&self.extra);
                 c
             }
         };
@@ -184,6 +190,36 @@ pub fn neokv_cluster() -> Vec<Server> {
                 break;
             }
             assert!(Instant::now() < deadline, "the cluster never settled");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    nodes
+}
+
+/// A Redis Cluster of three redis-server masters (no replicas), made with
+/// `redis-cli --cluster create`, once every node says `cluster_state:ok`.
+pub fn redis_cluster() -> Vec<Server> {
+    let extra = || ["--cluster-enabled", "yes", "--cluster-node-timeout", "2000"].map(String::from).to_vec();
+    let nodes: Vec<Server> = (0..3).map(|_| Server::start_with(Kind::Redis, free_port(), extra())).collect();
+    let addrs: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
+    let out = Command::new("redis-cli")
+        .args(["--cluster", "create"])
+        .args(&addrs)
+        .args(["--cluster-replicas", "0", "--cluster-yes"])
+        .output()
+        .expect("redis-cli (apt install redis-tools)");
+    assert!(out.status.success(), "redis-cli --cluster create: {}", String::from_utf8_lossy(&out.stdout));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for n in &nodes {
+        loop {
+            let ok = redis::Client::open(format!("redis://127.0.0.1:{}/", n.port))
+                .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(2)))
+                .and_then(|mut c| redis::cmd("CLUSTER").arg("INFO").query::<String>(&mut c))
+                .is_ok_and(|i| i.contains("cluster_state:ok"));
+            if ok {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the Redis Cluster never reached cluster_state:ok");
             std::thread::sleep(Duration::from_millis(100));
         }
     }
