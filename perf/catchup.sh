@@ -66,7 +66,7 @@ secs() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]
 
 {
   echo
-  echo "## $(date -u +%Y-%m-%d) — catching up by snapshot ($(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo '+changes'))"
+  echo "## $(date -u +%Y-%m-%d) — catching up by snapshot ($REV)"
   echo
   echo "Command: \`KEYS=$KEYS SIZE=$SIZE perf/catchup.sh\` ($(nproc) cores shared by three nodes \`--no-pin --raft-snapshot-logs $SNAP_LOGS\`, fsync always). Node 3 was killed (kill -9), then \`redis-benchmark --cluster -c 50 -n $KEYS -P 16 -d $SIZE -r $KEYS -t set\` wrote through nodes 1 and 2 in $(secs "$t0" "$t1") s ($rps requests/s; $keys keys, node 1's data directory ${data} MB); node 3 was started again."
   echo

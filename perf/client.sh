@@ -31,7 +31,7 @@ done
 
 {
   echo
-  echo "## $(date -u +%Y-%m-%d) — neokv-client: locks and pipelines ($(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo '+changes'))"
+  echo "## $(date -u +%Y-%m-%d) — neokv-client: locks and pipelines ($REV)"
   echo
   echo "Machine: $(nproc) cores, shared by the servers and the client; $(redis-server --version | awk '{print $1, $2, $3}')."
   echo "NeoKV: \`neokv-server --appendfsync always ${NEOKV_ARGS:-}\` (every acknowledged write fsynced). Redis: \`--save '' --appendonly no\` and \`--appendonly yes --appendfsync always\`."

@@ -61,7 +61,7 @@ read -r mco mcp50 mcp99 <<<"$mc"; read -r mso msp50 msp99 <<<"$ms"; read -r mro 
 
 {
   echo
-  echo "## $(date -u +%Y-%m-%d) — three-node cluster vs standalone vs redis-server ($(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo '+changes'))"
+  echo "## $(date -u +%Y-%m-%d) — three-node cluster vs standalone vs redis-server ($REV)"
   echo
   echo "Machine: $(nproc) cores, shared by three NeoKV nodes, one standalone NeoKV, $(redis-server --version | awk '{print $1, $2, $3}') without persistence and the load generators (everything \`--no-pin\`, NeoKV \`--appendfsync always\`). A cluster write is acknowledged once two of three nodes have fsynced it."
   echo "Command: \`redis-benchmark [--cluster] -c $CLIENTS -n $N1 (P1) / $N16 (P16) -P <P> -d 256 -r 100000 -t <set|get> --csv\`, requests/s and p50."

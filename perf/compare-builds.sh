@@ -95,7 +95,7 @@ done
 best() { tr ' ' '\n' <<<"$1" | grep -v '^$' | sort -g | tail -1; }
 {
   echo
-  echo "## $(date -u +%Y-%m-%d) — builds compared: ${BASE:-$NEOKV_BASE_BIN} → ${NEW:-$(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet 2>/dev/null || echo '+changes')}"
+  echo "## $(date -u +%Y-%m-%d) — builds compared: ${BASE:-$NEOKV_BASE_BIN} → ${NEW:-$REV}"
   echo
   echo "Machine: $(nproc) cores; $(redis-server --version | awk '{print $1, $2, $3}') without persistence. Both NeoKV builds: \`--appendfsync always ${NEOKV_ARGS:-}\`."
   echo "Command: \`redis-benchmark -c $CLIENTS -n $N1 (P1) / $N16 (P16) -P <P> -d 256 -r 100000 --csv <workload>\`; each figure is the best of $ROUNDS rounds (old, new and Redis interleaved, old and new taking turns first, ${SETTLE} s between runs), requests/s."

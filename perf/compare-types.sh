@@ -58,7 +58,7 @@ done
 
 {
   echo
-  echo "## $(date -u +%Y-%m-%d) — composite types — $(git rev-parse --short HEAD 2>/dev/null || echo worktree)"
+  echo "## $(date -u +%Y-%m-%d) — composite types — $REV"
   echo
   echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; $(redis-server --version | awk '{print $1, $2, $3}')."
   echo "NeoKV: \`neokv-server --appendfsync always ${NEOKV_ARGS:-}\`. Redis: \`--save '' --appendonly no\` and \`--appendonly yes --appendfsync always\`."

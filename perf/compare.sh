@@ -39,7 +39,7 @@ done
 
 {
   echo
-  echo "## $(date -u +%Y-%m-%d) — $(git rev-parse --short HEAD 2>/dev/null || echo worktree)"
+  echo "## $(date -u +%Y-%m-%d) — $REV"
   echo
   echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; $(redis-server --version | awk '{print $1, $2, $3}')."
   echo "NeoKV: \`neokv-server --appendfsync always ${NEOKV_ARGS:-}\` (every acknowledged write fsynced; default: all cores). Redis: \`--save '' --appendonly no\` (no persistence) and \`--appendonly yes --appendfsync always\`."

@@ -6,6 +6,9 @@ if [ -z "$BIN" ]; then
   cargo build --release --bin neokv-server >/dev/null
   BIN="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/release/neokv-server"
 fi
+# The build measured, taken before any script appends to RESULTS.md (which
+# would make every run look like one of uncommitted changes).
+REV="$(git rev-parse --short HEAD 2>/dev/null || echo worktree)$(git diff --quiet 2>/dev/null || echo '+changes')"
 TMP=$(mktemp -d)
 # Servers start inside command substitutions (not jobs of the shell): track their pids.
 cleanup() { for f in "$TMP"/*.pid; do [ -f "$f" ] && kill "$(cat "$f")" 2>/dev/null; done; rm -rf "$TMP"; }

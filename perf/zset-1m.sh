@@ -77,7 +77,7 @@ R["nosync,del1"]=$(del_ms "$NEO_NOSYNC" small)
 
 {
   echo
-  echo "## $(date -u +%Y-%m-%d) — 1M-member sorted set — $(git rev-parse --short HEAD 2>/dev/null || echo worktree)"
+  echo "## $(date -u +%Y-%m-%d) — 1M-member sorted set — $REV"
   echo
   echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; $(redis-server --version | awk '{print $1, $2, $3}')."
   echo "NeoKV: \`neokv-server --appendfsync always ${NEOKV_ARGS:-}\`. Redis: \`--save '' --appendonly no\`."
