@@ -152,6 +152,7 @@ async fn accept_loop(core: Rc<Core>, listener: TcpListener) {
             Ok(stream) => {
                 glommio::spawn_local(conn::serve(core.clone(), stream)).detach();
             }
+            Err(_) if core.shared.stopping.load(std::sync::atomic::Ordering::SeqCst) => return,
             Err(e) => {
                 eprintln!("accept: {e}");
                 glommio::timer::sleep(Duration::from_millis(10)).await;

@@ -23,6 +23,7 @@ pub async fn accept_loop(core: Rc<Core>, listener: TcpListener) {
             Ok(stream) => {
                 glommio::spawn_local(serve_link(core.clone(), stream)).detach();
             }
+            Err(_) if core.shared.stopping.load(std::sync::atomic::Ordering::SeqCst) => return,
             Err(e) => {
                 eprintln!("cluster accept: {e}");
                 glommio::timer::sleep(Duration::from_millis(10)).await;

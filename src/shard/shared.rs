@@ -162,6 +162,9 @@ pub struct Shared {
     pub peak_clients: AtomicUsize,
     /// Every core's listening socket, closed first when the server stops.
     pub listeners: Mutex<Vec<std::os::fd::RawFd>>,
+    /// Set by [`Shared::stop`] before it shuts the listeners: their accept
+    /// loops end quietly instead of reporting the shutdown as an error.
+    pub stopping: std::sync::atomic::AtomicBool,
     pub next_client_id: AtomicU64,
     pub scan_cursors: Mutex<ScanCursors>,
     pub started: Instant,
@@ -213,6 +216,7 @@ impl Shared {
             clients: Mutex::new(BTreeMap::new()),
             peak_clients: AtomicUsize::new(0),
             listeners: Mutex::new(Vec::new()),
+            stopping: std::sync::atomic::AtomicBool::new(false),
             next_client_id: AtomicU64::new(1),
             scan_cursors: Mutex::new(ScanCursors::default()),
             started: Instant::now(),
@@ -236,6 +240,7 @@ impl Shared {
     /// is never dropped unanswered by a half-stopped server), make the WAL
     /// durable, exit with `code`. Everything acknowledged is already in RocksDB.
     pub fn stop(&self, code: i32) -> ! {
+        self.stopping.store(true, Ordering::SeqCst);
         for fd in self.listeners.lock().map(|l| l.clone()).unwrap_or_default() {
             // SAFETY: shutdown(2) on a descriptor we own; at worst EBADF.
             unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
