@@ -350,9 +350,13 @@ impl LockManager {
             let ms = (opts.ttl.as_millis() as u64).max(1).to_string();
             let v = self.scripts.reenter.run(self.client.as_ref(), &[&full_key], &[outer.token.clone(), ms]).await?;
             if redis::from_redis_value::<i64>(&v).map_err(Error::from)? == 1 {
+                let renewal =
+                    opts.auto_renew.then(|| renewal(self.clone(), full_key.clone(), outer.token.clone(), opts.ttl));
                 held.insert(id, Held { depth: outer.depth + 1, ..outer });
                 // Nothing to release here: the outermost call does.
-                return Ok(HELD.scope(held, async move { block().await }).await);
+                let out = HELD.scope(held, async move { block().await }).await;
+                drop(renewal);
+                return Ok(out);
             }
             // The outer hold is gone (expired): take it like anyone else.
         }
@@ -421,26 +425,29 @@ impl DistributedLock {
     /// cannot close it (a paused process renews nothing): the fencing token
     /// is what a resource should check.
     pub fn auto_renew(&self) -> Renewal {
-        let (tx, lost) = watch::channel(false);
-        let (manager, full_key, token, ttl) =
-            (self.manager.clone(), self.full_key.clone(), self.token.clone(), self.ttl);
-        let every = (ttl / 3).max(Duration::from_millis(1));
-        let task = tokio::spawn(async move {
-            let mut renewed = Instant::now();
-            loop {
-                tokio::time::sleep(every).await;
-                match renew(&manager, &full_key, &token, ttl).await {
-                    Ok(true) => renewed = Instant::now(),
-                    Ok(false) => break,
-                    // Unknown: try again, until the TTL has surely run out.
-                    Err(_) if renewed.elapsed() < ttl => {}
-                    Err(_) => break,
-                }
-            }
-            let _ = tx.send(true);
-        });
-        Renewal { lost, task }
+        renewal(self.manager.clone(), self.full_key.clone(), self.token.clone(), self.ttl)
     }
+}
+
+/// The task behind [`DistributedLock::auto_renew`].
+fn renewal(manager: LockManager, full_key: String, token: String, ttl: Duration) -> Renewal {
+    let (tx, lost) = watch::channel(false);
+    let every = (ttl / 3).max(Duration::from_millis(1));
+    let task = tokio::spawn(async move {
+        let mut renewed = Instant::now();
+        loop {
+            tokio::time::sleep(every).await;
+            match renew(&manager, &full_key, &token, ttl).await {
+                Ok(true) => renewed = Instant::now(),
+                Ok(false) => break,
+                // Unknown: try again, until the TTL has surely run out.
+                Err(_) if renewed.elapsed() < ttl => {}
+                Err(_) => break,
+            }
+        }
+        let _ = tx.send(true);
+    });
+    Renewal { lost, task }
 }
 
 async fn renew(m: &LockManager, full_key: &str, token: &str, ttl: Duration) -> Result<bool, Error> {

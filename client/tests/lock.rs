@@ -378,6 +378,27 @@ async fn auto_renewal_keeps_long_jobs_locked() {
         assert!(!c.exists(&format!("lock:{key}")).await.unwrap());
     }
 
+    // Renewal asked for by a nested call keeps the enclosing hold alive.
+    let l = locks.clone();
+    let taken_meanwhile = locks
+        .with_lock("nested", ms(300), ms(0), ms(10), || async move {
+            let opts = neokv_client::LockOptions::new(ms(300)).auto_renew(true);
+            l.with_lock_options("nested", opts, || async {
+                for _ in 0..8 {
+                    tokio::time::sleep(ms(150)).await;
+                    if l.try_lock("nested", ms(5000), ms(0), ms(10)).await.unwrap().is_some() {
+                        return true;
+                    }
+                }
+                false
+            })
+            .await
+            .unwrap()
+        })
+        .await
+        .unwrap();
+    assert!(!taken_meanwhile, "a nested call's renewal did not keep the enclosing hold");
+
     // Lost: the key is deleted and taken by another holder.
     let lock = locks.try_lock("stolen", ms(600), ms(0), ms(10)).await.unwrap().unwrap();
     let mut renewal = lock.auto_renew();
