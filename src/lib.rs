@@ -6,7 +6,7 @@
 //! | layer | owns |
 //! |---|---|
 //! | [`protocol`] | RESP2/3 decode (zero-copy, incremental) and encode, argument parsing |
-//! | [`storage`] | the only RocksDB user: column families, byte layouts, WAL syncer, SST ingestion of received snapshots |
+//! | [`storage`] | the only RocksDB user: column families, byte layouts, WAL syncer, SST ingestion of received snapshots; `seglog`, the per-core io_uring segment log meant to hold the Raft log (tested, not yet in use) |
 //! | [`cluster`] | key → slot → region → core routing; `nodes`: the cluster's nodes, their addresses, each region's leader and Raft state, the ids removed for good |
 //! | [`net`] | node-to-node transport (cluster mode): `PeerFrame`s over TCP, the sending side of links (one per core, peer and class) |
 //! | [`types`] | data-type semantics: deterministic apply of `WriteCmd`s, reads |

@@ -2,7 +2,9 @@
 //!
 //! Owns: opening the database and its column families, every on-disk byte layout
 //! (`keys`, `meta`), write batches, iterators, and the WAL syncer thread that makes
-//! Raft log appends durable with one fsync per group of appends.
+//! Raft log appends durable with one fsync per group of appends. `seglog` is
+//! the io_uring segment log that is to hold the Raft log instead (per core,
+//! glommio-bound; built and tested, not yet in use).
 //! Depends on nothing above it. Thread-safe: one `Storage` is shared by all cores.
 
 pub mod gate;
@@ -10,6 +12,7 @@ mod gc;
 pub mod ingest;
 pub mod keys;
 pub mod meta;
+pub mod seglog;
 mod syncer;
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,909 @@
+//! A core's Raft log as an append-only segment log on io_uring (issue 11,
+//! step 1; not yet what `raft::log_store` writes to).
+//!
+//! One log per core, shared by the regions the core owns: every region's
+//! entries of a reactor turn go out in one write and one `fdatasync` (group
+//! commit across regions), which per-region files would split into as many
+//! syncs as the core has regions with writes.
+//!
+//! Layout of `<dir>/seg-<seq:016x>.log` (preallocated, `SEGMENT_BYTES` by
+//! default):
+//! - a header: magic, the segment's number, and the number and valid length of
+//!   the segment before it (so recovery knows exactly where that one ends);
+//! - records: `[len:4][crc32c:4][body]`, body `[kind:1][region:4][index:8][term:8][payload]`
+//!   (big-endian), the CRC over the body. A zero length ends the records.
+//!
+//! Recovery reads the segments in order. A segment followed by another must be
+//! whole up to the length the next one's header names: a bad record there is
+//! corruption, reported with the file and offset, and the log does not open.
+//! The last segment ends at its first bad or incomplete record (a torn write of
+//! a batch that was never acknowledged). Every open starts a fresh segment, so
+//! nothing is ever written after a torn tail.
+//!
+//! Appends are buffered; [`SegLog::sync`] makes everything appended before it
+//! durable, and one flusher task writes and syncs whatever queued meanwhile
+//! (a caller dropping its wait never leaves a write half done). A failed write
+//! or sync is retried in a fresh segment (the failed one's state is unknown
+//! after a failed fsync) until it succeeds, with [`SegLog::failure`] saying
+//! why meanwhile: waiters are never told "failed" for a batch that may still
+//! become durable.
+//!
+//! Each region's vote and purge point live in a small file of their own,
+//! replaced atomically (write, sync, rename, sync the directory); segments are
+//! deleted oldest first once every region has purged what they hold.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, HashMap};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_channel::oneshot;
+use glommio::io::{BufferedFile, Directory, OpenOptions};
+
+/// Segment size unless the caller asks for another.
+pub const SEGMENT_BYTES: u64 = 64 << 20;
+const MAGIC: &[u8; 8] = b"NKVSEG1\0";
+const HEADER: u64 = 64;
+const REC_HEAD: usize = 8;
+const BODY_HEAD: usize = 1 + 4 + 8 + 8;
+/// A record larger than this is corruption, not a length.
+const MAX_RECORD: usize = 256 << 20;
+
+const KIND_ENTRY: u8 = 1;
+const KIND_COMMITTED: u8 = 2;
+
+/// Where an entry's payload is: in memory until its batch is written, then
+/// in a segment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum At {
+    Mem(Bytes),
+    Disk { seg: u64, off: u64, len: u32 },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Loc {
+    term: u64,
+    at: At,
+}
+
+#[derive(Debug, Default)]
+struct RegionLog {
+    entries: BTreeMap<u64, Loc>,
+    committed: Option<(u64, u64)>,
+}
+
+struct Segment {
+    seq: u64,
+    path: PathBuf,
+    file: Rc<BufferedFile>,
+    /// Bytes written (header included): where the next batch goes.
+    len: u64,
+    /// Per region, the highest entry index written here.
+    max_index: HashMap<u32, u64>,
+}
+
+/// A region's vote and purge point (the `meta-<region>` file).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RegionMeta {
+    /// The vote as openraft encodes it (opaque here).
+    pub vote: Option<Bytes>,
+    /// The last purged entry: (term, index).
+    pub purged: Option<(u64, u64)>,
+}
+
+/// What recovery found for one region.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RegionState {
+    pub meta: RegionMeta,
+    /// The last entry: (term, index).
+    pub last: Option<(u64, u64)>,
+    pub committed: Option<(u64, u64)>,
+}
+
+struct Inner {
+    segments: Vec<Segment>,
+    regions: HashMap<u32, RegionLog>,
+    metas: HashMap<u32, RegionMeta>,
+    /// Records appended and not yet handed to the flusher: batch `current`.
+    pending: Vec<u8>,
+    /// Per region: the highest index among `pending`'s entries.
+    pending_max: HashMap<u32, u64>,
+    /// Entries of `pending`: (region, index, payload, offset of the payload within `pending`).
+    pending_locs: Vec<(u32, u64, Bytes, usize)>,
+    /// The number of the batch `pending` is; the flusher takes it whole.
+    current: u64,
+    /// Every batch up to this one is durable.
+    durable: u64,
+    waiters: Vec<(u64, oneshot::Sender<()>)>,
+    flushing: bool,
+    failure: Option<String>,
+}
+
+/// A core's segment log. Single-threaded (`Rc`): lives on its core's reactor.
+pub struct SegLog {
+    dir: PathBuf,
+    segment_bytes: u64,
+    inner: RefCell<Inner>,
+    /// Retries after a failed write or sync, since the log opened.
+    retries: Cell<u64>,
+    /// Batches written and synced since the log opened.
+    batches: Cell<u64>,
+}
+
+fn corrupt(msg: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, msg)
+}
+
+fn seg_path(dir: &Path, seq: u64) -> PathBuf {
+    dir.join(format!("seg-{seq:016x}.log"))
+}
+
+fn meta_path(dir: &Path, region: u32) -> PathBuf {
+    dir.join(format!("meta-{region}"))
+}
+
+fn header(seq: u64, prev_seq: u64, prev_len: u64) -> Vec<u8> {
+    let mut h = Vec::with_capacity(HEADER as usize);
+    h.extend_from_slice(MAGIC);
+    h.extend_from_slice(&seq.to_be_bytes());
+    h.extend_from_slice(&prev_seq.to_be_bytes());
+    h.extend_from_slice(&prev_len.to_be_bytes());
+    let crc = crc32c::crc32c(&h);
+    h.extend_from_slice(&crc.to_be_bytes());
+    h.resize(HEADER as usize, 0);
+    h
+}
+
+/// (seq, prev_seq, prev_len) of a segment header.
+fn parse_header(h: &[u8]) -> Option<(u64, u64, u64)> {
+    if h.len() < 36 || &h[..8] != MAGIC {
+        return None;
+    }
+    let crc = u32::from_be_bytes(h[32..36].try_into().ok()?);
+    if crc32c::crc32c(&h[..32]) != crc {
+        return None;
+    }
+    let n = |i: usize| u64::from_be_bytes(h[i..i + 8].try_into().unwrap_or_default());
+    Some((n(8), n(16), n(24)))
+}
+
+fn push_record(out: &mut Vec<u8>, kind: u8, region: u32, index: u64, term: u64, payload: &[u8]) -> usize {
+    let body_len = BODY_HEAD + payload.len();
+    let start = out.len();
+    out.extend_from_slice(&(body_len as u32).to_be_bytes());
+    out.extend_from_slice(&[0; 4]);
+    out.push(kind);
+    out.extend_from_slice(&region.to_be_bytes());
+    out.extend_from_slice(&index.to_be_bytes());
+    out.extend_from_slice(&term.to_be_bytes());
+    out.extend_from_slice(payload);
+    let crc = crc32c::crc32c(&out[start + REC_HEAD..]);
+    out[start + 4..start + 8].copy_from_slice(&crc.to_be_bytes());
+    start + REC_HEAD + BODY_HEAD
+}
+
+/// One record read back: kind, region, index, term, payload range in the buffer.
+struct Parsed {
+    kind: u8,
+    region: u32,
+    index: u64,
+    term: u64,
+    payload: std::ops::Range<usize>,
+    next: usize,
+}
+
+/// The record at `at` of `buf`, or `None` where the records end (a zero or
+/// impossible length, a short or damaged record).
+fn parse_record(buf: &[u8], at: usize) -> Option<Parsed> {
+    let head = buf.get(at..at + REC_HEAD)?;
+    let len = u32::from_be_bytes(head[..4].try_into().ok()?) as usize;
+    if !(BODY_HEAD..=MAX_RECORD).contains(&len) {
+        return None;
+    }
+    let crc = u32::from_be_bytes(head[4..8].try_into().ok()?);
+    let body = buf.get(at + REC_HEAD..at + REC_HEAD + len)?;
+    if crc32c::crc32c(body) != crc {
+        return None;
+    }
+    let start = at + REC_HEAD;
+    Some(Parsed {
+        kind: body[0],
+        region: u32::from_be_bytes(body[1..5].try_into().ok()?),
+        index: u64::from_be_bytes(body[5..13].try_into().ok()?),
+        term: u64::from_be_bytes(body[13..21].try_into().ok()?),
+        payload: start + BODY_HEAD..start + len,
+        next: start + len,
+    })
+}
+
+async fn read_all(file: &BufferedFile, len: u64) -> io::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(len as usize);
+    while (out.len() as u64) < len {
+        let want = ((len - out.len() as u64) as usize).min(4 << 20);
+        let r = file.read_at(out.len() as u64, want).await?;
+        if r.is_empty() {
+            break;
+        }
+        out.extend_from_slice(&r);
+    }
+    Ok(out)
+}
+
+async fn write_all(file: &BufferedFile, mut buf: Vec<u8>, mut pos: u64) -> io::Result<()> {
+    while !buf.is_empty() {
+        let n = file.write_at(buf.clone(), pos).await?;
+        if n == 0 {
+            return Err(io::Error::new(io::ErrorKind::WriteZero, "wrote nothing"));
+        }
+        buf.drain(..n);
+        pos += n as u64;
+    }
+    Ok(())
+}
+
+fn encode_meta(m: &RegionMeta) -> Vec<u8> {
+    let mut b = Vec::new();
+    match &m.purged {
+        Some((t, i)) => {
+            b.push(1);
+            b.extend_from_slice(&t.to_be_bytes());
+            b.extend_from_slice(&i.to_be_bytes());
+        }
+        None => b.push(0),
+    }
+    match &m.vote {
+        Some(v) => {
+            b.push(1);
+            b.extend_from_slice(v);
+        }
+        None => b.push(0),
+    }
+    let crc = crc32c::crc32c(&b);
+    b.extend_from_slice(&crc.to_be_bytes());
+    b
+}
+
+fn decode_meta(b: &[u8]) -> Option<RegionMeta> {
+    let (body, crc) = b.split_at(b.len().checked_sub(4)?);
+    if crc32c::crc32c(body) != u32::from_be_bytes(crc.try_into().ok()?) {
+        return None;
+    }
+    let mut m = RegionMeta::default();
+    let rest = match body.first()? {
+        1 => {
+            let t = u64::from_be_bytes(body.get(1..9)?.try_into().ok()?);
+            let i = u64::from_be_bytes(body.get(9..17)?.try_into().ok()?);
+            m.purged = Some((t, i));
+            &body[17..]
+        }
+        0 => &body[1..],
+        _ => return None,
+    };
+    match rest.first()? {
+        1 => m.vote = Some(Bytes::copy_from_slice(&rest[1..])),
+        0 => {}
+        _ => return None,
+    }
+    Some(m)
+}
+
+impl SegLog {
+    /// Open (or create) the log in `dir`: read every segment and meta file,
+    /// then start a fresh segment. What each region holds is in
+    /// [`state`](Self::state).
+    pub async fn open(dir: impl Into<PathBuf>, segment_bytes: u64) -> io::Result<Rc<SegLog>> {
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir)?;
+        let mut seqs = Vec::new();
+        let mut metas = HashMap::new();
+        for e in std::fs::read_dir(&dir)? {
+            let name = e?.file_name().to_string_lossy().into_owned();
+            if let Some(hex) = name.strip_prefix("seg-").and_then(|n| n.strip_suffix(".log")) {
+                if let Ok(seq) = u64::from_str_radix(hex, 16) {
+                    seqs.push(seq);
+                }
+            } else if let Some(r) = name.strip_prefix("meta-").and_then(|r| r.parse::<u32>().ok()) {
+                let bytes = std::fs::read(dir.join(&name))?;
+                let m =
+                    decode_meta(&bytes).ok_or_else(|| corrupt(format!("{}: damaged", dir.join(&name).display())))?;
+                metas.insert(r, m);
+            } else if name.starts_with("meta-") && name.ends_with(".tmp") {
+                // A replacement that never got renamed in: the old file stands.
+                let _ = std::fs::remove_file(dir.join(&name));
+            }
+        }
+        seqs.sort_unstable();
+        let mut segments = Vec::new();
+        let mut regions: HashMap<u32, RegionLog> = HashMap::new();
+        // Each segment's header: (prev_seq, prev_len), to bound the one before.
+        let mut headers = Vec::new();
+        for (n, &seq) in seqs.iter().enumerate() {
+            let path = seg_path(&dir, seq);
+            let file = OpenOptions::new().read(true).write(true).buffered_open(&path).await?;
+            let h = file.read_at(0, HEADER as usize).await?;
+            let Some((s, prev_seq, prev_len)) = parse_header(&h) else {
+                if n + 1 == seqs.len() {
+                    // A crash while starting it: its header is synced before
+                    // any record goes in, so it holds nothing.
+                    drop(file);
+                    std::fs::remove_file(&path)?;
+                    break;
+                }
+                return Err(corrupt(format!("{}: bad segment header", path.display())));
+            };
+            if s != seq {
+                return Err(corrupt(format!("{}: header says segment {s}", path.display())));
+            }
+            headers.push((prev_seq, prev_len));
+            segments.push(Segment { seq, path, file: Rc::new(file), len: HEADER, max_index: HashMap::new() });
+        }
+        for i in 0..segments.len() {
+            // Bounded by the next segment's header, or (the last) by its records.
+            let bound = match headers.get(i + 1) {
+                Some(&(prev_seq, prev_len)) => {
+                    if prev_seq != segments[i].seq {
+                        return Err(corrupt(format!(
+                            "{}: follows segment {prev_seq}, not {} (a segment is missing)",
+                            segments[i + 1].path.display(),
+                            segments[i].seq
+                        )));
+                    }
+                    Some(prev_len)
+                }
+                None => None,
+            };
+            let size = segments[i].file.file_size().await?;
+            let buf = read_all(&segments[i].file, bound.unwrap_or(size).min(size)).await?;
+            let mut at = HEADER as usize;
+            loop {
+                if bound.is_some_and(|b| at as u64 >= b) {
+                    break;
+                }
+                let Some(p) = parse_record(&buf, at) else {
+                    if let Some(b) = bound {
+                        return Err(corrupt(format!(
+                            "{}: damaged record at offset {at} (the segment holds {b} bytes)",
+                            segments[i].path.display()
+                        )));
+                    }
+                    break;
+                };
+                let seg = &mut segments[i];
+                let log = regions.entry(p.region).or_default();
+                match p.kind {
+                    KIND_ENTRY => {
+                        // A rewritten index replaces what followed it.
+                        let _ = log.entries.split_off(&p.index);
+                        let at = At::Disk { seg: seg.seq, off: p.payload.start as u64, len: p.payload.len() as u32 };
+                        log.entries.insert(p.index, Loc { term: p.term, at });
+                        let m = seg.max_index.entry(p.region).or_default();
+                        *m = (*m).max(p.index);
+                    }
+                    KIND_COMMITTED => log.committed = Some((p.term, p.index)),
+                    k => {
+                        return Err(corrupt(format!(
+                            "{}: unknown record kind {k} at offset {at}",
+                            segments[i].path.display()
+                        )))
+                    }
+                }
+                at = p.next;
+            }
+            segments[i].len = at as u64;
+        }
+        // Entries at or below a region's purge point are gone.
+        for (r, m) in &metas {
+            if let (Some((_, p)), Some(log)) = (m.purged, regions.get_mut(r)) {
+                log.entries = log.entries.split_off(&(p + 1));
+            }
+        }
+        let log = Rc::new(SegLog {
+            dir,
+            segment_bytes: segment_bytes.max(HEADER + 4096),
+            inner: RefCell::new(Inner {
+                segments,
+                regions,
+                metas,
+                pending: Vec::new(),
+                pending_max: HashMap::new(),
+                pending_locs: Vec::new(),
+                current: 1,
+                durable: 0,
+                waiters: Vec::new(),
+                flushing: false,
+                failure: None,
+            }),
+            retries: Cell::new(0),
+            batches: Cell::new(0),
+        });
+        log.roll().await?;
+        log.delete_purged_segments().await;
+        Ok(log)
+    }
+
+    /// Start a new segment after the last one (synced, its directory entry too).
+    async fn roll(&self) -> io::Result<()> {
+        let (seq, prev_seq, prev_len) = {
+            let inner = self.inner.borrow();
+            match inner.segments.last() {
+                Some(s) => (s.seq + 1, s.seq, s.len),
+                None => (1, 0, 0),
+            }
+        };
+        let path = seg_path(&self.dir, seq);
+        let file = OpenOptions::new().read(true).write(true).create(true).truncate(true).buffered_open(&path).await?;
+        file.pre_allocate(self.segment_bytes, false).await?;
+        write_all(&file, header(seq, prev_seq, prev_len), 0).await?;
+        file.fdatasync().await?;
+        Directory::open(&self.dir).await?.sync().await?;
+        self.inner.borrow_mut().segments.push(Segment {
+            seq,
+            path,
+            file: Rc::new(file),
+            len: HEADER,
+            max_index: HashMap::new(),
+        });
+        Ok(())
+    }
+
+    /// What the log holds for `region`.
+    pub fn state(&self, region: u32) -> RegionState {
+        let inner = self.inner.borrow();
+        let log = inner.regions.get(&region);
+        let meta = inner.metas.get(&region).cloned().unwrap_or_default();
+        let last = log.and_then(|l| l.entries.iter().next_back().map(|(i, loc)| (loc.term, *i))).or(meta.purged);
+        RegionState { meta, last, committed: log.and_then(|l| l.committed) }
+    }
+
+    /// Queue an entry (made durable by the next [`sync`](Self::sync)). An
+    /// index at or below the region's last replaces it and everything after.
+    pub fn append(&self, region: u32, index: u64, term: u64, payload: &[u8]) {
+        let mut inner = self.inner.borrow_mut();
+        let inner = &mut *inner;
+        let at = push_record(&mut inner.pending, KIND_ENTRY, region, index, term, payload);
+        let data = Bytes::copy_from_slice(payload);
+        inner.pending_locs.push((region, index, data.clone(), at));
+        let m = inner.pending_max.entry(region).or_default();
+        *m = (*m).max(index);
+        let log = inner.regions.entry(region).or_default();
+        let _ = log.entries.split_off(&index);
+        log.entries.insert(index, Loc { term, at: At::Mem(data) });
+    }
+
+    /// Record the region's committed log id (durable with the next sync).
+    pub fn save_committed(&self, region: u32, term: u64, index: u64) {
+        let mut inner = self.inner.borrow_mut();
+        push_record(&mut inner.pending, KIND_COMMITTED, region, index, term, &[]);
+        inner.regions.entry(region).or_default().committed = Some((term, index));
+    }
+
+    /// Drop the region's entries after `index` (all of them for `None`).
+    pub fn truncate_after(&self, region: u32, index: Option<u64>) {
+        let mut inner = self.inner.borrow_mut();
+        if let Some(log) = inner.regions.get_mut(&region) {
+            let from = index.map_or(0, |i| i + 1);
+            let _ = log.entries.split_off(&from);
+        }
+    }
+
+    /// Wait until everything appended before this call is durable. Errors
+    /// are retried, not returned: this waits through a full disk until it can
+    /// write again (see [`failure`](Self::failure)).
+    pub async fn sync(self: &Rc<Self>) {
+        let start = {
+            let mut inner = self.inner.borrow_mut();
+            // Nothing queued: wait for the batch in flight, if any.
+            let target = if inner.pending.is_empty() { inner.current - 1 } else { inner.current };
+            if target <= inner.durable {
+                return;
+            }
+            let (tx, rx) = oneshot::channel();
+            inner.waiters.push((target, tx));
+            let start = !inner.flushing;
+            inner.flushing = true;
+            (start, rx)
+        };
+        let (start, rx) = start;
+        if start {
+            glommio::spawn_local(self.clone().flusher()).detach();
+        }
+        let _ = rx.await;
+    }
+
+    /// Why the last write or sync failed, while the log is retrying it.
+    pub fn failure(&self) -> Option<String> {
+        self.inner.borrow().failure.clone()
+    }
+
+    /// Write and sync batches until none is pending.
+    async fn flusher(self: Rc<Self>) {
+        loop {
+            let (batch, locs, maxes, done) = {
+                let mut inner = self.inner.borrow_mut();
+                if inner.pending.is_empty() {
+                    inner.flushing = false;
+                    return;
+                }
+                let batch = std::mem::take(&mut inner.pending);
+                let locs = std::mem::take(&mut inner.pending_locs);
+                let maxes = std::mem::take(&mut inner.pending_max);
+                // Appends from here on belong to the next batch.
+                let done = inner.current;
+                inner.current += 1;
+                (batch, locs, maxes, done)
+            };
+            let mut backoff = Duration::from_millis(50);
+            let base = loop {
+                match self.write_batch(&batch).await {
+                    Ok(base) => break base,
+                    Err(e) => {
+                        self.retries.set(self.retries.get() + 1);
+                        let first = self.inner.borrow().failure.is_none();
+                        self.inner.borrow_mut().failure = Some(e.to_string());
+                        if first {
+                            eprintln!("neokv: the Raft log could not be written ({e}); retrying");
+                        }
+                        glommio::timer::sleep(backoff).await;
+                        backoff = (backoff * 2).min(Duration::from_secs(1));
+                        // The failed segment's state is unknown: the batch goes into a fresh one.
+                        let _ = self.roll().await;
+                    }
+                }
+            };
+            let mut inner = self.inner.borrow_mut();
+            if inner.failure.take().is_some() {
+                eprintln!("neokv: the Raft log is written again");
+            }
+            let seg = base.0;
+            let segment = inner.segments.iter_mut().find(|s| s.seq == seg).expect("the segment just written");
+            for (r, m) in maxes {
+                let e = segment.max_index.entry(r).or_default();
+                *e = (*e).max(m);
+            }
+            for (region, index, data, at) in locs {
+                // Still the live entry of that index (not replaced since)?
+                if let Some(loc) = inner.regions.get_mut(&region).and_then(|l| l.entries.get_mut(&index)) {
+                    if matches!(&loc.at, At::Mem(b) if b.as_ptr() == data.as_ptr()) {
+                        loc.at = At::Disk { seg, off: base.1 + at as u64, len: data.len() as u32 };
+                    }
+                }
+            }
+            inner.durable = done;
+            let ready: Vec<_> = {
+                let (ready, wait) = std::mem::take(&mut inner.waiters).into_iter().partition(|(t, _)| *t <= done);
+                inner.waiters = wait;
+                ready
+            };
+            drop(inner);
+            for (_, tx) in ready {
+                let _ = tx.send(());
+            }
+        }
+    }
+
+    /// Write `batch` at the end of the active segment (rolling first if it
+    /// does not fit) and sync it: (segment, offset of the batch).
+    async fn write_batch(&self, batch: &[u8]) -> io::Result<(u64, u64)> {
+        let full = {
+            let inner = self.inner.borrow();
+            let s = inner.segments.last().expect("an active segment");
+            s.len > HEADER && s.len + batch.len() as u64 > self.segment_bytes
+        };
+        if full {
+            self.roll().await?;
+        }
+        let (file, seq, at) = {
+            let inner = self.inner.borrow();
+            let s = inner.segments.last().expect("an active segment");
+            (s.file.clone(), s.seq, s.len)
+        };
+        write_all(&file, batch.to_vec(), at).await?;
+        file.fdatasync().await?;
+        self.batches.set(self.batches.get() + 1);
+        let mut inner = self.inner.borrow_mut();
+        if let Some(s) = inner.segments.iter_mut().find(|s| s.seq == seq) {
+            s.len = at + batch.len() as u64;
+        }
+        Ok((seq, at))
+    }
+
+    /// The payloads of `region`'s entries in `from..to` (as many as are
+    /// there, in order): (index, term, payload).
+    pub async fn read(&self, region: u32, from: u64, to: u64) -> io::Result<Vec<(u64, u64, Bytes)>> {
+        let locs: Vec<(u64, Loc)> = {
+            let inner = self.inner.borrow();
+            match inner.regions.get(&region) {
+                Some(l) => l.entries.range(from..to).map(|(i, l)| (*i, l.clone())).collect(),
+                None => Vec::new(),
+            }
+        };
+        let mut out = Vec::with_capacity(locs.len());
+        for (index, loc) in locs {
+            let (seg, off, len) = match loc.at {
+                At::Mem(b) => {
+                    out.push((index, loc.term, b));
+                    continue;
+                }
+                At::Disk { seg, off, len } => (seg, off, len),
+            };
+            let file = {
+                let inner = self.inner.borrow();
+                inner.segments.iter().find(|s| s.seq == seg).map(|s| s.file.clone())
+            };
+            let file = file.ok_or_else(|| corrupt(format!("segment {seg} of entry {index} is gone")))?;
+            let r = file.read_at(off, len as usize).await?;
+            if r.len() != len as usize {
+                return Err(corrupt(format!("entry {index}: short read")));
+            }
+            out.push((index, loc.term, Bytes::copy_from_slice(&r)));
+        }
+        Ok(out)
+    }
+
+    /// Replace the region's meta file atomically (write, sync, rename, sync
+    /// the directory): its vote or purge point survives any crash whole.
+    async fn save_meta(&self, region: u32, meta: RegionMeta) -> io::Result<()> {
+        let path = meta_path(&self.dir, region);
+        let tmp = path.with_extension("tmp");
+        let mut f = OpenOptions::new().write(true).create(true).truncate(true).buffered_open(&tmp).await?;
+        write_all(&f, encode_meta(&meta), 0).await?;
+        f.fdatasync().await?;
+        f.rename(&path).await?;
+        f.close().await?;
+        Directory::open(&self.dir).await?.sync().await?;
+        self.inner.borrow_mut().metas.insert(region, meta);
+        Ok(())
+    }
+
+    /// Save the region's vote (durable when this returns).
+    pub async fn save_vote(&self, region: u32, vote: Bytes) -> io::Result<()> {
+        let mut m = self.inner.borrow().metas.get(&region).cloned().unwrap_or_default();
+        m.vote = Some(vote);
+        self.save_meta(region, m).await
+    }
+
+    /// Forget the region's entries up to `index` (term `term`): the purge
+    /// point is saved first, then segments nobody needs are deleted.
+    pub async fn purge(&self, region: u32, term: u64, index: u64) -> io::Result<()> {
+        let mut m = self.inner.borrow().metas.get(&region).cloned().unwrap_or_default();
+        if m.purged.is_some_and(|(_, p)| p >= index) {
+            return Ok(());
+        }
+        m.purged = Some((term, index));
+        self.save_meta(region, m).await?;
+        if let Some(log) = self.inner.borrow_mut().regions.get_mut(&region) {
+            log.entries = log.entries.split_off(&(index + 1));
+        }
+        self.delete_purged_segments().await;
+        Ok(())
+    }
+
+    /// Delete the oldest segments (never the active one) whose entries every
+    /// region has purged.
+    async fn delete_purged_segments(&self) {
+        loop {
+            let victim = {
+                let inner = self.inner.borrow();
+                let Some(first) = inner.segments.first() else { return };
+                if inner.segments.len() < 2 {
+                    return;
+                }
+                let purged = |r: &u32| inner.metas.get(r).and_then(|m| m.purged).map(|(_, i)| i);
+                if !first.max_index.iter().all(|(r, max)| purged(r).is_some_and(|p| p >= *max)) {
+                    return;
+                }
+                (first.path.clone(), first.file.clone())
+            };
+            // Deleting the oldest is safe at any point: recovery starts at
+            // whatever oldest segment is left, which names its predecessor
+            // only to bound it.
+            if victim.1.remove().await.is_err() && std::fs::remove_file(&victim.0).is_err() {
+                return;
+            }
+            self.inner.borrow_mut().segments.remove(0);
+        }
+    }
+
+    /// Retries after failed writes or syncs since the log opened.
+    pub fn retries(&self) -> u64 {
+        self.retries.get()
+    }
+
+    /// Batches written and synced (one fdatasync each) since the log opened.
+    pub fn batches(&self) -> u64 {
+        self.batches.get()
+    }
+
+    /// The segment files, oldest first (for tests and INFO).
+    pub fn segment_paths(&self) -> Vec<PathBuf> {
+        self.inner.borrow().segments.iter().map(|s| s.path.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run<T: 'static>(f: impl std::future::Future<Output = T> + 'static) -> T {
+        glommio::LocalExecutorBuilder::new(glommio::Placement::Unbound).make().expect("executor").run(f)
+    }
+
+    async fn read_all_of(log: &SegLog, region: u32) -> Vec<(u64, u64, Vec<u8>)> {
+        log.read(region, 0, u64::MAX).await.unwrap().into_iter().map(|(i, t, p)| (i, t, p.to_vec())).collect()
+    }
+
+    fn payload(region: u32, i: u64) -> Vec<u8> {
+        format!("r{region}-e{i}-").repeat((i % 7 + 1) as usize).into_bytes()
+    }
+
+    /// Entries of several regions, appended in batches and synced, come back
+    /// after a reopen with their terms and payloads; a truncated and
+    /// rewritten tail reads as rewritten; committed ids and votes survive.
+    #[test]
+    fn entries_votes_and_commits_survive_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_path_buf();
+        run(async move {
+            let log = SegLog::open(&d, 1 << 20).await.unwrap();
+            for batch in 0..10u64 {
+                for r in [1u32, 2, 3] {
+                    for k in 0..5 {
+                        let i = batch * 5 + k + 1;
+                        log.append(r, i, 1 + batch / 4, &payload(r, i));
+                    }
+                }
+                log.sync().await;
+            }
+            log.truncate_after(2, Some(40));
+            log.append(2, 41, 9, b"rewritten");
+            log.save_committed(1, 3, 50);
+            log.sync().await;
+            log.save_vote(3, Bytes::from_static(b"vote-3")).await.unwrap();
+            drop(log);
+            let log = SegLog::open(&d, 1 << 20).await.unwrap();
+            let one = read_all_of(&log, 1).await;
+            assert_eq!(one.len(), 50);
+            assert!(one.iter().all(|(i, t, p)| *p == payload(1, *i) && *t == 1 + (*i - 1) / 20));
+            let two = read_all_of(&log, 2).await;
+            assert_eq!(two.len(), 41);
+            assert_eq!(two.last().unwrap(), &(41, 9, b"rewritten".to_vec()));
+            assert_eq!(log.state(2).last, Some((9, 41)));
+            assert_eq!(log.state(1).committed, Some((3, 50)));
+            assert_eq!(log.state(3).meta.vote.as_deref(), Some(&b"vote-3"[..]));
+            assert!(read_all_of(&log, 4).await.is_empty());
+        });
+    }
+
+    /// Segments roll when full; purging deletes the oldest ones once every
+    /// region is past them, never a segment a region still needs.
+    #[test]
+    fn segments_roll_and_are_deleted_once_purged_by_every_region() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_path_buf();
+        run(async move {
+            let log = SegLog::open(&d, 16 << 10).await.unwrap();
+            for i in 1..=400u64 {
+                log.append(1, i, 1, &[7u8; 200]);
+                if i % 3 == 0 {
+                    log.append(2, i / 3, 1, &[8u8; 100]);
+                }
+                log.sync().await;
+            }
+            let before = log.segment_paths().len();
+            assert!(before > 5, "{before} segments");
+            log.purge(1, 1, 390).await.unwrap();
+            // Region 2 still needs everything: nothing goes.
+            assert_eq!(log.segment_paths().len(), before);
+            log.purge(2, 1, 100).await.unwrap();
+            let after = log.segment_paths().len();
+            assert!(after < before && after >= 2, "{before} -> {after}");
+            assert_eq!(read_all_of(&log, 1).await.len(), 10);
+            assert_eq!(read_all_of(&log, 2).await.len(), 33);
+            drop(log);
+            let log = SegLog::open(&d, 16 << 10).await.unwrap();
+            let one = read_all_of(&log, 1).await;
+            assert_eq!(one.first().map(|e| e.0), Some(391));
+            assert_eq!(one.len(), 10);
+            assert_eq!(read_all_of(&log, 2).await.len(), 33);
+            assert_eq!(log.state(1).meta.purged, Some((1, 390)));
+        });
+    }
+
+    /// A torn last batch (a crash mid-write) is cut off at its first bad
+    /// record, and appends go on in a fresh segment; damage before the end of
+    /// a segment that another follows is corruption, and the log refuses to
+    /// open.
+    #[test]
+    fn a_torn_tail_is_cut_and_damage_inside_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_path_buf();
+        let first = seg_path(&d, 1);
+        let d1 = d.clone();
+        run(async move {
+            let log = SegLog::open(&d1, 1 << 20).await.unwrap();
+            for i in 1..=20u64 {
+                log.append(1, i, 1, &payload(1, i));
+                log.sync().await;
+            }
+        });
+        // Damage the last record of the only segment, as a torn write would.
+        let mut bytes = std::fs::read(&first).unwrap();
+        let end = bytes.iter().rposition(|b| *b != 0).unwrap();
+        bytes[end - 3] ^= 0xff;
+        std::fs::write(&first, &bytes).unwrap();
+        let d2 = d.clone();
+        run(async move {
+            let log = SegLog::open(&d2, 1 << 20).await.unwrap();
+            let got = read_all_of(&log, 1).await;
+            assert_eq!(got.len(), 19, "the torn last entry is dropped, the rest kept");
+            assert_eq!(log.state(1).last, Some((1, 19)));
+            log.append(1, 20, 2, b"again");
+            log.sync().await;
+            drop(log);
+            let log = SegLog::open(&d2, 1 << 20).await.unwrap();
+            let got = read_all_of(&log, 1).await;
+            assert_eq!(got.len(), 20);
+            assert_eq!(got.last().unwrap(), &(20, 2, b"again".to_vec()));
+        });
+        // Now the first segment is bounded by the next one's header: damage
+        // inside it is refused, not cut.
+        let mut bytes = std::fs::read(&first).unwrap();
+        bytes[HEADER as usize + 20] ^= 0xff;
+        std::fs::write(&first, &bytes).unwrap();
+        run(async move {
+            let e = SegLog::open(&d, 1 << 20).await.err().expect("damage inside a bounded segment must be refused");
+            assert!(e.to_string().contains("damaged record at offset 64"), "{e}");
+        });
+    }
+
+    /// One sync covers every append queued before it, whoever queued it:
+    /// concurrent appenders on a core share fdatasyncs.
+    #[test]
+    fn concurrent_syncs_share_batches() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_path_buf();
+        run(async move {
+            let log = SegLog::open(&d, 4 << 20).await.unwrap();
+            let tasks: Vec<_> = (0..8u32)
+                .map(|r| {
+                    let log = log.clone();
+                    glommio::spawn_local(async move {
+                        for i in 1..=50u64 {
+                            log.append(r, i, 1, &payload(r, i));
+                            log.sync().await;
+                        }
+                    })
+                })
+                .collect();
+            for t in tasks {
+                t.await;
+            }
+            // 400 appends, each waited for: batches shared by the tasks.
+            let batches = log.batches();
+            assert!(batches <= 200, "{batches} fdatasyncs for 400 appends by 8 tasks");
+            for r in 0..8 {
+                assert_eq!(read_all_of(&log, r).await.len(), 50);
+            }
+            drop(log);
+            let log = SegLog::open(&d, 4 << 20).await.unwrap();
+            for r in 0..8 {
+                let got = read_all_of(&log, r).await;
+                assert_eq!(got.len(), 50, "region {r}");
+                assert!(got.iter().all(|(i, _, p)| *p == payload(r, *i)));
+            }
+        });
+    }
+
+    #[test]
+    fn meta_files_round_trip_and_detect_damage() {
+        let m = RegionMeta { vote: Some(Bytes::from_static(b"v")), purged: Some((3, 9)) };
+        let mut b = encode_meta(&m);
+        assert_eq!(decode_meta(&b), Some(m));
+        assert_eq!(decode_meta(&encode_meta(&RegionMeta::default())), Some(RegionMeta::default()));
+        b[2] ^= 1;
+        assert_eq!(decode_meta(&b), None);
+    }
+}
