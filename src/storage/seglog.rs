@@ -17,8 +17,9 @@
 //! whole up to the length the next one's header names: a bad record there is
 //! corruption, reported with the file and offset, and the log does not open.
 //! The last segment ends at its first bad or incomplete record (a torn write of
-//! a batch that was never acknowledged). Every open starts a fresh segment, so
-//! nothing is ever written after a torn tail.
+//! a batch that was never acknowledged). Every open cuts the last segment to
+//! its valid length (giving back its preallocated tail) and starts a fresh
+//! one, so nothing is ever written after a torn tail.
 //!
 //! Appends are buffered; [`SegLog::sync`] makes everything appended before it
 //! durable, and one flusher task writes and syncs whatever queued meanwhile
@@ -42,6 +43,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_channel::oneshot;
 use glommio::io::{BufferedFile, Directory, OpenOptions};
+
+use super::FsyncPolicy;
 
 /// Segment size unless the caller asks for another.
 pub const SEGMENT_BYTES: u64 = 64 << 20;
@@ -72,7 +75,8 @@ struct Loc {
 #[derive(Debug, Default)]
 struct RegionLog {
     entries: BTreeMap<u64, Loc>,
-    committed: Option<(u64, u64)>,
+    /// The last committed log id the region saved: its index and bytes.
+    committed: Option<(u64, Bytes)>,
 }
 
 struct Segment {
@@ -85,22 +89,23 @@ struct Segment {
     max_index: HashMap<u32, u64>,
 }
 
-/// A region's vote and purge point (the `meta-<region>` file).
+/// A region's vote and purge point (the `meta-<region>` file). Log ids and
+/// votes are the caller's bytes; the log only needs indexes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RegionMeta {
-    /// The vote as openraft encodes it (opaque here).
     pub vote: Option<Bytes>,
-    /// The last purged entry: (term, index).
-    pub purged: Option<(u64, u64)>,
+    /// The last purged entry: its index and its log id.
+    pub purged: Option<(u64, Bytes)>,
 }
 
-/// What recovery found for one region.
+/// What the log holds for one region.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RegionState {
     pub meta: RegionMeta,
-    /// The last entry: (term, index).
-    pub last: Option<(u64, u64)>,
-    pub committed: Option<(u64, u64)>,
+    /// The index of the last entry held (not of the purge point).
+    pub last_index: Option<u64>,
+    /// The last committed log id saved: its index and bytes.
+    pub committed: Option<(u64, Bytes)>,
 }
 
 struct Inner {
@@ -126,6 +131,12 @@ struct Inner {
 pub struct SegLog {
     dir: PathBuf,
     segment_bytes: u64,
+    /// `Always`: a batch counts as written once fdatasynced. Otherwise once
+    /// written (the page cache survives kill -9), synced once a second
+    /// (`EverySec`) or when the OS decides (`No`).
+    policy: FsyncPolicy,
+    /// Written since the last fdatasync (not `Always`).
+    dirty: Cell<bool>,
     inner: RefCell<Inner>,
     /// Retries after a failed write or sync, since the log opened.
     retries: Cell<u64>,
@@ -247,10 +258,11 @@ async fn write_all(file: &BufferedFile, mut buf: Vec<u8>, mut pos: u64) -> io::R
 fn encode_meta(m: &RegionMeta) -> Vec<u8> {
     let mut b = Vec::new();
     match &m.purged {
-        Some((t, i)) => {
+        Some((i, id)) => {
             b.push(1);
-            b.extend_from_slice(&t.to_be_bytes());
             b.extend_from_slice(&i.to_be_bytes());
+            b.extend_from_slice(&(id.len() as u32).to_be_bytes());
+            b.extend_from_slice(id);
         }
         None => b.push(0),
     }
@@ -274,10 +286,10 @@ fn decode_meta(b: &[u8]) -> Option<RegionMeta> {
     let mut m = RegionMeta::default();
     let rest = match body.first()? {
         1 => {
-            let t = u64::from_be_bytes(body.get(1..9)?.try_into().ok()?);
-            let i = u64::from_be_bytes(body.get(9..17)?.try_into().ok()?);
-            m.purged = Some((t, i));
-            &body[17..]
+            let i = u64::from_be_bytes(body.get(1..9)?.try_into().ok()?);
+            let n = u32::from_be_bytes(body.get(9..13)?.try_into().ok()?) as usize;
+            m.purged = Some((i, Bytes::copy_from_slice(body.get(13..13 + n)?)));
+            &body[13 + n..]
         }
         0 => &body[1..],
         _ => return None,
@@ -294,7 +306,7 @@ impl SegLog {
     /// Open (or create) the log in `dir`: read every segment and meta file,
     /// then start a fresh segment. What each region holds is in
     /// [`state`](Self::state).
-    pub async fn open(dir: impl Into<PathBuf>, segment_bytes: u64) -> io::Result<Rc<SegLog>> {
+    pub async fn open(dir: impl Into<PathBuf>, segment_bytes: u64, policy: FsyncPolicy) -> io::Result<Rc<SegLog>> {
         let dir = dir.into();
         std::fs::create_dir_all(&dir)?;
         let mut seqs = Vec::new();
@@ -382,7 +394,7 @@ impl SegLog {
                         let m = seg.max_index.entry(p.region).or_default();
                         *m = (*m).max(p.index);
                     }
-                    KIND_COMMITTED => log.committed = Some((p.term, p.index)),
+                    KIND_COMMITTED => log.committed = Some((p.index, Bytes::copy_from_slice(&buf[p.payload.clone()]))),
                     k => {
                         return Err(corrupt(format!(
                             "{}: unknown record kind {k} at offset {at}",
@@ -396,13 +408,15 @@ impl SegLog {
         }
         // Entries at or below a region's purge point are gone.
         for (r, m) in &metas {
-            if let (Some((_, p)), Some(log)) = (m.purged, regions.get_mut(r)) {
+            if let (Some((p, _)), Some(log)) = (&m.purged, regions.get_mut(r)) {
                 log.entries = log.entries.split_off(&(p + 1));
             }
         }
         let log = Rc::new(SegLog {
             dir,
             segment_bytes: segment_bytes.max(HEADER + 4096),
+            policy,
+            dirty: Cell::new(false),
             inner: RefCell::new(Inner {
                 segments,
                 regions,
@@ -419,13 +433,39 @@ impl SegLog {
             retries: Cell::new(0),
             batches: Cell::new(0),
         });
+        // The last segment ends where its records do: give back its
+        // preallocated tail (and any torn batch in it) before the next one
+        // starts, so restarts do not pile up preallocated space.
+        let last = log.inner.borrow().segments.last().map(|s| (s.file.clone(), s.len));
+        if let Some((file, len)) = last {
+            file.truncate(len).await?;
+            file.fdatasync().await?;
+        }
         log.roll().await?;
         log.delete_purged_segments().await;
+        if policy == FsyncPolicy::EverySec {
+            glommio::spawn_local(every_second(Rc::downgrade(&log))).detach();
+        }
         Ok(log)
+    }
+
+    /// fdatasync the active segment if anything was written since the last one.
+    async fn sync_dirty(&self) -> io::Result<()> {
+        if !self.dirty.replace(false) {
+            return Ok(());
+        }
+        let file = self.inner.borrow().segments.last().map(|s| s.file.clone());
+        match file {
+            Some(f) => f.fdatasync().await.map_err(io::Error::from).inspect_err(|_| self.dirty.set(true)),
+            None => Ok(()),
+        }
     }
 
     /// Start a new segment after the last one (synced, its directory entry too).
     async fn roll(&self) -> io::Result<()> {
+        // What the old segment holds unsynced goes down first: recovery trusts
+        // it up to the length the new header names.
+        self.sync_dirty().await?;
         let (seq, prev_seq, prev_len) = {
             let inner = self.inner.borrow();
             match inner.segments.last() {
@@ -454,8 +494,8 @@ impl SegLog {
         let inner = self.inner.borrow();
         let log = inner.regions.get(&region);
         let meta = inner.metas.get(&region).cloned().unwrap_or_default();
-        let last = log.and_then(|l| l.entries.iter().next_back().map(|(i, loc)| (loc.term, *i))).or(meta.purged);
-        RegionState { meta, last, committed: log.and_then(|l| l.committed) }
+        let last_index = log.and_then(|l| l.entries.keys().next_back().copied());
+        RegionState { meta, last_index, committed: log.and_then(|l| l.committed.clone()) }
     }
 
     /// Queue an entry (made durable by the next [`sync`](Self::sync)). An
@@ -474,10 +514,10 @@ impl SegLog {
     }
 
     /// Record the region's committed log id (durable with the next sync).
-    pub fn save_committed(&self, region: u32, term: u64, index: u64) {
+    pub fn save_committed(&self, region: u32, index: u64, id: &[u8]) {
         let mut inner = self.inner.borrow_mut();
-        push_record(&mut inner.pending, KIND_COMMITTED, region, index, term, &[]);
-        inner.regions.entry(region).or_default().committed = Some((term, index));
+        push_record(&mut inner.pending, KIND_COMMITTED, region, index, 0, id);
+        inner.regions.entry(region).or_default().committed = Some((index, Bytes::copy_from_slice(id)));
     }
 
     /// Drop the region's entries after `index` (all of them for `None`).
@@ -601,7 +641,11 @@ impl SegLog {
             (s.file.clone(), s.seq, s.len)
         };
         write_all(&file, batch.to_vec(), at).await?;
-        file.fdatasync().await?;
+        if self.policy == FsyncPolicy::Always {
+            file.fdatasync().await?;
+        } else {
+            self.dirty.set(true);
+        }
         self.batches.set(self.batches.get() + 1);
         let mut inner = self.inner.borrow_mut();
         if let Some(s) = inner.segments.iter_mut().find(|s| s.seq == seq) {
@@ -665,14 +709,14 @@ impl SegLog {
         self.save_meta(region, m).await
     }
 
-    /// Forget the region's entries up to `index` (term `term`): the purge
-    /// point is saved first, then segments nobody needs are deleted.
-    pub async fn purge(&self, region: u32, term: u64, index: u64) -> io::Result<()> {
+    /// Forget the region's entries up to `index` (whose log id is `id`): the
+    /// purge point is saved first, then segments nobody needs are deleted.
+    pub async fn purge(&self, region: u32, index: u64, id: Bytes) -> io::Result<()> {
         let mut m = self.inner.borrow().metas.get(&region).cloned().unwrap_or_default();
-        if m.purged.is_some_and(|(_, p)| p >= index) {
+        if m.purged.as_ref().is_some_and(|(p, _)| *p >= index) {
             return Ok(());
         }
-        m.purged = Some((term, index));
+        m.purged = Some((index, id));
         self.save_meta(region, m).await?;
         if let Some(log) = self.inner.borrow_mut().regions.get_mut(&region) {
             log.entries = log.entries.split_off(&(index + 1));
@@ -691,7 +735,7 @@ impl SegLog {
                 if inner.segments.len() < 2 {
                     return;
                 }
-                let purged = |r: &u32| inner.metas.get(r).and_then(|m| m.purged).map(|(_, i)| i);
+                let purged = |r: &u32| inner.metas.get(r).and_then(|m| m.purged.as_ref()).map(|(i, _)| *i);
                 if !first.max_index.iter().all(|(r, max)| purged(r).is_some_and(|p| p >= *max)) {
                     return;
                 }
@@ -707,6 +751,16 @@ impl SegLog {
         }
     }
 
+    /// Every region the log holds anything of (entries, a committed id, a
+    /// vote or a purge point), ascending.
+    pub fn regions(&self) -> Vec<u32> {
+        let inner = self.inner.borrow();
+        let mut r: Vec<u32> = inner.regions.keys().chain(inner.metas.keys()).copied().collect();
+        r.sort_unstable();
+        r.dedup();
+        r
+    }
+
     /// Retries after failed writes or syncs since the log opened.
     pub fn retries(&self) -> u64 {
         self.retries.get()
@@ -720,6 +774,104 @@ impl SegLog {
     /// The segment files, oldest first (for tests and INFO).
     pub fn segment_paths(&self) -> Vec<PathBuf> {
         self.inner.borrow().segments.iter().map(|s| s.path.clone()).collect()
+    }
+}
+
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    std::fs::File::open(dir)?.sync_all()
+}
+
+fn layout_cores(root: &Path) -> Option<usize> {
+    std::fs::read_to_string(root.join("LAYOUT")).ok()?.trim().strip_prefix("cores=")?.parse().ok()
+}
+
+/// The per-core logs under `root` (`core-<k>`), laid out for `cores` cores
+/// with region `r` in core `owner(r)`'s log. `root/LAYOUT` says for how many
+/// cores they were written. When that differs (`--cores` changed), every
+/// region's entries, committed id, vote and purge point are copied into a new
+/// set of logs beside it (`<root>.new`, synced, `LAYOUT` written last), which
+/// then replaces the old set by two renames. A crash anywhere leaves either
+/// the old set or the complete new one, and the next start finishes the job.
+/// Runs before the cores start (it opens logs on the calling executor).
+pub async fn layout(
+    root: &Path,
+    cores: usize,
+    owner: impl Fn(u32) -> usize,
+    segment_bytes: u64,
+    policy: FsyncPolicy,
+) -> io::Result<()> {
+    let new = root.with_extension("new");
+    let old = root.with_extension("old");
+    let parent = root.parent().unwrap_or(Path::new("."));
+    // Finish a swap that a crash cut short.
+    if old.exists() {
+        if !root.exists() && layout_cores(&new).is_some() {
+            std::fs::rename(&new, root)?;
+            sync_dir(parent)?;
+        }
+        std::fs::remove_dir_all(&old)?;
+    }
+    if new.exists() {
+        std::fs::remove_dir_all(&new)?;
+    }
+    std::fs::create_dir_all(root)?;
+    let mut olds: Vec<PathBuf> = std::fs::read_dir(root)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("core-")))
+        .collect();
+    olds.sort();
+    match layout_cores(root) {
+        Some(n) if n == cores => return Ok(()),
+        None if olds.is_empty() => {
+            std::fs::write(root.join("LAYOUT"), format!("cores={cores}\n"))?;
+            std::fs::File::open(root.join("LAYOUT"))?.sync_all()?;
+            return sync_dir(root);
+        }
+        _ => {}
+    }
+    std::fs::create_dir_all(&new)?;
+    let mut logs = Vec::with_capacity(cores);
+    for k in 0..cores {
+        logs.push(SegLog::open(new.join(format!("core-{k}")), segment_bytes, policy).await?);
+    }
+    for dir in &olds {
+        let src = SegLog::open(dir, segment_bytes, policy).await?;
+        for r in src.regions() {
+            let dst = &logs[owner(r) % cores];
+            for (i, t, p) in src.read(r, 0, u64::MAX).await? {
+                dst.append(r, i, t, &p);
+            }
+            let st = src.state(r);
+            if let Some((i, id)) = &st.committed {
+                dst.save_committed(r, *i, id);
+            }
+            dst.sync().await;
+            if let Some(v) = st.meta.vote {
+                dst.save_vote(r, v).await?;
+            }
+            if let Some((i, id)) = st.meta.purged {
+                dst.purge(r, i, id).await?;
+            }
+        }
+    }
+    drop(logs);
+    std::fs::write(new.join("LAYOUT"), format!("cores={cores}\n"))?;
+    std::fs::File::open(new.join("LAYOUT"))?.sync_all()?;
+    sync_dir(&new)?;
+    std::fs::rename(root, &old)?;
+    std::fs::rename(&new, root)?;
+    sync_dir(parent)?;
+    std::fs::remove_dir_all(&old)
+}
+
+/// `EverySec`: fdatasync what was written, once a second, while the log lives.
+async fn every_second(log: std::rc::Weak<SegLog>) {
+    loop {
+        glommio::timer::sleep(Duration::from_secs(1)).await;
+        let Some(log) = log.upgrade() else { return };
+        if let Err(e) = log.sync_dirty().await {
+            eprintln!("neokv: fdatasync of the Raft log failed ({e}); trying again in a second");
+        }
     }
 }
 
@@ -747,7 +899,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path().to_path_buf();
         run(async move {
-            let log = SegLog::open(&d, 1 << 20).await.unwrap();
+            let log = SegLog::open(&d, 1 << 20, FsyncPolicy::Always).await.unwrap();
             for batch in 0..10u64 {
                 for r in [1u32, 2, 3] {
                     for k in 0..5 {
@@ -759,19 +911,19 @@ mod tests {
             }
             log.truncate_after(2, Some(40));
             log.append(2, 41, 9, b"rewritten");
-            log.save_committed(1, 3, 50);
+            log.save_committed(1, 50, b"id-50");
             log.sync().await;
             log.save_vote(3, Bytes::from_static(b"vote-3")).await.unwrap();
             drop(log);
-            let log = SegLog::open(&d, 1 << 20).await.unwrap();
+            let log = SegLog::open(&d, 1 << 20, FsyncPolicy::Always).await.unwrap();
             let one = read_all_of(&log, 1).await;
             assert_eq!(one.len(), 50);
             assert!(one.iter().all(|(i, t, p)| *p == payload(1, *i) && *t == 1 + (*i - 1) / 20));
             let two = read_all_of(&log, 2).await;
             assert_eq!(two.len(), 41);
             assert_eq!(two.last().unwrap(), &(41, 9, b"rewritten".to_vec()));
-            assert_eq!(log.state(2).last, Some((9, 41)));
-            assert_eq!(log.state(1).committed, Some((3, 50)));
+            assert_eq!(log.state(2).last_index, Some(41));
+            assert_eq!(log.state(1).committed, Some((50, Bytes::from_static(b"id-50"))));
             assert_eq!(log.state(3).meta.vote.as_deref(), Some(&b"vote-3"[..]));
             assert!(read_all_of(&log, 4).await.is_empty());
         });
@@ -784,7 +936,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path().to_path_buf();
         run(async move {
-            let log = SegLog::open(&d, 16 << 10).await.unwrap();
+            let log = SegLog::open(&d, 16 << 10, FsyncPolicy::Always).await.unwrap();
             for i in 1..=400u64 {
                 log.append(1, i, 1, &[7u8; 200]);
                 if i % 3 == 0 {
@@ -794,21 +946,21 @@ mod tests {
             }
             let before = log.segment_paths().len();
             assert!(before > 5, "{before} segments");
-            log.purge(1, 1, 390).await.unwrap();
+            log.purge(1, 390, Bytes::from_static(b"p1")).await.unwrap();
             // Region 2 still needs everything: nothing goes.
             assert_eq!(log.segment_paths().len(), before);
-            log.purge(2, 1, 100).await.unwrap();
+            log.purge(2, 100, Bytes::from_static(b"p2")).await.unwrap();
             let after = log.segment_paths().len();
             assert!(after < before && after >= 2, "{before} -> {after}");
             assert_eq!(read_all_of(&log, 1).await.len(), 10);
             assert_eq!(read_all_of(&log, 2).await.len(), 33);
             drop(log);
-            let log = SegLog::open(&d, 16 << 10).await.unwrap();
+            let log = SegLog::open(&d, 16 << 10, FsyncPolicy::Always).await.unwrap();
             let one = read_all_of(&log, 1).await;
             assert_eq!(one.first().map(|e| e.0), Some(391));
             assert_eq!(one.len(), 10);
             assert_eq!(read_all_of(&log, 2).await.len(), 33);
-            assert_eq!(log.state(1).meta.purged, Some((1, 390)));
+            assert_eq!(log.state(1).meta.purged, Some((390, Bytes::from_static(b"p1"))));
         });
     }
 
@@ -823,7 +975,7 @@ mod tests {
         let first = seg_path(&d, 1);
         let d1 = d.clone();
         run(async move {
-            let log = SegLog::open(&d1, 1 << 20).await.unwrap();
+            let log = SegLog::open(&d1, 1 << 20, FsyncPolicy::Always).await.unwrap();
             for i in 1..=20u64 {
                 log.append(1, i, 1, &payload(1, i));
                 log.sync().await;
@@ -836,14 +988,14 @@ mod tests {
         std::fs::write(&first, &bytes).unwrap();
         let d2 = d.clone();
         run(async move {
-            let log = SegLog::open(&d2, 1 << 20).await.unwrap();
+            let log = SegLog::open(&d2, 1 << 20, FsyncPolicy::Always).await.unwrap();
             let got = read_all_of(&log, 1).await;
             assert_eq!(got.len(), 19, "the torn last entry is dropped, the rest kept");
-            assert_eq!(log.state(1).last, Some((1, 19)));
+            assert_eq!(log.state(1).last_index, Some(19));
             log.append(1, 20, 2, b"again");
             log.sync().await;
             drop(log);
-            let log = SegLog::open(&d2, 1 << 20).await.unwrap();
+            let log = SegLog::open(&d2, 1 << 20, FsyncPolicy::Always).await.unwrap();
             let got = read_all_of(&log, 1).await;
             assert_eq!(got.len(), 20);
             assert_eq!(got.last().unwrap(), &(20, 2, b"again".to_vec()));
@@ -854,7 +1006,10 @@ mod tests {
         bytes[HEADER as usize + 20] ^= 0xff;
         std::fs::write(&first, &bytes).unwrap();
         run(async move {
-            let e = SegLog::open(&d, 1 << 20).await.err().expect("damage inside a bounded segment must be refused");
+            let e = SegLog::open(&d, 1 << 20, FsyncPolicy::Always)
+                .await
+                .err()
+                .expect("damage inside a bounded segment must be refused");
             assert!(e.to_string().contains("damaged record at offset 64"), "{e}");
         });
     }
@@ -866,7 +1021,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path().to_path_buf();
         run(async move {
-            let log = SegLog::open(&d, 4 << 20).await.unwrap();
+            let log = SegLog::open(&d, 4 << 20, FsyncPolicy::Always).await.unwrap();
             let tasks: Vec<_> = (0..8u32)
                 .map(|r| {
                     let log = log.clone();
@@ -888,7 +1043,7 @@ mod tests {
                 assert_eq!(read_all_of(&log, r).await.len(), 50);
             }
             drop(log);
-            let log = SegLog::open(&d, 4 << 20).await.unwrap();
+            let log = SegLog::open(&d, 4 << 20, FsyncPolicy::Always).await.unwrap();
             for r in 0..8 {
                 let got = read_all_of(&log, r).await;
                 assert_eq!(got.len(), 50, "region {r}");
@@ -897,9 +1052,100 @@ mod tests {
         });
     }
 
+    /// Reopening cuts the last segment to what it holds: ten restarts leave
+    /// ten small files, not ten preallocated ones.
+    #[test]
+    fn restarts_give_back_preallocated_space() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_path_buf();
+        run(async move {
+            for i in 1..=10u64 {
+                let log = SegLog::open(&d, 1 << 20, FsyncPolicy::Always).await.unwrap();
+                log.append(1, i, 1, &payload(1, i));
+                log.sync().await;
+            }
+            let log = SegLog::open(&d, 1 << 20, FsyncPolicy::Always).await.unwrap();
+            assert_eq!(read_all_of(&log, 1).await.len(), 10);
+            let paths = log.segment_paths();
+            let sizes: Vec<u64> = paths.iter().map(|p| std::fs::metadata(p).unwrap().len()).collect();
+            // Every segment but the active one holds one small record.
+            assert!(sizes[..sizes.len() - 1].iter().all(|s| *s < 4096), "{sizes:?}");
+        });
+    }
+
+    /// `--cores` changed: every region's log moves to its new core's log,
+    /// whole (entries, committed id, vote, purge point); the same layout
+    /// again changes nothing.
+    #[test]
+    fn a_new_core_count_moves_every_region_to_its_owner() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("raftlog");
+        run(async move {
+            let owner = |r: u32| r as usize;
+            layout(&root, 2, |r| owner(r) % 2, 1 << 20, FsyncPolicy::Always).await.unwrap();
+            for k in 0..2u32 {
+                let log = SegLog::open(root.join(format!("core-{k}")), 1 << 20, FsyncPolicy::Always).await.unwrap();
+                for r in (0..6u32).filter(|r| r % 2 == k) {
+                    for i in 1..=30u64 {
+                        log.append(r, i, 2, &payload(r, i));
+                    }
+                    log.save_committed(r, 25, b"c25");
+                    log.sync().await;
+                    log.save_vote(r, Bytes::from(format!("vote-{r}"))).await.unwrap();
+                    log.purge(r, 10, Bytes::from_static(b"p10")).await.unwrap();
+                }
+            }
+            layout(&root, 3, |r| owner(r) % 3, 1 << 20, FsyncPolicy::Always).await.unwrap();
+            assert_eq!(layout_cores(&root), Some(3));
+            assert!(!root.with_extension("new").exists() && !root.with_extension("old").exists());
+            for k in 0..3u32 {
+                let log = SegLog::open(root.join(format!("core-{k}")), 1 << 20, FsyncPolicy::Always).await.unwrap();
+                let want: Vec<u32> = (0..6u32).filter(|r| r % 3 == k).collect();
+                assert_eq!(log.regions(), want, "core {k}");
+                for r in want {
+                    let got = read_all_of(&log, r).await;
+                    assert_eq!(got.len(), 20, "region {r}");
+                    assert!(got.iter().all(|(i, t, p)| *t == 2 && *p == payload(r, *i)));
+                    let st = log.state(r);
+                    assert_eq!(st.committed, Some((25, Bytes::from_static(b"c25"))));
+                    assert_eq!(st.meta.vote, Some(Bytes::from(format!("vote-{r}"))));
+                    assert_eq!(st.meta.purged, Some((10, Bytes::from_static(b"p10"))));
+                }
+            }
+            // A crash after the first rename: the complete new set is put in place.
+            std::fs::rename(&root, root.with_extension("old")).unwrap();
+            std::fs::create_dir_all(root.with_extension("new")).unwrap();
+            std::fs::write(root.with_extension("new").join("LAYOUT"), "cores=3\n").unwrap();
+            layout(&root, 3, |r| owner(r) % 3, 1 << 20, FsyncPolicy::Always).await.unwrap();
+            assert_eq!(layout_cores(&root), Some(3));
+            assert!(!root.with_extension("old").exists());
+        });
+    }
+
+    /// `EverySec`: a batch counts once written (it survives the process in
+    /// the page cache) and is synced within a second.
+    #[test]
+    fn everysec_writes_without_waiting_for_the_disk_and_syncs_later() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_path_buf();
+        run(async move {
+            let log = SegLog::open(&d, 1 << 20, FsyncPolicy::EverySec).await.unwrap();
+            for i in 1..=10u64 {
+                log.append(5, i, 1, &payload(5, i));
+                log.sync().await;
+            }
+            assert!(log.dirty.get(), "written, not yet synced");
+            glommio::timer::sleep(Duration::from_millis(1500)).await;
+            assert!(!log.dirty.get(), "not synced within a second and a half");
+            drop(log);
+            let log = SegLog::open(&d, 1 << 20, FsyncPolicy::EverySec).await.unwrap();
+            assert_eq!(read_all_of(&log, 5).await.len(), 10);
+        });
+    }
+
     #[test]
     fn meta_files_round_trip_and_detect_damage() {
-        let m = RegionMeta { vote: Some(Bytes::from_static(b"v")), purged: Some((3, 9)) };
+        let m = RegionMeta { vote: Some(Bytes::from_static(b"v")), purged: Some((9, Bytes::from_static(b"id"))) };
         let mut b = encode_meta(&m);
         assert_eq!(decode_meta(&b), Some(m));
         assert_eq!(decode_meta(&encode_meta(&RegionMeta::default())), Some(RegionMeta::default()));
