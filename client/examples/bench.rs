@@ -13,15 +13,12 @@
 //! cargo run --release -p neokv-client --example bench -- --redis 127.0.0.1:6379 --secs 5 --tasks 32
 //! ```
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use neokv_client::{DefaultRedisClient, LockManager, RedisClient, RedisClientExt, RedisConfig};
+use neokv_client::{LockManager, RedisClient, RedisClientExt};
 
-fn arg(name: &str, default: &str) -> String {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned().unwrap_or_else(|| default.into())
-}
+mod common;
+use common::arg;
 
 /// Run `op` in `tasks` tasks for `secs`; operations per second and the
 /// latency percentiles of one call of `op` (which does `per_call` operations).
@@ -61,18 +58,10 @@ where
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let redis = arg("--redis", "127.0.0.1:6379");
     let secs: u64 = arg("--secs", "5").parse()?;
     let tasks: usize = arg("--tasks", "32").parse()?;
     let batch: u64 = arg("--batch", "100").parse()?;
-    let (host, port) = redis.rsplit_once(':').ok_or("--redis takes host:port")?;
-    let client = Arc::new(DefaultRedisClient::new(RedisConfig {
-        host: host.into(),
-        port: port.parse()?,
-        pool_size: tasks.max(1),
-        key_prefix: Some("bench".into()),
-        ..Default::default()
-    })?);
+    let client = common::client("bench", tasks.max(1))?;
     let locks = LockManager::new(client.clone());
     let ttl = Duration::from_secs(10);
 

@@ -12,8 +12,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use neokv_client::{DefaultRedisClient, RedisClient, RedisClientExt, RedisConfig};
+use neokv_client::{RedisClient, RedisClientExt};
 use serde::{Deserialize, Serialize};
+
+mod common;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 struct Product {
@@ -29,21 +31,9 @@ async fn load_product(id: u64, reads: &AtomicUsize) -> Result<Product, String> {
     Ok(Product { id, name: format!("product {id}"), price_cents: 100 * id })
 }
 
-fn arg(name: &str, default: &str) -> String {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned().unwrap_or_else(|| default.into())
-}
-
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let redis = arg("--redis", "127.0.0.1:6379");
-    let (host, port) = redis.rsplit_once(':').ok_or("--redis takes host:port")?;
-    let client = Arc::new(DefaultRedisClient::new(RedisConfig {
-        host: host.into(),
-        port: port.parse()?,
-        key_prefix: Some("shop".into()),
-        ..Default::default()
-    })?);
+    let client = common::client("shop", 16)?;
     let reads = Arc::new(AtomicUsize::new(0));
     // A key of this run's own, so the first read is a miss.
     let id = std::process::id() as u64;

@@ -19,7 +19,10 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::Router;
-use neokv_client::{lock, DefaultRedisClient, LockError, LockManager, RedisClient, RedisConfig};
+use neokv_client::{lock, DefaultRedisClient, LockError, LockManager, RedisClient};
+
+mod common;
+use common::arg;
 
 /// The service's errors, and the HTTP status each maps to.
 #[derive(Debug)]
@@ -83,23 +86,12 @@ async fn pay(State(orders): State<Arc<Orders>>, Path(id): Path<u64>) -> Result<S
     orders.pay(id).await
 }
 
-fn arg(name: &str, default: &str) -> String {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned().unwrap_or_else(|| default.into())
-}
-
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let redis = arg("--redis", "127.0.0.1:6379");
     let listen = arg("--listen", "127.0.0.1:3000");
     let pay_time = Duration::from_millis(arg("--pay-ms", "500").parse()?);
-    let (host, port) = redis.rsplit_once(':').ok_or("--redis takes host:port")?;
-    let client = Arc::new(DefaultRedisClient::new(RedisConfig {
-        host: host.into(),
-        port: port.parse()?,
-        key_prefix: Some("shop".into()),
-        ..Default::default()
-    })?);
+    let client = common::client("shop", 16)?;
     let orders = Arc::new(Orders { locks: LockManager::new(client.clone()), redis: client, pay_time });
     let app = Router::new().route("/orders/{id}/pay", post(pay)).with_state(orders);
     let listener = tokio::net::TcpListener::bind(&listen).await?;

@@ -221,6 +221,14 @@ impl std::fmt::Debug for DistributedLock {
     }
 }
 
+/// A lock's TTL in milliseconds; zero is refused (the spec's v1 rule).
+fn ttl_ms(key: &str, ttl: Duration) -> Result<u64, Error> {
+    if ttl.is_zero() {
+        return Err(Error::Config(format!("lock {key:?}: the TTL must be more than zero")));
+    }
+    Ok((ttl.as_millis() as u64).max(1))
+}
+
 /// The companion counter of a lock key, in the same cluster slot.
 fn fence_key(full: &str) -> String {
     if full.contains('{') {
@@ -249,12 +257,22 @@ impl LockManager {
         Arc::as_ptr(&self.scripts) as usize
     }
 
+    /// The key the lock of `key` is stored under: `<prefix>:lock:<key>`.
+    fn full_key(&self, key: &str) -> String {
+        self.client.key(&format!("lock:{key}"))
+    }
+
+    /// The hold of `key` by the `with_lock` blocks enclosing the calling code.
+    fn held(&self, key: &str) -> Option<Held> {
+        let id = (self.id(), self.full_key(key));
+        HELD.try_with(|h| h.get(&id).cloned()).ok().flatten()
+    }
+
     /// How many [`with_lock`](Self::with_lock) blocks of `key` (on this
     /// manager or a clone) enclose the calling code: 0 if it holds no such
     /// lock, 2 inside a re-entered one.
     pub fn hold_depth(&self, key: &str) -> usize {
-        let full_key = self.client.key(&format!("lock:{key}"));
-        HELD.try_with(|h| h.get(&(self.id(), full_key)).map_or(0, |h| h.depth)).unwrap_or(0)
+        self.held(key).map_or(0, |h| h.depth)
     }
 
     /// Try to take the lock of `key` for `ttl` (which must not be zero),
@@ -267,11 +285,8 @@ impl LockManager {
         wait: Duration,
         retry_interval: Duration,
     ) -> Result<Option<DistributedLock>, Error> {
-        if ttl.is_zero() {
-            return Err(Error::Config(format!("lock {key:?}: the TTL must be more than zero")));
-        }
-        let ttl_ms = (ttl.as_millis() as u64).max(1);
-        let full_key = self.client.key(&format!("lock:{key}"));
+        let ttl_ms = ttl_ms(key, ttl)?;
+        let full_key = self.full_key(key);
         let fence = fence_key(&full_key);
         let deadline = Instant::now() + wait;
         loop {
@@ -340,14 +355,11 @@ impl LockManager {
     where
         Fut: Future<Output = R>,
     {
-        let full_key = self.client.key(&format!("lock:{key}"));
+        let full_key = self.full_key(key);
         let id = (self.id(), full_key.clone());
         let mut held = HELD.try_with(|h| h.clone()).unwrap_or_default();
         if let Some(outer) = held.get(&id).cloned() {
-            if opts.ttl.is_zero() {
-                return Err(Error::Config(format!("lock {key:?}: the TTL must be more than zero")).into());
-            }
-            let ms = (opts.ttl.as_millis() as u64).max(1).to_string();
+            let ms = ttl_ms(key, opts.ttl)?.to_string();
             let v = self.scripts.reenter.run(self.client.as_ref(), &[&full_key], &[outer.token.clone(), ms]).await?;
             if redis::from_redis_value::<i64>(&v).map_err(Error::from)? == 1 {
                 let renewal =
@@ -379,8 +391,7 @@ impl LockManager {
     /// The fencing token of the lock of `key` that the calling code runs
     /// under (inside a [`with_lock`](Self::with_lock) block of it), if any.
     pub fn held_fencing_token(&self, key: &str) -> Option<u64> {
-        let full_key = self.client.key(&format!("lock:{key}"));
-        HELD.try_with(|h| h.get(&(self.id(), full_key)).map(|h| h.fence)).ok().flatten()
+        self.held(key).map(|h| h.fence)
     }
 }
 
