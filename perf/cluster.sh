@@ -10,8 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . perf/lib.sh
-command -v memtier_benchmark >/dev/null || ../shared/tools/build-memtier.sh
-command -v memtier_benchmark >/dev/null || { echo "memtier_benchmark missing and could not be built" >&2; exit 1; }
+need_memtier
 
 CLIENTS=50
 N1=${N1:-50000}
@@ -36,10 +35,8 @@ memtier() { # port [--cluster-mode] -> "ops/s p50 p99"
     --key-maximum 100000 --hide-histogram 2>/dev/null | awk '/^Totals/ {print $2, $(NF-3), $(NF-2)}'
 }
 
-# CPU seconds (utime + stime) of processes, from /proc.
-cpu() { local t=0 pid; for pid in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$pid/stat"))); done
-  python3 -c "import os,sys; print(int(sys.argv[1]) / os.sysconf('SC_CLK_TCK'))" "$t"; }
-per100k() { python3 -c "import sys; print(f'{(float(sys.argv[2]) - float(sys.argv[1])) * 1e5 / float(sys.argv[3]):.2f}')" "$@"; }
+cpu() { cpu_ticks "$@"; }
+per100k() { cpu_per "$1" "$2" "$3" 1e5 2; }
 NODE_PIDS=("$(cat "$TMP/node1.pid")" "$(cat "$TMP/node2.pid")" "$(cat "$TMP/node3.pid")")
 SA_PID=$(cat "$TMP/neokv-always.pid")
 

@@ -30,6 +30,16 @@ start_redis() { # name extra-args... -> port
   echo $! > "$TMP/$name.pid"
   wait_port "$port"; echo "$port"
 }
+# memtier_benchmark, built by ../shared/tools/build-memtier.sh when missing (never skipped).
+need_memtier() {
+  command -v memtier_benchmark >/dev/null || ../shared/tools/build-memtier.sh
+  command -v memtier_benchmark >/dev/null || { echo "memtier_benchmark missing and could not be built" >&2; exit 1; }
+}
+# CPU ticks (utime + stime, from /proc) of processes, summed.
+cpu_ticks() { local t=0 pid; for pid in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$pid/stat"))); done; echo "$t"; }
+cpu_per() { # ticks-before ticks-after requests scale digits -> CPU seconds × scale per request
+  python3 -c "import os,sys; a=sys.argv; print(f'{(int(a[2]) - int(a[1])) / os.sysconf(\"SC_CLK_TCK\") * float(a[4]) / int(a[3]):.{a[5]}f}')" "$@"
+}
 ratio() { python3 -c "import sys; a,b=float(sys.argv[1] or 0),float(sys.argv[2] or 0); print(f'{a/b:.2f}x' if b else 'n/a')" "$1" "$2"; }
 
 # A three-node cluster on free loopback ports: NPORTS[n] are the client ports,

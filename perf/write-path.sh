@@ -15,8 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . perf/lib.sh
-command -v memtier_benchmark >/dev/null || ../shared/tools/build-memtier.sh
-command -v memtier_benchmark >/dev/null || { echo "memtier_benchmark missing and could not be built" >&2; exit 1; }
+need_memtier
 
 CLIENTS=50
 N1=${N1:-50000}
@@ -24,8 +23,8 @@ N16=${N16:-200000}
 MEMTIER_N=${MEMTIER_N:-2000}
 TESTS=(set get incr lpush lpop sadd hset spop zadd zrank zrangebyscore)
 
-cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-us_per_op() { python3 -c "import os,sys; print(f'{(int(sys.argv[2]) - int(sys.argv[1])) / os.sysconf(\"SC_CLK_TCK\") * 1e6 / int(sys.argv[3]):.1f}')" "$@"; }
+cpu() { cpu_ticks "$@"; }
+us_per_op() { cpu_per "$1" "$2" "$3" 1e6 1; }
 
 bench() { # port pipeline test -> requests/s
   local port=$1 p=$2 t=$3 n=$N1 extra=()
