@@ -9,8 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . perf/lib.sh
-command -v memtier_benchmark >/dev/null || ../shared/tools/build-memtier.sh
-command -v memtier_benchmark >/dev/null || { echo "memtier_benchmark missing: run ../shared/tools/build-memtier.sh" >&2; exit 1; }
+need_memtier
 
 CLIENTS=50
 N1=${N1:-$([ -n "${QUICK:-}" ] && echo 20000 || echo 100000)}
