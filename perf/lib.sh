@@ -16,11 +16,11 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { for _ in $(seq 1 300); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.1; done; echo "port $1 never came up" >&2; exit 1; }
 
-start_neokv() { # fsync-policy -> port
-  local port; port=$(free_port)
+start_neokv() { # fsync-policy [name, default the policy] -> port; files $TMP/neokv-<name>{,.log,.pid}
+  local port name=${2:-$1}; port=$(free_port)
   # shellcheck disable=SC2086
-  "$BIN" --port "$port" --dir "$TMP/neokv-$1" --appendfsync "$1" ${NEOKV_ARGS:-} >"$TMP/neokv-$1.log" 2>&1 &
-  echo $! > "$TMP/neokv-$1.pid"
+  "$BIN" --port "$port" --dir "$TMP/neokv-$name" --appendfsync "$1" ${NEOKV_ARGS:-} >"$TMP/neokv-$name.log" 2>&1 &
+  echo $! > "$TMP/neokv-$name.pid"
   wait_port "$port"; echo "$port"
 }
 start_redis() { # name extra-args... -> port

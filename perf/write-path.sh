@@ -2,7 +2,8 @@
 # The write path, measured the way issue 11 asks, as a before/after table for
 # its work: NeoKV (`--appendfsync always`) next to redis-server without
 # persistence and with `appendfsync always`, in one run, for `--cores 1` and
-# for the default cores:
+# for the default cores; and NeoKV with its Raft log in RocksDB
+# (`--raft-log rocksdb`, the log before issue 11) beside it, as the "before":
 # - redis-benchmark SET GET INCR LPUSH LPOP SADD HSET SPOP ZADD, then ZRANK and
 #   ZRANGEBYSCORE on the sorted set ZADD just wrote, at P1 and P16 (50 clients,
 #   256 B values, 100k keys), requests/s;
@@ -59,41 +60,44 @@ prefill() { # port: every key of memtier's keyspace
 for cores in 1 default; do
   args="--no-pin"; [ "$cores" = 1 ] && args="--cores 1 --no-pin"
   NEO=$(NEOKV_ARGS="$args" start_neokv always); NEO_PID=$(cat "$TMP/neokv-always.pid")
+  OLD=$(NEOKV_ARGS="$args --raft-log rocksdb" start_neokv always rocksdb-log); OLD_PID=$(cat "$TMP/neokv-rocksdb-log.pid")
   RED=$(start_redis redis-nopersist --appendonly no); RED_PID=$(cat "$TMP/redis-nopersist.pid")
   REDA=$(start_redis redis-always --appendonly yes --appendfsync always); REDA_PID=$(cat "$TMP/redis-always.pid")
-  echo "cores $cores: NeoKV $NEO, Redis $RED, Redis always $REDA" >&2
+  echo "cores $cores: NeoKV $NEO, NeoKV RocksDB log $OLD, Redis $RED, Redis always $REDA" >&2
   rows=()
   for p in 1 16; do
     n=$N1; [ "$p" -gt 1 ] && n=$N16
     for t in "${TESTS[@]}"; do
       c0=$(cpu "$NEO_PID"); nv=$(bench "$NEO" "$p" "$t"); c1=$(cpu "$NEO_PID")
+      o0=$(cpu "$OLD_PID"); ov=$(bench "$OLD" "$p" "$t"); o1=$(cpu "$OLD_PID")
       r0=$(cpu "$RED_PID"); rv=$(bench "$RED" "$p" "$t"); r1=$(cpu "$RED_PID")
       av=$(bench "$REDA" "$p" "$t")
-      ncpu=$(us_per_op "$c0" "$c1" "$n"); rcpu=$(us_per_op "$r0" "$r1" "$n")
-      rows+=("| ${t^^} | $p | $nv | $rv | $(ratio "$nv" "$rv") | $av | $(ratio "$nv" "$av") | $ncpu | $rcpu | $(ratio "$ncpu" "$rcpu") |")
-      echo "  $t P$p: $nv / $rv / $av" >&2
+      ncpu=$(us_per_op "$c0" "$c1" "$n"); rcpu=$(us_per_op "$r0" "$r1" "$n"); ocpu=$(us_per_op "$o0" "$o1" "$n")
+      rows+=("| ${t^^} | $p | $nv | $rv | $(ratio "$nv" "$rv") | $av | $(ratio "$nv" "$av") | $ncpu | $rcpu | $(ratio "$ncpu" "$rcpu") | $ov ($(ratio "$ov" "$rv")) | $ocpu |")
+      echo "  $t P$p: $nv / $rv / $av (RocksDB log $ov)" >&2
     done
   done
-  for port in "$NEO" "$RED" "$REDA"; do redis-cli -p "$port" flushall >/dev/null; prefill "$port"; done
+  for port in "$NEO" "$OLD" "$RED" "$REDA"; do redis-cli -p "$port" flushall >/dev/null; prefill "$port"; done
   mrows=()
   for p in 1 16; do
     read -r no n50 n99 n999 <<<"$(memtier "$NEO" "$p")"
+    read -r oo o50 o99 o999 <<<"$(memtier "$OLD" "$p")"
     read -r ro r50 r99 r999 <<<"$(memtier "$RED" "$p")"
     read -r ao a50 a99 a999 <<<"$(memtier "$REDA" "$p")"
-    mrows+=("| 1:10 | $p | $no ($n50 / $n99 / $n999) | $ro ($r50 / $r99 / $r999) | $(ratio "$no" "$ro") | $ao ($a50 / $a99 / $a999) | $(ratio "$no" "$ao") |")
+    mrows+=("| 1:10 | $p | $no ($n50 / $n99 / $n999) | $ro ($r50 / $r99 / $r999) | $(ratio "$no" "$ro") | $ao ($a50 / $a99 / $a999) | $(ratio "$no" "$ao") | $oo ($o50 / $o99 / $o999), $(ratio "$oo" "$ro") |")
   done
   {
     echo
     echo "**\`--cores ${cores}\`** (NeoKV \`$args\`):"
     echo
-    echo "| test | P | NeoKV | Redis | ratio | Redis fsync always | ratio | NeoKV CPU µs/op | Redis CPU µs/op | CPU ratio |"
-    echo "|---|---|---|---|---|---|---|---|---|---|"
+    echo "| test | P | NeoKV | Redis | ratio | Redis fsync always | ratio | NeoKV CPU µs/op | Redis CPU µs/op | CPU ratio | before: NeoKV, RocksDB log (ratio) | before: CPU µs/op |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
     printf '%s\n' "${rows[@]}"
     echo
-    echo "| memtier | P | NeoKV ops/s (p50 / p99 / p99.9 ms) | Redis | ratio | Redis fsync always | ratio |"
-    echo "|---|---|---|---|---|---|---|"
+    echo "| memtier | P | NeoKV ops/s (p50 / p99 / p99.9 ms) | Redis | ratio | Redis fsync always | ratio | before: NeoKV, RocksDB log, ratio |"
+    echo "|---|---|---|---|---|---|---|---|"
     printf '%s\n' "${mrows[@]}"
   } | tee -a perf/RESULTS.md
-  for f in neokv-always redis-nopersist redis-always; do kill "$(cat "$TMP/$f.pid")"; rm -f "$TMP/$f.pid"; done
-  sleep 1; rm -rf "$TMP/neokv-always" "$TMP/redis-nopersist" "$TMP/redis-always"
+  for f in neokv-always neokv-rocksdb-log redis-nopersist redis-always; do kill "$(cat "$TMP/$f.pid")"; rm -f "$TMP/$f.pid"; done
+  sleep 1; rm -rf "$TMP/neokv-always" "$TMP/neokv-rocksdb-log" "$TMP/redis-nopersist" "$TMP/redis-always"
 done

@@ -33,6 +33,9 @@ pub struct Config {
     pub raft_snapshot_logs: u64,
     /// Pin each executor to a CPU.
     pub pin: bool,
+    /// The Raft log lives in per-core segment logs under `<dir>/raftlog`
+    /// (`--raft-log segments`, the default); otherwise in RocksDB.
+    pub raft_log_segments: bool,
     /// Cluster mode (`None`: a standalone server).
     pub cluster: Option<ClusterConfig>,
     params: BTreeMap<String, String>,
@@ -143,6 +146,7 @@ impl Config {
             read_cache_mb: 256,
             maxclients: 10000,
             pin: true,
+            raft_log_segments: true,
             raft_snapshot_logs: 50_000,
             cluster: None,
             params: DEFAULTS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),

@@ -6,7 +6,7 @@
 //! | layer | owns |
 //! |---|---|
 //! | [`protocol`] | RESP2/3 decode (zero-copy, incremental) and encode, argument parsing |
-//! | [`storage`] | the only RocksDB user: column families, byte layouts, WAL syncer, SST ingestion of received snapshots; `seglog`, the per-core io_uring segment log meant to hold the Raft log (tested, not yet in use) |
+//! | [`storage`] | the only RocksDB user: column families, byte layouts, WAL syncer, SST ingestion of received snapshots; `seglog`, the per-core io_uring segment log that holds the Raft log (`raft::log_store` writes it; `--raft-log rocksdb` keeps the log in a column family instead) |
 //! | [`cluster`] | key → slot → region → core routing; `nodes`: the cluster's nodes, their addresses, each region's leader and Raft state, the ids removed for good |
 //! | [`net`] | node-to-node transport (cluster mode): `PeerFrame`s over TCP, the sending side of links (one per core, peer and class) |
 //! | [`types`] | data-type semantics: deterministic apply of `WriteCmd`s, reads |
@@ -30,8 +30,9 @@
 //! # Write path
 //!
 //! handler → `WriteCmd` (absolute times) → owning core's proposer (one entry per
-//! reactor turn) → openraft `client_write` → log appended, WAL fsynced (group
-//! commit) → apply: one RocksDB `WriteBatch` per apply batch, replies computed →
+//! reactor turn) → openraft `client_write` → entry written to the core's segment
+//! log, fdatasynced (group commit) → apply: one RocksDB `WriteBatch` per apply
+//! batch, replies computed →
 //! back to the connection, in order. In cluster mode the entry is acknowledged
 //! once a majority of the region's voters hold it (`raft::network` over `net`).
 //!

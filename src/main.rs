@@ -57,6 +57,12 @@ struct Args {
     /// Raft log entries between snapshots; the log is purged up to each snapshot.
     #[arg(long, default_value_t = 50_000)]
     raft_snapshot_logs: u64,
+    /// Where the Raft log lives: `segments` (per-core segment logs under
+    /// `<dir>/raftlog`, written through io_uring) or `rocksdb` (its own column
+    /// family). A RocksDB log is moved into segments when a server starts with
+    /// `segments`; the other way is refused.
+    #[arg(long, default_value = "segments", value_parser = ["segments", "rocksdb"])]
+    raft_log: String,
     /// Do not pin executor threads to CPUs (tests run many servers on few CPUs).
     #[arg(long)]
     no_pin: bool,
@@ -118,6 +124,7 @@ fn main() {
     config.read_cache_mb = a.read_cache_mb;
     config.pin = !a.no_pin;
     config.raft_snapshot_logs = a.raft_snapshot_logs;
+    config.raft_log_segments = a.raft_log == "segments";
     if let Err(e) = config.set("proto-max-bulk-len", &a.proto_max_bulk_len) {
         eprintln!("neokv-server: --proto-max-bulk-len: {e:?}");
         std::process::exit(2);

@@ -414,6 +414,7 @@ fn lastsave(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 /// SAVE: everything acknowledged is already in RocksDB; make its WAL durable now.
 fn save(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     ctx.shared.storage.sync_wal_blocking()?;
+    ctx.shared.sync_raft_log().map_err(|e| super::ctx::err(format!("ERR syncing the Raft log: {e}")))?;
     ctx.shared.last_save.store(crate::types::now_ms() / 1000, Ordering::Relaxed);
     reply(Reply::Ok)
 }

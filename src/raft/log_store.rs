@@ -1,13 +1,24 @@
-//! The Raft log of one region in the `raft_log` column family, keyed
-//! `[region:4][index:8]`, with the vote, committed id and purge point in `raft_state`.
+//! The Raft log of one region, in one of two places:
+//! - its core's segment log (`storage::seglog`, the default): entries,
+//!   committed ids and truncations are records, the vote and purge point a
+//!   small file per region. A region whose log is still in RocksDB (a data
+//!   directory from before) is moved over at its first open;
+//! - the `raft_log` column family (`--raft-log rocksdb`), keyed
+//!   `[region:4][index:8]`, with the vote, committed id and purge point in
+//!   `raft_state`, made durable by the WAL syncer.
 //!
-//! Appends are written at once (visible to readers) and made durable by the WAL
-//! syncer, which fsyncs once for every append queued while the previous fsync
-//! ran (group commit). openraft is told an append is flushed only after that.
+//! Either way, an append, a truncation or a committed id is written (in the
+//! page cache, so it survives kill -9) before the call returns, and openraft
+//! is told an append is flushed only once it is durable (group commit: one
+//! fsync for whatever queued meanwhile). The first half matters: openraft may
+//! apply an entry that a quorum of other nodes holds before this node's own
+//! flush ends, and a restart must never find the state machine ahead of the
+//! log.
 
 use std::fmt::Debug;
 use std::io;
 use std::ops::{Bound, RangeBounds};
+use std::rc::Rc;
 
 use openraft::storage::{IOFlushed, LogState, RaftLogStorage};
 use openraft::{OptionalSend, RaftLogReader};
@@ -15,6 +26,7 @@ use openraft::{OptionalSend, RaftLogReader};
 use super::codec::{decode_entry, decode_log_id, decode_vote, encode_entry, encode_log_id, encode_vote};
 use super::{Entry, LogId, TypeConfig, Vote};
 use crate::storage::keys::{log_index_of, log_key, state_key, StateKind};
+use crate::storage::seglog::{RegionMeta, SegLog};
 use crate::storage::{Batch, Cf, Storage};
 
 fn io_err(e: impl std::fmt::Display) -> io::Error {
@@ -25,11 +37,51 @@ fn io_err(e: impl std::fmt::Display) -> io::Error {
 pub struct LogStore {
     storage: Storage,
     region: u32,
+    /// The core's segment log (`None`: the log is in RocksDB).
+    seg: Option<Rc<SegLog>>,
 }
 
 impl LogStore {
+    /// The region's log in RocksDB.
     pub fn new(storage: Storage, region: u32) -> Self {
-        LogStore { storage, region }
+        LogStore { storage, region, seg: None }
+    }
+
+    /// The region's log in its core's segment log `seg`. A log still in
+    /// RocksDB is moved over first: copied whole and made durable, then
+    /// deleted from RocksDB in one synced write (a crash in between copies it
+    /// again, since RocksDB's copy stays the one that counts until then).
+    pub async fn segments(storage: Storage, region: u32, seg: Rc<SegLog>) -> io::Result<Self> {
+        let mut rocks = LogStore::new(storage.clone(), region);
+        let vote = rocks.state(StateKind::Vote)?;
+        let (lo, hi) = rocks.key_range(0, None);
+        let has_entries = storage.last_key(Cf::RaftLog, &lo, &hi).map_err(io_err)?.is_some();
+        if vote.is_some() || has_entries {
+            let entries: Vec<(u64, u64, bytes::Bytes)> = rocks
+                .try_get_log_entries(..)
+                .await?
+                .into_iter()
+                .map(|e| (e.log_id.index, e.log_id.leader_id.term, bytes::Bytes::from(encode_entry(&e))))
+                .collect();
+            let committed = rocks
+                .state(StateKind::Committed)?
+                .map(|b| decode_log_id(&b).map(|id| (id.index, b)))
+                .transpose()?;
+            let purged = rocks
+                .state(StateKind::LastPurged)?
+                .map(|b| decode_log_id(&b).map(|id| (id.index, b)))
+                .transpose()?;
+            let n = entries.len();
+            seg.import(region, entries, committed, RegionMeta { vote, purged }).await?;
+            let mut b = Batch::new();
+            for kind in [StateKind::Vote, StateKind::Committed, StateKind::LastPurged] {
+                b.delete(Cf::RaftState, state_key(region, kind));
+            }
+            b.delete_range(Cf::RaftLog, lo, hi);
+            glommio::executor().spawn_blocking(move || storage.write(b, true)).await.map_err(io_err)?;
+            eprintln!("neokv: region {region}: moved its Raft log ({n} entries) from RocksDB to the segment log");
+        }
+        Ok(LogStore { storage: rocks.storage, region, seg: Some(seg) })
     }
 
     fn state(&self, kind: StateKind) -> io::Result<Option<bytes::Bytes>> {
@@ -61,6 +113,14 @@ impl RaftLogReader<TypeConfig> for LogStore {
             Bound::Excluded(&e) => Some(e),
             Bound::Unbounded => None,
         };
+        if let Some(seg) = &self.seg {
+            return seg
+                .read(self.region, start, end.unwrap_or(u64::MAX))
+                .await?
+                .iter()
+                .map(|(_, _, p)| decode_entry(p))
+                .collect();
+        }
         let (lo, hi) = self.key_range(start, end);
         let mut out = Vec::new();
         let mut err = None;
@@ -83,6 +143,9 @@ impl RaftLogReader<TypeConfig> for LogStore {
     }
 
     async fn read_vote(&mut self) -> Result<Option<Vote>, io::Error> {
+        if let Some(seg) = &self.seg {
+            return seg.state(self.region).meta.vote.map(|b| decode_vote(&b)).transpose();
+        }
         self.state(StateKind::Vote)?.map(|b| decode_vote(&b)).transpose()
     }
 }
@@ -91,6 +154,15 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     type LogReader = LogStore;
 
     async fn get_log_state(&mut self) -> Result<LogState<TypeConfig>, io::Error> {
+        if let Some(seg) = &self.seg {
+            let st = seg.state(self.region);
+            let last_purged = st.meta.purged.map(|(_, b)| decode_log_id(&b)).transpose()?;
+            let last = match st.last_index {
+                Some(i) => self.try_get_log_entries(i..=i).await?.pop().map(|e| e.log_id),
+                None => None,
+            };
+            return Ok(LogState { last_purged_log_id: last_purged, last_log_id: last.or(last_purged) });
+        }
         let last_purged = self.state(StateKind::LastPurged)?.map(|b| decode_log_id(&b)).transpose()?;
         let (lo, hi) = self.key_range(0, None);
         let last_key = self.storage.last_key(Cf::RaftLog, &lo, &hi).map_err(io_err)?;
@@ -110,6 +182,9 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn save_vote(&mut self, vote: &Vote) -> Result<(), io::Error> {
+        if let Some(seg) = &self.seg {
+            return seg.save_vote(self.region, encode_vote(vote).into()).await;
+        }
         let mut b = Batch::new();
         b.put(Cf::RaftState, state_key(self.region, StateKind::Vote), encode_vote(vote));
         // The fsync runs on the blocking pool: this core drives heartbeats.
@@ -118,6 +193,11 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), io::Error> {
+        if let (Some(seg), Some(c)) = (&self.seg, committed) {
+            seg.save_committed(self.region, c.index, &encode_log_id(&c));
+            seg.written().await;
+            return Ok(());
+        }
         if let Some(c) = committed {
             let mut b = Batch::new();
             b.put(Cf::RaftState, state_key(self.region, StateKind::Committed), encode_log_id(&c).to_vec());
@@ -127,6 +207,9 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn read_committed(&mut self) -> Result<Option<LogId>, io::Error> {
+        if let Some(seg) = &self.seg {
+            return seg.state(self.region).committed.map(|(_, b)| decode_log_id(&b)).transpose();
+        }
         self.state(StateKind::Committed)?.map(|b| decode_log_id(&b)).transpose()
     }
 
@@ -135,6 +218,19 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         I: IntoIterator<Item = Entry> + OptionalSend,
         I::IntoIter: OptionalSend,
     {
+        if let Some(seg) = &self.seg {
+            for e in entries {
+                seg.append(self.region, e.log_id.index, e.log_id.leader_id.term, &encode_entry(&e));
+            }
+            seg.written().await;
+            let seg = seg.clone();
+            glommio::spawn_local(async move {
+                seg.sync().await;
+                callback.io_completed(Ok(()));
+            })
+            .detach();
+            return Ok(());
+        }
         let mut b = Batch::new();
         for e in entries {
             b.put(Cf::RaftLog, log_key(self.region, e.log_id.index), encode_entry(&e));
@@ -149,6 +245,11 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn truncate_after(&mut self, last_log_id: Option<LogId>) -> Result<(), io::Error> {
+        if let Some(seg) = &self.seg {
+            seg.truncate_after(self.region, last_log_id.map(|l| l.index));
+            seg.written().await;
+            return Ok(());
+        }
         let from = last_log_id.map(|l| l.index + 1).unwrap_or(0);
         let (lo, hi) = self.key_range(from, None);
         let mut b = Batch::new();
@@ -157,6 +258,9 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     }
 
     async fn purge(&mut self, log_id: LogId) -> Result<(), io::Error> {
+        if let Some(seg) = &self.seg {
+            return seg.purge(self.region, log_id.index, encode_log_id(&log_id).to_vec().into()).await;
+        }
         let (lo, hi) = self.key_range(0, Some(log_id.index + 1));
         let mut b = Batch::new();
         b.put(Cf::RaftState, state_key(self.region, StateKind::LastPurged), encode_log_id(&log_id).to_vec());

@@ -77,6 +77,8 @@ pub struct GroupOpts {
     /// `--read-policy lease`: the leader serves reads inside its lease
     /// without a quorum round trip (assumes bounded clock drift).
     pub lease_reads: bool,
+    /// The core's segment log, where the region's Raft log lives (`None`: in RocksDB).
+    pub log: Option<Rc<crate::storage::seglog::SegLog>>,
 }
 
 /// A transaction whose watched keys must not have changed before it runs.
@@ -228,7 +230,12 @@ impl Region {
     /// should lead it asks for an election at once, and the group is served
     /// from here on whoever wins.
     pub async fn start(deps: RegionDeps, route: &RegionRoute, opts: GroupOpts) -> Result<Rc<Region>, String> {
-        let log = LogStore::new(deps.storage.clone(), route.id);
+        let log = match &opts.log {
+            Some(seg) => LogStore::segments(deps.storage.clone(), route.id, seg.clone())
+                .await
+                .map_err(|e| format!("region {}: Raft log: {e}", route.id))?,
+            None => LogStore::new(deps.storage.clone(), route.id),
+        };
         let (storage, watches, nodes) = (deps.storage.clone(), deps.watches.clone(), deps.nodes.clone());
         let links = match &opts.network {
             Network::Cluster { links, .. } => Some(links.clone()),

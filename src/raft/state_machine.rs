@@ -363,6 +363,12 @@ fn apply_entries(
                         out.push(Reply::error(VOIDED));
                         continue;
                     }
+                    if let Some(crate::pb::write_cmd::Op::Set(s)) = &c.op {
+                        if s.key.starts_with(b"crash:apply") {
+                            // Tests: the entry is committed and in the log, not applied.
+                            crate::storage::ingest::crash_point("apply");
+                        }
+                    }
                     out.push(apply_cmd(ctx, c).map_err(io_err)?);
                 }
                 out

@@ -6,6 +6,7 @@
 pub mod conn;
 pub mod peers;
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -36,6 +37,7 @@ pub fn run(config: Config) -> Result<(), String> {
     let mut config = config;
     config.regions = region_layout(&storage, &config)?;
     let router = Router::standalone(config.regions, cores);
+    raft_log_layout(&router, &config, cores)?;
     let addr: SocketAddr =
         format!("{}:{}", config.bind, config.port).parse().map_err(|e| format!("bad address: {e}"))?;
     let (outboxes, inboxes) = shard::mesh(cores);
@@ -67,6 +69,36 @@ pub fn run(config: Config) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Before the cores start: with `--raft-log segments`, put every region's
+/// Raft log in its owning core's segment log (moving them when `--cores`
+/// changed); with `--raft-log rocksdb`, refuse a directory whose log is in
+/// segments (it would start from an empty log).
+fn raft_log_layout(router: &Router, config: &Config, cores: usize) -> Result<(), String> {
+    use crate::storage::seglog;
+    let root = seglog::raft_log_dir(&config.dir);
+    if !config.raft_log_segments {
+        let used = std::fs::read_dir(&root).map(|mut d| d.next().is_some()).unwrap_or(false);
+        if used {
+            return Err(format!(
+                "{} holds the Raft log in segment logs; start with --raft-log segments",
+                root.display()
+            ));
+        }
+        return Ok(());
+    }
+    let owners: HashMap<u32, usize> = router.regions().iter().map(|r| (r.id, r.core)).collect();
+    let (policy, root2) = (config.appendfsync, root.clone());
+    let ex = executor_builder(Placement::Unbound)
+        .name("neokv-raftlog-layout")
+        .make()
+        .map_err(|e| format!("start the layout executor: {e}"))?;
+    ex.run(async move {
+        let owner = |r: u32| owners.get(&r).copied().unwrap_or(0);
+        seglog::layout(&root2, cores, owner, seglog::SEGMENT_BYTES, policy).await
+    })
+    .map_err(|e| format!("lay out the Raft log in {}: {e}", root.display()))
 }
 
 /// The region count of this data directory: the one it was created with (a

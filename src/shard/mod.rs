@@ -28,6 +28,7 @@ use crate::pb::WriteCmd;
 use crate::protocol::Reply;
 use crate::raft::network::{Network, Source};
 use crate::raft::region::{ChangeError, Fenced, GroupOpts, MemberChange, ReadError, Region, RegionDeps};
+use crate::storage::seglog::{raft_log_dir, SegLog, SEGMENT_BYTES};
 use crate::types::cache::ReadCache;
 use crate::types::watches::Watched;
 
@@ -59,6 +60,9 @@ pub struct Core {
     regions: RefCell<HashMap<u32, Rc<Region>>>,
     /// This core's links to the other nodes (cluster mode).
     pub links: Option<Rc<Links>>,
+    /// This core's segment log: the Raft log of the regions it owns
+    /// (`None` with `--raft-log rocksdb`). Opened by `start_regions`.
+    pub raft_log: RefCell<Option<Rc<SegLog>>>,
 }
 
 impl Core {
@@ -73,12 +77,33 @@ impl Core {
             };
             Links::new(n.clone(), hello)
         });
-        Rc::new(Core { id, shared, cache: ReadCache::new(per_core), regions: RefCell::new(HashMap::new()), links })
+        Rc::new(Core {
+            id,
+            shared,
+            cache: ReadCache::new(per_core),
+            regions: RefCell::new(HashMap::new()),
+            links,
+            raft_log: RefCell::new(None),
+        })
     }
 
     /// Start every region this core owns; returns once each leads and has caught up.
     pub async fn start_regions(&self) -> Result<(), String> {
         let routes: Vec<_> = self.shared.router.regions().iter().filter(|r| r.core == self.id).cloned().collect();
+        let (segments, dir, fsync) = {
+            let cfg = self.shared.config();
+            (cfg.raft_log_segments, cfg.dir.clone(), cfg.appendfsync)
+        };
+        let log = if segments {
+            let path = raft_log_dir(&dir).join(format!("core-{}", self.id));
+            let log = SegLog::open(&path, SEGMENT_BYTES, fsync)
+                .await
+                .map_err(|e| format!("open the Raft log in {}: {e}", path.display()))?;
+            *self.raft_log.borrow_mut() = Some(log.clone());
+            Some(log)
+        } else {
+            None
+        };
         let deps = RegionDeps {
             storage: self.shared.storage.clone(),
             epochs: self.shared.epochs.clone(),
@@ -101,7 +126,7 @@ impl Core {
                 let cfg = self.shared.config();
                 (cfg.raft_snapshot_logs, cfg.lease_reads)
             };
-            let opts = GroupOpts { snapshot_logs, network, lease_reads };
+            let opts = GroupOpts { snapshot_logs, network, lease_reads, log: log.clone() };
             let region = Region::start(deps.clone(), &route, opts).await?;
             self.regions.borrow_mut().insert(route.id, region);
         }

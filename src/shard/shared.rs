@@ -236,6 +236,18 @@ impl Shared {
         self.stats.iter().map(|s| f(s).load(Ordering::Relaxed)).sum()
     }
 
+    /// Make every core's segment log durable (a no-op with `--raft-log rocksdb`).
+    pub fn sync_raft_log(&self) -> std::io::Result<()> {
+        let (segments, dir) = {
+            let cfg = self.config();
+            (cfg.raft_log_segments, cfg.dir.clone())
+        };
+        if !segments {
+            return Ok(());
+        }
+        crate::storage::seglog::sync_files(&crate::storage::seglog::raft_log_dir(&dir))
+    }
+
     /// Stop the process: refuse new connections first (an accepted connection
     /// is never dropped unanswered by a half-stopped server), make the WAL
     /// durable, exit with `code`. Everything acknowledged is already in RocksDB.
@@ -246,6 +258,7 @@ impl Shared {
             unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
         }
         let _ = self.storage.sync_wal_blocking();
+        let _ = self.sync_raft_log();
         use std::io::Write;
         let _ = std::io::stdout().flush();
         let _ = std::io::stderr().flush();

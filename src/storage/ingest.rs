@@ -209,8 +209,9 @@ pub fn install(storage: &Storage, staged: Staged, marker: (Vec<u8>, Vec<u8>), do
 /// Fault injection for tests: with `NEOKV_CRASH_POINT=<name>` in its
 /// environment the process dies at that point as under kill -9 (no destructor,
 /// no flush). `snapshot-ingest`: after a snapshot's files are ingested, before
-/// the install's applied state is written.
-fn crash_point(name: &str) {
+/// the install's applied state is written. `apply`: before applying a SET
+/// of a key that starts with `crash:apply` (see `raft::state_machine`).
+pub fn crash_point(name: &str) {
     static POINT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
     if POINT.get_or_init(|| std::env::var("NEOKV_CRASH_POINT").ok()).as_deref() == Some(name) {
         eprintln!("NEOKV_CRASH_POINT={name}: exiting here");

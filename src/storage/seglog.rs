@@ -1,5 +1,5 @@
 //! A core's Raft log as an append-only segment log on io_uring (issue 11,
-//! step 1; not yet what `raft::log_store` writes to).
+//! step 1): what `raft::log_store` writes to unless `--raft-log rocksdb`.
 //!
 //! One log per core, shared by the regions the core owns: every region's
 //! entries of a reactor turn go out in one write and one `fdatasync` (group
@@ -21,13 +21,26 @@
 //! its valid length (giving back its preallocated tail) and starts a fresh
 //! one, so nothing is ever written after a torn tail.
 //!
-//! Appends are buffered; [`SegLog::sync`] makes everything appended before it
-//! durable, and one flusher task writes and syncs whatever queued meanwhile
-//! (a caller dropping its wait never leaves a write half done). A failed write
-//! or sync is retried in a fresh segment (the failed one's state is unknown
-//! after a failed fsync) until it succeeds, with [`SegLog::failure`] saying
-//! why meanwhile: waiters are never told "failed" for a batch that may still
-//! become durable.
+//! Records: entries, committed ids, and truncations (an entry replaces only
+//! its own index; a caller replacing a suffix truncates first, and that
+//! survives a restart like the entries do).
+//!
+//! Appends are buffered and go out in two stages, each batch holding what
+//! queued while the previous one was in flight:
+//! - a writer task writes batches in order; [`SegLog::written`] waits for that.
+//!   A written record survives kill -9 (the page cache), which is what lets
+//!   Raft apply an entry that a quorum of *other* nodes has made durable
+//!   before this node's own fdatasync returns: the entry is in the local file
+//!   before it is applied, so a restart never finds the state machine ahead
+//!   of its log;
+//! - a syncer task (`Always`) fdatasyncs what was written;
+//!   [`SegLog::sync`] waits for that. Appends and writes go on meanwhile.
+//!
+//! A failed write or fdatasync is retried in a fresh segment whose header
+//! trusts the old one only as far as it was synced; every batch not yet known
+//! durable is written again there, whole and in order, until that succeeds,
+//! with [`SegLog::failure`] saying why meanwhile: waiters are never told
+//! "failed" for a batch that may still become durable.
 //!
 //! Each region's vote and purge point live in a small file of their own,
 //! replaced atomically (write, sync, rename, sync the directory); segments are
@@ -47,7 +60,12 @@ use glommio::io::{BufferedFile, Directory, OpenOptions};
 use super::FsyncPolicy;
 
 /// Segment size unless the caller asks for another.
-pub const SEGMENT_BYTES: u64 = 64 << 20;
+pub const SEGMENT_BYTES: u64 = 32 << 20;
+
+/// Where a data directory's segment logs live (`core-<k>` each, see [`layout`]).
+pub fn raft_log_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("raftlog")
+}
 const MAGIC: &[u8; 8] = b"NKVSEG1\0";
 const HEADER: u64 = 64;
 const REC_HEAD: usize = 8;
@@ -57,14 +75,23 @@ const MAX_RECORD: usize = 256 << 20;
 
 const KIND_ENTRY: u8 = 1;
 const KIND_COMMITTED: u8 = 2;
+/// The region's entries from the record's index on are gone.
+const KIND_TRUNCATE: u8 = 3;
 
-/// Where an entry's payload is: in memory until its batch is written, then
-/// in a segment.
+/// Where an entry's payload is: in memory until its batch is durable, then
+/// in a segment and still in memory while it is among the core's most
+/// recent [`TAIL_BYTES`] (what apply and replication read), then only in its
+/// segment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum At {
     Mem(Bytes),
+    Both { mem: Bytes, seg: u64, off: u64, len: u32 },
     Disk { seg: u64, off: u64, len: u32 },
 }
+
+/// Payload bytes of durable entries a core keeps in memory besides its
+/// segments: the log's recent tail, which apply and replication read.
+const TAIL_BYTES: usize = 16 << 20;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Loc {
@@ -85,6 +112,8 @@ struct Segment {
     file: Rc<BufferedFile>,
     /// Bytes written (header included): where the next batch goes.
     len: u64,
+    /// Bytes known to be on disk (fdatasynced).
+    synced: u64,
     /// Per region, the highest entry index written here.
     max_index: HashMap<u32, u64>,
 }
@@ -108,30 +137,139 @@ pub struct RegionState {
     pub committed: Option<(u64, Bytes)>,
 }
 
+/// A batch written to the active segment and not yet known to be durable.
+/// Kept whole: a failed write or fdatasync writes it again into a fresh
+/// segment.
+struct Unsynced {
+    no: u64,
+    bytes: Vec<u8>,
+    /// Where it was written (0: nowhere yet).
+    seg: u64,
+    off: u64,
+    /// Its entries: (region, index, payload, offset of the payload within `bytes`).
+    locs: Vec<(u32, u64, Bytes, usize)>,
+    /// Per region, the highest index among its entries.
+    maxes: HashMap<u32, u64>,
+}
+
+type Waiters = Vec<(u64, oneshot::Sender<()>)>;
+
+/// Take the waiters whose batch is at or below `upto`.
+fn ready(waiters: &mut Waiters, upto: u64) -> Vec<oneshot::Sender<()>> {
+    let (ready, wait): (Waiters, Waiters) = std::mem::take(waiters).into_iter().partition(|(t, _)| *t <= upto);
+    *waiters = wait;
+    ready.into_iter().map(|(_, tx)| tx).collect()
+}
+
+fn wake(txs: Vec<oneshot::Sender<()>>) {
+    for tx in txs {
+        let _ = tx.send(());
+    }
+}
+
 struct Inner {
     segments: Vec<Segment>,
     regions: HashMap<u32, RegionLog>,
     metas: HashMap<u32, RegionMeta>,
-    /// Records appended and not yet handed to the flusher: batch `current`.
+    /// Records appended and not yet handed to the writer: batch `current`.
     pending: Vec<u8>,
     /// Per region: the highest index among `pending`'s entries.
     pending_max: HashMap<u32, u64>,
     /// Entries of `pending`: (region, index, payload, offset of the payload within `pending`).
     pending_locs: Vec<(u32, u64, Bytes, usize)>,
-    /// The number of the batch `pending` is; the flusher takes it whole.
+    /// The number of the batch `pending` is; the writer takes it whole.
     current: u64,
+    /// Every batch up to this one is written to a segment (in the page
+    /// cache: it survives the process, not yet the machine).
+    written: u64,
     /// Every batch up to this one is durable.
     durable: u64,
-    waiters: Vec<(u64, oneshot::Sender<()>)>,
-    flushing: bool,
+    /// Written batches not yet durable, oldest first (all in the active segment).
+    unsynced: Vec<Unsynced>,
+    /// Durable entries whose payload is also kept in memory, oldest first:
+    /// (region, index, payload address, payload length), and their total.
+    tail: std::collections::VecDeque<(u32, u64, usize, usize)>,
+    tail_bytes: usize,
+    write_waiters: Waiters,
+    sync_waiters: Waiters,
+    /// The writer task runs (it writes batches, one at a time, in order).
+    writing: bool,
+    /// The syncer task runs (`Always`: it fdatasyncs what was written).
+    syncing: bool,
+    /// A write or an fdatasync failed: the writer puts every unsynced batch
+    /// into a fresh segment before anything else.
+    rewrite: bool,
     failure: Option<String>,
+}
+
+impl Inner {
+    /// The batch that holds everything appended so far.
+    fn target(&self) -> u64 {
+        if self.pending.is_empty() {
+            self.current - 1
+        } else {
+            self.current
+        }
+    }
+
+    /// Batches up to `upto` are written: the waiters to wake.
+    fn wrote(&mut self, upto: u64) -> Vec<oneshot::Sender<()>> {
+        self.written = self.written.max(upto);
+        ready(&mut self.write_waiters, self.written)
+    }
+
+    /// Batches up to `upto` are durable: their entries are read from their
+    /// segment from now on. The waiters to wake.
+    fn settle(&mut self, upto: u64) -> Vec<oneshot::Sender<()>> {
+        self.durable = self.durable.max(upto);
+        let (done, keep): (Vec<Unsynced>, Vec<Unsynced>) =
+            std::mem::take(&mut self.unsynced).into_iter().partition(|u| u.no <= upto);
+        self.unsynced = keep;
+        for u in done {
+            if let Some(segment) = self.segments.iter_mut().find(|s| s.seq == u.seg) {
+                for (r, m) in &u.maxes {
+                    let e = segment.max_index.entry(*r).or_default();
+                    *e = (*e).max(*m);
+                }
+            }
+            for (region, index, data, at) in u.locs {
+                // Still the live entry of that index (not replaced since)?
+                if let Some(loc) = self.regions.get_mut(&region).and_then(|l| l.entries.get_mut(&index)) {
+                    if matches!(&loc.at, At::Mem(b) if b.as_ptr() == data.as_ptr()) {
+                        let (seg, off, len) = (u.seg, u.off + at as u64, data.len() as u32);
+                        self.tail.push_back((region, index, data.as_ptr() as usize, data.len()));
+                        self.tail_bytes += data.len();
+                        loc.at = At::Both { mem: data, seg, off, len };
+                    }
+                }
+            }
+        }
+        self.trim_tail();
+        ready(&mut self.sync_waiters, self.durable)
+    }
+
+    /// Keep at most [`TAIL_BYTES`] of durable payloads in memory: the oldest
+    /// are read from their segments from now on.
+    fn trim_tail(&mut self) {
+        while self.tail_bytes > TAIL_BYTES {
+            let Some((region, index, addr, n)) = self.tail.pop_front() else { break };
+            self.tail_bytes -= n;
+            if let Some(loc) = self.regions.get_mut(&region).and_then(|l| l.entries.get_mut(&index)) {
+                if let At::Both { mem, seg, off, len } = &loc.at {
+                    if mem.as_ptr() as usize == addr {
+                        loc.at = At::Disk { seg: *seg, off: *off, len: *len };
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// A core's segment log. Single-threaded (`Rc`): lives on its core's reactor.
 pub struct SegLog {
     dir: PathBuf,
     segment_bytes: u64,
-    /// `Always`: a batch counts as written once fdatasynced. Otherwise once
+    /// `Always`: a batch counts as durable once fdatasynced. Otherwise once
     /// written (the page cache survives kill -9), synced once a second
     /// (`EverySec`) or when the OS decides (`No`).
     policy: FsyncPolicy,
@@ -140,8 +278,10 @@ pub struct SegLog {
     inner: RefCell<Inner>,
     /// Retries after a failed write or sync, since the log opened.
     retries: Cell<u64>,
-    /// Batches written and synced since the log opened.
+    /// Batches written since the log opened.
     batches: Cell<u64>,
+    /// Tests: this many coming fdatasyncs fail.
+    fail_syncs: Cell<u32>,
 }
 
 fn corrupt(msg: String) -> io::Error {
@@ -350,7 +490,14 @@ impl SegLog {
                 return Err(corrupt(format!("{}: header says segment {s}", path.display())));
             }
             headers.push((prev_seq, prev_len));
-            segments.push(Segment { seq, path, file: Rc::new(file), len: HEADER, max_index: HashMap::new() });
+            segments.push(Segment {
+                seq,
+                path,
+                file: Rc::new(file),
+                len: HEADER,
+                synced: HEADER,
+                max_index: HashMap::new(),
+            });
         }
         for i in 0..segments.len() {
             // Bounded by the next segment's header, or (the last) by its records.
@@ -387,14 +534,17 @@ impl SegLog {
                 let log = regions.entry(p.region).or_default();
                 match p.kind {
                     KIND_ENTRY => {
-                        // A rewritten index replaces what followed it.
-                        let _ = log.entries.split_off(&p.index);
+                        // Replaces only its own index: a conflicting suffix
+                        // went with a truncate record first.
                         let at = At::Disk { seg: seg.seq, off: p.payload.start as u64, len: p.payload.len() as u32 };
                         log.entries.insert(p.index, Loc { term: p.term, at });
                         let m = seg.max_index.entry(p.region).or_default();
                         *m = (*m).max(p.index);
                     }
                     KIND_COMMITTED => log.committed = Some((p.index, Bytes::copy_from_slice(&buf[p.payload.clone()]))),
+                    KIND_TRUNCATE => {
+                        let _ = log.entries.split_off(&p.index);
+                    }
                     k => {
                         return Err(corrupt(format!(
                             "{}: unknown record kind {k} at offset {at}",
@@ -405,6 +555,7 @@ impl SegLog {
                 at = p.next;
             }
             segments[i].len = at as u64;
+            segments[i].synced = at as u64;
         }
         // Entries at or below a region's purge point are gone.
         for (r, m) in &metas {
@@ -425,13 +576,21 @@ impl SegLog {
                 pending_max: HashMap::new(),
                 pending_locs: Vec::new(),
                 current: 1,
+                written: 0,
                 durable: 0,
-                waiters: Vec::new(),
-                flushing: false,
+                unsynced: Vec::new(),
+                tail: Default::default(),
+                tail_bytes: 0,
+                write_waiters: Vec::new(),
+                sync_waiters: Vec::new(),
+                writing: false,
+                syncing: false,
+                rewrite: false,
                 failure: None,
             }),
             retries: Cell::new(0),
             batches: Cell::new(0),
+            fail_syncs: Cell::new(0),
         });
         // The last segment ends where its records do: give back its
         // preallocated tail (and any torn batch in it) before the next one
@@ -441,7 +600,7 @@ impl SegLog {
             file.truncate(len).await?;
             file.fdatasync().await?;
         }
-        log.roll().await?;
+        log.roll(true).await?;
         log.delete_purged_segments().await;
         if policy == FsyncPolicy::EverySec {
             glommio::spawn_local(every_second(Rc::downgrade(&log))).detach();
@@ -449,41 +608,84 @@ impl SegLog {
         Ok(log)
     }
 
-    /// fdatasync the active segment if anything was written since the last one.
+    /// fdatasync `file` (tests can make the next ones fail).
+    async fn fdatasync(&self, file: &BufferedFile) -> io::Result<()> {
+        if self.fail_syncs.get() > 0 {
+            self.fail_syncs.set(self.fail_syncs.get() - 1);
+            return Err(io::Error::other("injected fdatasync failure"));
+        }
+        file.fdatasync().await.map_err(io::Error::from)
+    }
+
+    /// The active segment: its file, number and length.
+    fn active(&self) -> (Rc<BufferedFile>, u64, u64) {
+        let inner = self.inner.borrow();
+        let s = inner.segments.last().expect("an active segment");
+        (s.file.clone(), s.seq, s.len)
+    }
+
+    /// Segment `seq` is on disk up to `len`.
+    fn synced_to(&self, seq: u64, len: u64) {
+        if let Some(s) = self.inner.borrow_mut().segments.iter_mut().find(|s| s.seq == seq) {
+            s.synced = s.synced.max(len);
+        }
+    }
+
+    /// fdatasync the active segment if anything was written since the last one
+    /// (`EverySec` and `No`).
     async fn sync_dirty(&self) -> io::Result<()> {
         if !self.dirty.replace(false) {
             return Ok(());
         }
-        let file = self.inner.borrow().segments.last().map(|s| s.file.clone());
-        match file {
-            Some(f) => f.fdatasync().await.map_err(io::Error::from).inspect_err(|_| self.dirty.set(true)),
-            None => Ok(()),
-        }
+        let (file, seq, len) = self.active();
+        self.fdatasync(&file).await.inspect_err(|_| self.dirty.set(true))?;
+        self.synced_to(seq, len);
+        Ok(())
     }
 
-    /// Start a new segment after the last one (synced, its directory entry too).
-    async fn roll(&self) -> io::Result<()> {
-        // What the old segment holds unsynced goes down first: recovery trusts
-        // it up to the length the new header names.
-        self.sync_dirty().await?;
-        let (seq, prev_seq, prev_len) = {
+    /// Start a new segment after the last one (synced, its directory entry
+    /// too). `keep`: the old one is synced first and recovery trusts all of
+    /// it; otherwise (after a failed write or sync) only what was synced of it.
+    async fn roll(&self, keep: bool) -> io::Result<()> {
+        let last = {
             let inner = self.inner.borrow();
-            match inner.segments.last() {
-                Some(s) => (s.seq + 1, s.seq, s.len),
-                None => (1, 0, 0),
+            inner.segments.last().map(|s| (s.file.clone(), s.seq, s.len, s.synced))
+        };
+        let (seq, prev_seq, prev_len) = match last {
+            Some((file, seq, len, synced)) => {
+                let prev_len = if keep {
+                    if synced < len {
+                        self.dirty.set(false);
+                        self.fdatasync(&file).await.inspect_err(|_| self.dirty.set(true))?;
+                        self.synced_to(seq, len);
+                        // Every batch written so far is in this segment or an older one.
+                        let woken = {
+                            let mut inner = self.inner.borrow_mut();
+                            let w = inner.written;
+                            inner.settle(w)
+                        };
+                        wake(woken);
+                    }
+                    len
+                } else {
+                    synced
+                };
+                (seq + 1, seq, prev_len)
             }
+            None => (1, 0, 0),
         };
         let path = seg_path(&self.dir, seq);
         let file = OpenOptions::new().read(true).write(true).create(true).truncate(true).buffered_open(&path).await?;
         file.pre_allocate(self.segment_bytes, false).await?;
         write_all(&file, header(seq, prev_seq, prev_len), 0).await?;
-        file.fdatasync().await?;
+        self.fdatasync(&file).await?;
         Directory::open(&self.dir).await?.sync().await?;
         self.inner.borrow_mut().segments.push(Segment {
             seq,
             path,
             file: Rc::new(file),
             len: HEADER,
+            synced: HEADER,
             max_index: HashMap::new(),
         });
         Ok(())
@@ -498,8 +700,9 @@ impl SegLog {
         RegionState { meta, last_index, committed: log.and_then(|l| l.committed.clone()) }
     }
 
-    /// Queue an entry (made durable by the next [`sync`](Self::sync)). An
-    /// index at or below the region's last replaces it and everything after.
+    /// Queue an entry: [`written`](Self::written) waits until it is in the
+    /// file, [`sync`](Self::sync) until it is durable. It replaces only its
+    /// own index: a caller replacing a suffix truncates first.
     pub fn append(&self, region: u32, index: u64, term: u64, payload: &[u8]) {
         let mut inner = self.inner.borrow_mut();
         let inner = &mut *inner;
@@ -508,48 +711,59 @@ impl SegLog {
         inner.pending_locs.push((region, index, data.clone(), at));
         let m = inner.pending_max.entry(region).or_default();
         *m = (*m).max(index);
-        let log = inner.regions.entry(region).or_default();
-        let _ = log.entries.split_off(&index);
-        log.entries.insert(index, Loc { term, at: At::Mem(data) });
+        inner.regions.entry(region).or_default().entries.insert(index, Loc { term, at: At::Mem(data) });
     }
 
-    /// Record the region's committed log id (durable with the next sync).
+    /// Record the region's committed log id (queued like an entry).
     pub fn save_committed(&self, region: u32, index: u64, id: &[u8]) {
         let mut inner = self.inner.borrow_mut();
         push_record(&mut inner.pending, KIND_COMMITTED, region, index, 0, id);
         inner.regions.entry(region).or_default().committed = Some((index, Bytes::copy_from_slice(id)));
     }
 
-    /// Drop the region's entries after `index` (all of them for `None`).
+    /// Drop the region's entries after `index` (all of them for `None`);
+    /// queued like an entry.
     pub fn truncate_after(&self, region: u32, index: Option<u64>) {
+        let from = index.map_or(0, |i| i + 1);
         let mut inner = self.inner.borrow_mut();
+        push_record(&mut inner.pending, KIND_TRUNCATE, region, from, 0, &[]);
         if let Some(log) = inner.regions.get_mut(&region) {
-            let from = index.map_or(0, |i| i + 1);
             let _ = log.entries.split_off(&from);
         }
     }
 
-    /// Wait until everything appended before this call is durable. Errors
+    /// Wait until everything queued before this call is written to its
+    /// segment: it survives the process (kill -9), not yet a power cut.
+    pub async fn written(self: &Rc<Self>) {
+        let rx = {
+            let mut inner = self.inner.borrow_mut();
+            let target = inner.target();
+            if target <= inner.written {
+                return;
+            }
+            let (tx, rx) = oneshot::channel();
+            inner.write_waiters.push((target, tx));
+            rx
+        };
+        self.kick();
+        let _ = rx.await;
+    }
+
+    /// Wait until everything queued before this call is durable. Errors
     /// are retried, not returned: this waits through a full disk until it can
     /// write again (see [`failure`](Self::failure)).
     pub async fn sync(self: &Rc<Self>) {
-        let start = {
+        let rx = {
             let mut inner = self.inner.borrow_mut();
-            // Nothing queued: wait for the batch in flight, if any.
-            let target = if inner.pending.is_empty() { inner.current - 1 } else { inner.current };
+            let target = inner.target();
             if target <= inner.durable {
                 return;
             }
             let (tx, rx) = oneshot::channel();
-            inner.waiters.push((target, tx));
-            let start = !inner.flushing;
-            inner.flushing = true;
-            (start, rx)
+            inner.sync_waiters.push((target, tx));
+            rx
         };
-        let (start, rx) = start;
-        if start {
-            glommio::spawn_local(self.clone().flusher()).detach();
-        }
+        self.kick();
         let _ = rx.await;
     }
 
@@ -558,74 +772,174 @@ impl SegLog {
         self.inner.borrow().failure.clone()
     }
 
-    /// Write and sync batches until none is pending.
-    async fn flusher(self: Rc<Self>) {
+    /// Start the writer if something waits to be written, and the syncer if
+    /// something written waits to be synced.
+    fn kick(self: &Rc<Self>) {
+        let (write, sync) = {
+            let mut inner = self.inner.borrow_mut();
+            let write = !inner.writing && (!inner.pending.is_empty() || inner.rewrite);
+            inner.writing |= write;
+            let sync = self.policy == FsyncPolicy::Always
+                && !inner.syncing
+                && !inner.rewrite
+                && inner.written > inner.durable;
+            inner.syncing |= sync;
+            (write, sync)
+        };
+        if write {
+            glommio::spawn_local(self.clone().writer()).detach();
+        }
+        if sync {
+            glommio::spawn_local(self.clone().syncer()).detach();
+        }
+    }
+
+    fn failed(&self, e: &io::Error) {
+        self.retries.set(self.retries.get() + 1);
+        let first = self.inner.borrow().failure.is_none();
+        self.inner.borrow_mut().failure = Some(e.to_string());
+        if first {
+            eprintln!("neokv: the Raft log could not be written ({e}); retrying");
+        }
+    }
+
+    /// Write batches, in order, until none is pending. Appends go on while a
+    /// batch is written or synced; each batch holds what queued meanwhile.
+    async fn writer(self: Rc<Self>) {
+        let mut backoff = Duration::from_millis(50);
         loop {
-            let (batch, locs, maxes, done) = {
+            if self.inner.borrow().rewrite {
+                match self.rewrite().await {
+                    Ok(()) => backoff = Duration::from_millis(50),
+                    Err(e) => {
+                        self.failed(&e);
+                        glommio::timer::sleep(backoff).await;
+                        backoff = (backoff * 2).min(Duration::from_secs(1));
+                    }
+                }
+                continue;
+            }
+            let (bytes, locs, maxes, no) = {
                 let mut inner = self.inner.borrow_mut();
                 if inner.pending.is_empty() {
-                    inner.flushing = false;
+                    inner.writing = false;
                     return;
                 }
                 let batch = std::mem::take(&mut inner.pending);
                 let locs = std::mem::take(&mut inner.pending_locs);
                 let maxes = std::mem::take(&mut inner.pending_max);
                 // Appends from here on belong to the next batch.
-                let done = inner.current;
+                let no = inner.current;
                 inner.current += 1;
-                (batch, locs, maxes, done)
+                (batch, locs, maxes, no)
             };
-            let mut backoff = Duration::from_millis(50);
-            let base = loop {
-                match self.write_batch(&batch).await {
-                    Ok(base) => break base,
-                    Err(e) => {
-                        self.retries.set(self.retries.get() + 1);
-                        let first = self.inner.borrow().failure.is_none();
-                        self.inner.borrow_mut().failure = Some(e.to_string());
-                        if first {
-                            eprintln!("neokv: the Raft log could not be written ({e}); retrying");
-                        }
-                        glommio::timer::sleep(backoff).await;
-                        backoff = (backoff * 2).min(Duration::from_secs(1));
-                        // The failed segment's state is unknown: the batch goes into a fresh one.
-                        let _ = self.roll().await;
-                    }
-                }
-            };
+            let result = self.write_batch(&bytes).await;
             let mut inner = self.inner.borrow_mut();
-            if inner.failure.take().is_some() {
-                eprintln!("neokv: the Raft log is written again");
-            }
-            let seg = base.0;
-            let segment = inner.segments.iter_mut().find(|s| s.seq == seg).expect("the segment just written");
-            for (r, m) in maxes {
-                let e = segment.max_index.entry(r).or_default();
-                *e = (*e).max(m);
-            }
-            for (region, index, data, at) in locs {
-                // Still the live entry of that index (not replaced since)?
-                if let Some(loc) = inner.regions.get_mut(&region).and_then(|l| l.entries.get_mut(&index)) {
-                    if matches!(&loc.at, At::Mem(b) if b.as_ptr() == data.as_ptr()) {
-                        loc.at = At::Disk { seg, off: base.1 + at as u64, len: data.len() as u32 };
+            match result {
+                Ok((seg, off)) => {
+                    inner.unsynced.push(Unsynced { no, bytes, seg, off, locs, maxes });
+                    let mut woken = inner.wrote(no);
+                    if self.policy != FsyncPolicy::Always {
+                        woken.extend(inner.settle(no));
                     }
+                    drop(inner);
+                    wake(woken);
+                    self.kick();
                 }
-            }
-            inner.durable = done;
-            let ready: Vec<_> = {
-                let (ready, wait) = std::mem::take(&mut inner.waiters).into_iter().partition(|(t, _)| *t <= done);
-                inner.waiters = wait;
-                ready
-            };
-            drop(inner);
-            for (_, tx) in ready {
-                let _ = tx.send(());
+                Err(e) => {
+                    inner.unsynced.push(Unsynced { no, bytes, seg: 0, off: 0, locs, maxes });
+                    inner.rewrite = true;
+                    drop(inner);
+                    self.failed(&e);
+                }
             }
         }
     }
 
+    /// `Always`: fdatasync the active segment until everything written is durable.
+    async fn syncer(self: Rc<Self>) {
+        loop {
+            let (file, seq, len, target) = {
+                let mut inner = self.inner.borrow_mut();
+                if inner.rewrite || inner.written <= inner.durable {
+                    inner.syncing = false;
+                    return;
+                }
+                let s = inner.segments.last().expect("an active segment");
+                (s.file.clone(), s.seq, s.len, inner.written)
+            };
+            match self.fdatasync(&file).await {
+                Ok(()) => {
+                    self.synced_to(seq, len);
+                    let woken = self.inner.borrow_mut().settle(target);
+                    wake(woken);
+                }
+                Err(e) => {
+                    self.failed(&e);
+                    {
+                        let mut inner = self.inner.borrow_mut();
+                        inner.rewrite = true;
+                        inner.syncing = false;
+                    }
+                    self.kick();
+                    return;
+                }
+            }
+        }
+    }
+
+    /// After a failed write or sync: what the active segment holds past its
+    /// synced length is unknown, so every unsynced batch goes again, whole
+    /// and in order, into a fresh segment that trusts the old one only up to
+    /// that length. Waiters are never told "failed" for a batch that may
+    /// still become durable.
+    async fn rewrite(&self) -> io::Result<()> {
+        self.roll(false).await?;
+        let (file, seq) = {
+            let inner = self.inner.borrow();
+            let s = inner.segments.last().expect("an active segment");
+            (s.file.clone(), s.seq)
+        };
+        let (bytes, last) = {
+            let inner = self.inner.borrow();
+            let mut all = Vec::new();
+            for u in &inner.unsynced {
+                all.extend_from_slice(&u.bytes);
+            }
+            (all, inner.unsynced.last().map(|u| u.no))
+        };
+        write_all(&file, bytes.clone(), HEADER).await?;
+        self.fdatasync(&file).await?;
+        let woken = {
+            let mut inner = self.inner.borrow_mut();
+            let end = HEADER + bytes.len() as u64;
+            if let Some(s) = inner.segments.iter_mut().find(|s| s.seq == seq) {
+                s.len = end;
+                s.synced = end;
+            }
+            let mut off = HEADER;
+            for u in inner.unsynced.iter_mut() {
+                u.seg = seq;
+                u.off = off;
+                off += u.bytes.len() as u64;
+            }
+            inner.rewrite = false;
+            if inner.failure.take().is_some() {
+                eprintln!("neokv: the Raft log is written again");
+            }
+            let mut woken = Vec::new();
+            if let Some(no) = last {
+                woken = inner.wrote(no);
+                woken.extend(inner.settle(no));
+            }
+            woken
+        };
+        wake(woken);
+        Ok(())
+    }
+
     /// Write `batch` at the end of the active segment (rolling first if it
-    /// does not fit) and sync it: (segment, offset of the batch).
+    /// does not fit): (segment, offset of the batch). Not synced.
     async fn write_batch(&self, batch: &[u8]) -> io::Result<(u64, u64)> {
         let full = {
             let inner = self.inner.borrow();
@@ -633,17 +947,11 @@ impl SegLog {
             s.len > HEADER && s.len + batch.len() as u64 > self.segment_bytes
         };
         if full {
-            self.roll().await?;
+            self.roll(true).await?;
         }
-        let (file, seq, at) = {
-            let inner = self.inner.borrow();
-            let s = inner.segments.last().expect("an active segment");
-            (s.file.clone(), s.seq, s.len)
-        };
+        let (file, seq, at) = self.active();
         write_all(&file, batch.to_vec(), at).await?;
-        if self.policy == FsyncPolicy::Always {
-            file.fdatasync().await?;
-        } else {
+        if self.policy != FsyncPolicy::Always {
             self.dirty.set(true);
         }
         self.batches.set(self.batches.get() + 1);
@@ -667,7 +975,7 @@ impl SegLog {
         let mut out = Vec::with_capacity(locs.len());
         for (index, loc) in locs {
             let (seg, off, len) = match loc.at {
-                At::Mem(b) => {
+                At::Mem(b) | At::Both { mem: b, .. } => {
                     out.push((index, loc.term, b));
                     continue;
                 }
@@ -751,6 +1059,32 @@ impl SegLog {
         }
     }
 
+    /// Make this log hold `region` exactly as given (its entries, committed
+    /// id, vote and purge point), whatever it held of it before; durable when
+    /// this returns. For moving a region's log here from elsewhere: run again
+    /// after a crash, it gives the same result.
+    pub async fn import(
+        self: &Rc<Self>,
+        region: u32,
+        entries: Vec<(u64, u64, Bytes)>,
+        committed: Option<(u64, Bytes)>,
+        meta: RegionMeta,
+    ) -> io::Result<()> {
+        self.truncate_after(region, None);
+        for (i, t, p) in &entries {
+            self.append(region, *i, *t, p);
+        }
+        if let Some((i, id)) = &committed {
+            self.save_committed(region, *i, id);
+        }
+        self.sync().await;
+        self.save_meta(region, meta.clone()).await?;
+        if let (Some((p, _)), Some(log)) = (&meta.purged, self.inner.borrow_mut().regions.get_mut(&region)) {
+            log.entries = log.entries.split_off(&(p + 1));
+        }
+        Ok(())
+    }
+
     /// Every region the log holds anything of (entries, a committed id, a
     /// vote or a purge point), ascending.
     pub fn regions(&self) -> Vec<u32> {
@@ -775,6 +1109,27 @@ impl SegLog {
     pub fn segment_paths(&self) -> Vec<PathBuf> {
         self.inner.borrow().segments.iter().map(|s| s.path.clone()).collect()
     }
+}
+
+/// fdatasync every segment file under `root` (the [`raft_log_dir`]), from
+/// any thread: what the cores wrote is durable when this returns (fsync acts
+/// on the file, whichever descriptor wrote it). For SAVE and shutdown with
+/// `everysec` or `no`.
+pub fn sync_files(root: &Path) -> io::Result<()> {
+    let Ok(cores) = std::fs::read_dir(root) else { return Ok(()) };
+    for core in cores {
+        let core = core?.path();
+        if !core.is_dir() {
+            continue;
+        }
+        for seg in std::fs::read_dir(&core)? {
+            let seg = seg?.path();
+            if seg.file_name().is_some_and(|n| n.to_string_lossy().starts_with("seg-")) {
+                std::fs::File::open(&seg)?.sync_data()?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn sync_dir(dir: &Path) -> io::Result<()> {
@@ -1140,6 +1495,70 @@ mod tests {
             drop(log);
             let log = SegLog::open(&d, 1 << 20, FsyncPolicy::EverySec).await.unwrap();
             assert_eq!(read_all_of(&log, 5).await.len(), 10);
+        });
+    }
+
+    /// A truncation is a record: it survives a reopen even when nothing was
+    /// appended after it, and entries written after it replace the cut ones.
+    #[test]
+    fn a_truncation_survives_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_path_buf();
+        run(async move {
+            let log = SegLog::open(&d, 1 << 20, FsyncPolicy::Always).await.unwrap();
+            for i in 1..=10u64 {
+                log.append(1, i, 1, &payload(1, i));
+            }
+            log.sync().await;
+            log.truncate_after(1, Some(5));
+            log.written().await;
+            drop(log);
+            let log = SegLog::open(&d, 1 << 20, FsyncPolicy::Always).await.unwrap();
+            assert_eq!(log.state(1).last_index, Some(5), "the cut entries came back");
+            log.truncate_after(1, Some(3));
+            log.append(1, 4, 2, b"four");
+            log.sync().await;
+            drop(log);
+            let log = SegLog::open(&d, 1 << 20, FsyncPolicy::Always).await.unwrap();
+            let got = read_all_of(&log, 1).await;
+            assert_eq!(got.len(), 4);
+            assert_eq!(got.last().unwrap(), &(4, 2, b"four".to_vec()));
+        });
+    }
+
+    /// A failed fdatasync leaves the active segment's unsynced tail unknown:
+    /// the batches go again into a fresh segment (retried until it works),
+    /// the waiters are told only once they are durable, and a reopen finds
+    /// every entry once.
+    #[test]
+    fn a_failed_sync_writes_the_batches_again_in_a_fresh_segment() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_path_buf();
+        run(async move {
+            let log = SegLog::open(&d, 1 << 20, FsyncPolicy::Always).await.unwrap();
+            for i in 1..=5u64 {
+                log.append(1, i, 1, &payload(1, i));
+            }
+            log.sync().await;
+            let before = log.segment_paths().len();
+            // The syncer's fdatasync fails, then the first fresh segment's.
+            log.fail_syncs.set(2);
+            for i in 6..=10u64 {
+                log.append(1, i, 1, &payload(1, i));
+            }
+            log.written().await;
+            log.sync().await;
+            assert_eq!(log.fail_syncs.get(), 0);
+            assert_eq!(log.retries(), 2);
+            assert!(log.failure().is_none());
+            assert!(log.segment_paths().len() > before, "no fresh segment");
+            log.append(1, 11, 1, &payload(1, 11));
+            log.sync().await;
+            drop(log);
+            let log = SegLog::open(&d, 1 << 20, FsyncPolicy::Always).await.unwrap();
+            let got = read_all_of(&log, 1).await;
+            assert_eq!(got.iter().map(|e| e.0).collect::<Vec<_>>(), (1..=11).collect::<Vec<_>>());
+            assert!(got.iter().all(|(i, _, p)| *p == payload(1, *i)));
         });
     }
 

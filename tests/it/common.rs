@@ -72,6 +72,7 @@ pub struct Server {
     child: Option<Child>,
     _tmp: Option<tempfile::TempDir>,
     extra: Vec<String>,
+    env: Vec<(String, String)>,
 }
 
 impl Server {
@@ -83,23 +84,57 @@ impl Server {
     pub fn start_with(args: &[&str]) -> Server {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().to_path_buf();
-        let mut s =
-            Server { port: 0, dir, child: None, _tmp: Some(tmp), extra: args.iter().map(|s| s.to_string()).collect() };
+        let mut s = Server {
+            port: 0,
+            dir,
+            child: None,
+            _tmp: Some(tmp),
+            extra: args.iter().map(|s| s.to_string()).collect(),
+            env: Vec::new(),
+        };
         s.spawn();
         s
     }
 
     /// Start on an existing data dir (for restarts), keeping it.
     pub fn start_in(dir: &Path, args: &[&str]) -> Server {
+        Self::start_in_env(dir, args, &[])
+    }
+
+    /// Start on an existing data dir with these environment variables set.
+    pub fn start_in_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut s = Server {
             port: 0,
             dir: dir.to_path_buf(),
             child: None,
             _tmp: None,
             extra: args.iter().map(|s| s.to_string()).collect(),
+            env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         };
         s.spawn();
         s
+    }
+
+    /// Stop (kill -9) and start again on the same data dir with other
+    /// arguments and environment.
+    pub fn restart_with(&mut self, args: &[&str], env: &[(&str, &str)]) {
+        self.kill9();
+        self.extra = args.iter().map(|s| s.to_string()).collect();
+        self.env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        self.spawn();
+    }
+
+    /// Wait for the process to exit by itself (bounded): its exit code.
+    pub fn wait_exit(&mut self, within: Duration) -> Option<i32> {
+        let deadline = std::time::Instant::now() + within;
+        while std::time::Instant::now() < deadline {
+            if let Some(Ok(Some(st))) = self.child.as_mut().map(|c| c.try_wait()) {
+                self.child = None;
+                return st.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
     }
 
     fn spawn(&mut self) {
@@ -111,6 +146,7 @@ impl Server {
             .arg(&self.dir)
             .arg("--no-pin")
             .args(&self.extra)
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()

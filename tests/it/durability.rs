@@ -1,5 +1,6 @@
 //! Durability: every acknowledged write survives kill -9 (several rounds).
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -102,20 +103,11 @@ fn clean_restart_keeps_data_and_ttls() {
     assert_eq!(r.cmd(&["INCR", "n"]), ":11\r\n");
 }
 
-#[test]
-fn log_is_purged_behind_snapshots_and_restarts_stay_whole() {
-    // One entry per write (a single connection waits for each reply), a snapshot
-    // every 100 entries: many snapshot and purge cycles.
-    let mut s = Server::start_with(&["--cores", "1", "--raft-snapshot-logs", "100"]);
-    let mut r = s.raw();
-    for i in 0..1500 {
-        assert_eq!(r.cmd(&["SET", &format!("k{i}"), &i.to_string()]), "+OK\r\n");
-    }
-    assert_eq!(r.cmd(&["INCRBY", "n", "7"]), ":7\r\n");
-    s.kill9();
-    {
-        // The stopped server's log, read through the storage layer.
-        let storage = neokv::storage::Storage::open(&s.dir, &Default::default()).unwrap();
+/// Region 0's log entries in a stopped server's data directory, and whether
+/// a purge point was saved.
+fn log_entries(dir: &Path, segments: bool) -> (usize, bool) {
+    if !segments {
+        let storage = neokv::storage::Storage::open(dir, &Default::default()).unwrap();
         let mut entries = 0;
         storage
             .scan(neokv::storage::Cf::RaftLog, &[0, 0, 0, 0], &[0, 0, 0, 1], false, |_, _| {
@@ -123,9 +115,45 @@ fn log_is_purged_behind_snapshots_and_restarts_stay_whole() {
                 true
             })
             .unwrap();
-        assert!(entries > 0, "recent entries are kept");
-        assert!(entries < 600, "{entries} log entries left: the log must be purged behind snapshots");
+        return (entries, true);
     }
+    let log = neokv::storage::seglog::raft_log_dir(dir).join("core-0");
+    let ex = glommio::LocalExecutorBuilder::new(glommio::Placement::Unbound).make().unwrap();
+    ex.run(async move {
+        use neokv::storage::{seglog::SegLog, FsyncPolicy};
+        let log = SegLog::open(&log, 1 << 20, FsyncPolicy::Always).await.unwrap();
+        let n = log.read(0, 0, u64::MAX).await.unwrap().len();
+        (n, log.state(0).meta.purged.is_some())
+    })
+}
+
+#[test]
+fn log_is_purged_behind_snapshots_and_restarts_stay_whole() {
+    purged_and_whole(&["--raft-log", "segments"], true);
+}
+
+#[test]
+fn a_rocksdb_log_is_purged_behind_snapshots_and_restarts_stay_whole() {
+    purged_and_whole(&["--raft-log", "rocksdb"], false);
+}
+
+fn purged_and_whole(log_args: &[&str], segments: bool) {
+    // One entry per write (a single connection waits for each reply), a snapshot
+    // every 100 entries: many snapshot and purge cycles.
+    let mut args = vec!["--cores", "1", "--raft-snapshot-logs", "100"];
+    args.extend_from_slice(log_args);
+    let mut s = Server::start_with(&args);
+    let mut r = s.raw();
+    for i in 0..1500 {
+        assert_eq!(r.cmd(&["SET", &format!("k{i}"), &i.to_string()]), "+OK\r\n");
+    }
+    assert_eq!(r.cmd(&["INCRBY", "n", "7"]), ":7\r\n");
+    s.kill9();
+    // The stopped server's log, read through the storage layer.
+    let (entries, purged) = log_entries(&s.dir, segments);
+    assert!(entries > 0, "recent entries are kept");
+    assert!(purged, "no purge point saved");
+    assert!(entries < 600, "{entries} log entries left: the log must be purged behind snapshots");
     s.kill_and_restart();
     let mut r = s.raw();
     for i in (0..1500).step_by(13) {
@@ -139,4 +167,77 @@ fn log_is_purged_behind_snapshots_and_restarts_stay_whole() {
     s.kill_and_restart();
     assert_eq!(s.raw().cmd(&["GET", "after299"]), "$1\r\nx\r\n");
     assert_eq!(s.raw().cmd(&["DBSIZE"]), ":1801\r\n");
+}
+
+/// Write `n` keys `<prefix>:<i>` (values `v<i>`), then a SET that the
+/// server (started with `NEOKV_CRASH_POINT=apply`) dies before applying: a
+/// committed entry, in the log, not applied.
+fn writes_then_die_before_apply(s: &mut Server, prefix: &str, n: usize) {
+    let mut r = s.raw();
+    for i in 0..n {
+        assert_eq!(r.cmd(&["SET", &format!("{prefix}:{i}"), &format!("v{i}")]), "+OK\r\n");
+    }
+    let mut raw = Raw::connect(s.port);
+    let _ = raw.w.set_read_timeout(Some(Duration::from_secs(10)));
+    std::io::Write::write_all(&mut raw.w, &encode_cmd(&[b"SET", b"crash:apply:1", b"committed"])).unwrap();
+    assert_eq!(s.wait_exit(Duration::from_secs(10)), Some(70), "the server did not die at the crash point");
+}
+
+fn all_there(s: &Server, prefix: &str, n: usize) {
+    let mut r = s.raw();
+    for i in 0..n {
+        let v = format!("v{i}");
+        assert_eq!(r.cmd(&["GET", &format!("{prefix}:{i}")]), format!("${}\r\n{v}\r\n", v.len()), "{prefix}:{i}");
+    }
+    assert_eq!(r.cmd(&["GET", "crash:apply:1"]), "$9\r\ncommitted\r\n", "the committed, unapplied entry was lost");
+}
+
+/// A data directory whose Raft log is in RocksDB (an older NeoKV, or
+/// `--raft-log rocksdb`) starts with segment logs: the log moves over whole,
+/// with an entry committed and not yet applied, which then applies; going
+/// back to `--raft-log rocksdb` is refused rather than starting empty.
+#[test]
+fn a_rocksdb_log_moves_into_segment_logs_whole() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let crash = [("NEOKV_CRASH_POINT", "apply")];
+    let mut s = Server::start_in_env(dir, &["--cores", "1", "--raft-log", "rocksdb"], &crash);
+    writes_then_die_before_apply(&mut s, "old", 200);
+    assert!(log_entries(dir, false).0 > 0, "the RocksDB log holds entries before the move");
+    s.restart_with(&["--cores", "1"], &[]);
+    all_there(&s, "old", 200);
+    assert_eq!(s.raw().cmd(&["SET", "new", "1"]), "+OK\r\n");
+    s.kill9();
+    assert_eq!(log_entries(dir, false).0, 0, "the RocksDB copy of the log was not deleted");
+    s.restart_with(&["--cores", "1"], &[]);
+    all_there(&s, "old", 200);
+    assert_eq!(s.raw().cmd(&["GET", "new"]), "$1\r\n1\r\n");
+    s.kill9();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_neokv-server"))
+        .args(["--port", "1", "--no-pin", "--raft-log", "rocksdb", "--dir"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("start with --raft-log segments"), "{err}");
+}
+
+/// `--cores` changes: every region's log moves to its new owner's segment
+/// log, with an entry committed and not yet applied, across 2 -> 3 -> 1 cores.
+#[test]
+fn a_new_core_count_moves_every_regions_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let crash = [("NEOKV_CRASH_POINT", "apply")];
+    let mut s = Server::start_in_env(dir, &["--cores", "2", "--regions", "4"], &crash);
+    writes_then_die_before_apply(&mut s, "k", 300);
+    s.restart_with(&["--cores", "3", "--regions", "4"], &[]);
+    all_there(&s, "k", 300);
+    assert_eq!(s.raw().cmd(&["SET", "three", "3"]), "+OK\r\n");
+    s.restart_with(&["--cores", "1", "--regions", "4"], &[]);
+    all_there(&s, "k", 300);
+    assert_eq!(s.raw().cmd(&["GET", "three"]), "$1\r\n3\r\n");
+    let layout = std::fs::read_to_string(neokv::storage::seglog::raft_log_dir(dir).join("LAYOUT")).unwrap();
+    assert_eq!(layout.trim(), "cores=1");
 }
