@@ -127,6 +127,8 @@ pub struct Region {
     incoming: RefCell<Option<Incoming>>,
     /// The region's slots, `[start, end)`.
     slots: (u16, u32),
+    /// The core's segment log (`None`: the Raft log is in RocksDB).
+    seg: Option<Rc<crate::storage::seglog::SegLog>>,
 }
 
 struct Incoming {
@@ -194,6 +196,13 @@ pub enum ReadError {
     /// Another node leads (or no one does yet).
     NotLeader(Option<u64>),
     Failed(String),
+}
+
+/// The reply to a write while the Raft log cannot be written: Redis's
+/// `-MISCONF` for a failing AOF, with the cause and no internals.
+pub fn misconf(cause: &str) -> String {
+    let cause = cause.split(" (os error").next().unwrap_or(cause);
+    format!("MISCONF Errors writing to the Raft log: {cause}. Writes are refused until it can be written again (it retries by itself); reads are served")
 }
 
 /// Milliseconds between a leader's heartbeats.
@@ -278,6 +287,7 @@ impl Region {
             read_policy,
             incoming: RefCell::new(None),
             slots: (route.start, route.end),
+            seg: opts.log.clone(),
         });
         match nodes {
             None => {
@@ -630,6 +640,20 @@ impl Region {
         self.scheduled.set(false);
         if self.fenced.get() {
             // The fence holder proposes what queued up once it is done.
+            return;
+        }
+        if let Some(cause) = self.seg.as_ref().and_then(|s| s.failure()) {
+            // The log cannot be written (a full disk): refuse new writes with
+            // the cause, as Redis does, rather than queue them behind it. What
+            // was proposed before waits and lands once the log is written.
+            let r = Reply::error(misconf(&cause));
+            for item in self.queue.borrow_mut().drain(..) {
+                let tx = match item {
+                    Item::Cmd(_, tx) => tx,
+                    Item::Fenced(f) => f.tx,
+                };
+                let _ = tx.send(r.clone());
+            }
             return;
         }
         loop {
