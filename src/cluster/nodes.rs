@@ -49,6 +49,8 @@ pub struct RegionStatus {
     pub term: u64,
     pub last_log: u64,
     pub applied: u64,
+    /// The last log index purged here (behind a snapshot).
+    pub purged: u64,
     /// Ascending.
     pub voters: Vec<u64>,
     /// On the leader: each other member's matched log index.

@@ -316,7 +316,7 @@ fn replication_section(s: &mut String, nodes: &crate::cluster::nodes::Nodes, run
         let matched: Vec<String> = st.matched.iter().map(|(id, m)| format!("{id}:{m}")).collect();
         let _ = write!(
             s,
-            "region{r}:role={role},term={},leader={},last_log={},applied={},voters={},matched={},snapshots_in={},state={},vote={},core_wait_ms={}\r\n",
+            "region{r}:role={role},term={},leader={},last_log={},applied={},voters={},matched={},snapshots_in={},purged={},state={},vote={},core_wait_ms={}\r\n",
             st.term,
             st.leader.unwrap_or(0),
             st.last_log,
@@ -324,6 +324,7 @@ fn replication_section(s: &mut String, nodes: &crate::cluster::nodes::Nodes, run
             voters.join("|"),
             matched.join("|"),
             st.snapshots_in,
+            st.purged,
             st.state,
             if st.vote_committed { "committed" } else { "open" },
             st.probe_sent.map_or(0, |t| t.elapsed().as_millis())

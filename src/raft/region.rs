@@ -819,6 +819,7 @@ async fn track_leader(region: Rc<Region>, nodes: Arc<Nodes>) {
                 s.term = w.current_term;
                 s.last_log = w.last_log_index.unwrap_or(0);
                 s.applied = w.last_applied.map_or(0, |l| l.index);
+                s.purged = w.purged.map_or(0, |l| l.index);
                 if new_membership {
                     s.voters.clear();
                     s.voters.extend(members.voter_ids());

@@ -722,7 +722,21 @@ fn wait_replicas_agree(
 /// and it keeps following later writes.
 #[test]
 fn a_follower_behind_the_purged_log_catches_up_by_snapshot() {
-    let (mut c, key, slot, _, follower) = written_past_a_stopped_follower("snap");
+    let (mut c, key, slot, leader, follower) = written_past_a_stopped_follower("snap");
+    // openraft purges behind a snapshot only while no replication to the
+    // stopped follower is reading those entries: wait until the leader has
+    // purged past where the follower stopped (it stopped near index 3).
+    let region = region_state(c.nodes[leader as usize - 1].port, slot).expect("the leader's region").0;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let purged = purged_in(c.nodes[leader as usize - 1].port, region);
+        if purged > 100 {
+            eprintln!("the leader purged its log up to {purged}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the leader never purged its log behind its snapshots: purged={purged}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let behind = Instant::now();
     c.start_node(follower);
     let ports: Vec<u16> = c.nodes.iter().map(|n| n.port).collect();
@@ -731,6 +745,12 @@ fn a_follower_behind_the_purged_log_catches_up_by_snapshot() {
     let (region, applied, keys, _) = state;
     assert!(applied > 1_200, "applied index {applied}");
     assert_eq!(keys, 51);
+    // The install is counted once openraft's install call returns, which can
+    // be after the installed state already answers NEOKV.REGION: poll.
+    let counted = Instant::now() + Duration::from_secs(10);
+    while snapshots_in(c.nodes[follower as usize - 1].port, region) == 0 && Instant::now() < counted {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let installed = snapshots_in(c.nodes[follower as usize - 1].port, region);
     assert!(installed >= 1, "node {follower} caught up without installing a snapshot");
     // The staged files are gone once installed.
@@ -747,6 +767,12 @@ fn a_follower_behind_the_purged_log_catches_up_by_snapshot() {
 }
 
 /// `snapshots_in` of `region` in a node's INFO replication.
+fn purged_in(port: u16, region: i64) -> u64 {
+    let info = ask(port, &["INFO", "replication"], Duration::from_secs(5)).unwrap_or_default();
+    let line = info.lines().find(|l| l.starts_with(&format!("region{region}:"))).unwrap_or_default();
+    line.split(',').find_map(|f| f.strip_prefix("purged=")).and_then(|n| n.parse().ok()).unwrap_or(0)
+}
+
 fn snapshots_in(port: u16, region: i64) -> u64 {
     let info = ask(port, &["INFO", "replication"], Duration::from_secs(5)).unwrap_or_default();
     let line = info.lines().find(|l| l.starts_with(&format!("region{region}:"))).unwrap_or_default();
