@@ -63,14 +63,10 @@ impl LogStore {
                 .into_iter()
                 .map(|e| (e.log_id.index, e.log_id.leader_id.term, bytes::Bytes::from(encode_entry(&e))))
                 .collect();
-            let committed = rocks
-                .state(StateKind::Committed)?
-                .map(|b| decode_log_id(&b).map(|id| (id.index, b)))
-                .transpose()?;
-            let purged = rocks
-                .state(StateKind::LastPurged)?
-                .map(|b| decode_log_id(&b).map(|id| (id.index, b)))
-                .transpose()?;
+            let committed =
+                rocks.state(StateKind::Committed)?.map(|b| decode_log_id(&b).map(|id| (id.index, b))).transpose()?;
+            let purged =
+                rocks.state(StateKind::LastPurged)?.map(|b| decode_log_id(&b).map(|id| (id.index, b))).transpose()?;
             let n = entries.len();
             seg.import(region, entries, committed, RegionMeta { vote, purged }).await?;
             let mut b = Batch::new();
