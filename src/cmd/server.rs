@@ -411,10 +411,12 @@ fn lastsave(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     reply(Reply::Int(ctx.shared.last_save.load(Ordering::Relaxed) as i64))
 }
 
-/// SAVE: everything acknowledged is already in RocksDB; make its WAL durable now.
+/// SAVE: everything acknowledged is already in the Raft log; make the log and
+/// the applied state durable now (with segment logs, apply writes past
+/// RocksDB's WAL: its memtables are flushed, so a restart replays nothing).
 fn save(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    ctx.shared.storage.sync_wal_blocking()?;
     ctx.shared.sync_raft_log().map_err(|e| super::ctx::err(format!("ERR syncing the Raft log: {e}")))?;
+    ctx.shared.storage.persist_applied()?;
     ctx.shared.last_save.store(crate::types::now_ms() / 1000, Ordering::Relaxed);
     reply(Reply::Ok)
 }

@@ -191,7 +191,6 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), io::Error> {
         if let (Some(seg), Some(c)) = (&self.seg, committed) {
             seg.save_committed(self.region, c.index, &encode_log_id(&c));
-            seg.written().await;
             return Ok(());
         }
         if let Some(c) = committed {
@@ -216,7 +215,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     {
         if let Some(seg) = &self.seg {
             for e in entries {
-                seg.append(self.region, e.log_id.index, e.log_id.leader_id.term, &encode_entry(&e));
+                seg.append_owned(self.region, e.log_id.index, e.log_id.leader_id.term, encode_entry(&e).into());
             }
             seg.written().await;
             let seg = seg.clone();
@@ -255,7 +254,9 @@ impl RaftLogStorage<TypeConfig> for LogStore {
 
     async fn purge(&mut self, log_id: LogId) -> Result<(), io::Error> {
         if let Some(seg) = &self.seg {
-            return seg.purge(self.region, log_id.index, encode_log_id(&log_id).to_vec().into()).await;
+            seg.purge(self.region, log_id.index, encode_log_id(&log_id).to_vec().into()).await?;
+            crate::storage::ingest::crash_point("log-purged");
+            return Ok(());
         }
         let (lo, hi) = self.key_range(0, Some(log_id.index + 1));
         let mut b = Batch::new();

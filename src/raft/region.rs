@@ -198,11 +198,12 @@ pub enum ReadError {
     Failed(String),
 }
 
-/// The reply to a write while the Raft log cannot be written: Redis's
-/// `-MISCONF` for a failing AOF, with the cause and no internals.
-pub fn misconf(cause: &str) -> String {
+/// The reply to a write while the Raft log (`what`), or RocksDB, cannot be
+/// written: Redis's `-MISCONF` for a failing AOF, with the cause and no
+/// internals.
+pub fn misconf(what: &str, cause: &str) -> String {
     let cause = cause.split(" (os error").next().unwrap_or(cause);
-    format!("MISCONF Errors writing to the Raft log: {cause}. Writes are refused until it can be written again (it retries by itself); reads are served")
+    format!("MISCONF Errors writing to {what}: {cause}. Writes are refused until it can be written again (it retries by itself); reads are served")
 }
 
 /// Milliseconds between a leader's heartbeats.
@@ -642,11 +643,16 @@ impl Region {
             // The fence holder proposes what queued up once it is done.
             return;
         }
-        if let Some(cause) = self.seg.as_ref().and_then(|s| s.failure()) {
-            // The log cannot be written (a full disk): refuse new writes with
-            // the cause, as Redis does, rather than queue them behind it. What
-            // was proposed before waits and lands once the log is written.
-            let r = Reply::error(misconf(&cause));
+        let failing = match self.seg.as_ref().and_then(|s| s.failure()) {
+            Some(cause) => Some(misconf("the Raft log", &cause)),
+            None => self.storage.failure().map(|cause| misconf("the database", &cause)),
+        };
+        if let Some(r) = failing {
+            // The log, or RocksDB, cannot be written (a full disk): refuse new
+            // writes with the cause, as Redis does, rather than queue them
+            // behind it. What was proposed before waits and lands once it can
+            // be written.
+            let r = Reply::error(r);
             for item in self.queue.borrow_mut().drain(..) {
                 let tx = match item {
                     Item::Cmd(_, tx) => tx,

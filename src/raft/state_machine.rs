@@ -3,8 +3,13 @@
 //! log id, and hands each command's reply back through openraft's responder.
 //!
 //! Snapshots: the data already lives in RocksDB, so a snapshot this node takes
-//! is its metadata once the WAL holding the applied state is fsynced; only then
-//! may openraft purge the log up to it. Shipping one to another node reads the
+//! is its metadata once the applied state is durable there
+//! ([`Storage::persist_applied`]: the WAL fsynced, or with segment logs, where
+//! apply writes past the WAL, every memtable flushed in one atomic flush);
+//! only then may openraft purge the log up to it. A crash before that loses
+//! applied state from the memtables, never from the log: the restart replays
+//! the log from the applied index RocksDB holds, which was written in the same
+//! batches as the data it covers. Shipping one to another node reads the
 //! region from a RocksDB snapshot (`raft::snapshot`); the receiver stages it in
 //! SST files and installs them here (`storage::ingest`).
 
@@ -110,21 +115,31 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
 
     async fn build_snapshot(&mut self) -> Result<openraft::alias::SnapshotOf<TypeConfig, SnapshotData>, io::Error> {
         // The applied state must be durable before the log behind it may be
-        // purged. Both fsyncs run on the blocking pool: this core drives heartbeats.
+        // purged (a WAL fsync, or without the WAL an atomic flush of every
+        // column family). Both run on the blocking pool: this core drives
+        // heartbeats.
         let mut b = crate::storage::Batch::new();
         b.put(
             Cf::RaftState,
             state_key(self.region, StateKind::Snapshot),
             encode_applied(self.meta.last_log_id.as_ref(), &self.meta.last_membership),
         );
+        // A flush that fails (a full disk) is retried, not returned: openraft
+        // stops the region on a snapshot error. Apply goes on meanwhile.
+        let mut backoff = std::time::Duration::from_millis(50);
+        loop {
+            let storage = self.storage.clone();
+            match glommio::executor().spawn_blocking(move || storage.persist_applied()).await {
+                Ok(()) => break,
+                Err(_) => {
+                    glommio::timer::sleep(backoff).await;
+                    backoff = (backoff * 2).min(std::time::Duration::from_secs(1));
+                }
+            }
+        }
+        crate::storage::ingest::crash_point("snapshot-persisted");
         let storage = self.storage.clone();
-        glommio::executor()
-            .spawn_blocking(move || {
-                storage.sync_wal_blocking()?;
-                storage.write(b, true)
-            })
-            .await
-            .map_err(io_err)?;
+        glommio::executor().spawn_blocking(move || storage.write(b, true)).await.map_err(io_err)?;
         Ok(Snapshot { meta: self.meta.clone(), snapshot: SnapshotData::Local })
     }
 }
@@ -202,7 +217,14 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             encode_applied_full(self.applied.as_ref(), &self.membership, now, &self.removed),
         );
         let mut applied = ctx.take();
-        self.storage.write(std::mem::take(&mut applied.batch), false).map_err(io_err)?;
+        // Committed state must land: a write RocksDB refuses (it stops after a
+        // flush fails on a full disk, until space is back) is retried, with new
+        // writes refused meanwhile (`Storage::failure`, see `Region`).
+        let mut backoff = std::time::Duration::from_millis(50);
+        while self.storage.write_applied(&applied.batch).is_err() {
+            glommio::timer::sleep(backoff).await;
+            backoff = (backoff * 2).min(std::time::Duration::from_secs(1));
+        }
         // Cached reads of what changed turn stale, and watchers learn of it, before
         // anyone hears of the write.
         applied.invalidate(&self.deps.epochs);

@@ -30,6 +30,8 @@ pub fn run(config: Config) -> Result<(), String> {
         &StorageOptions {
             block_cache_bytes: config.block_cache_mb << 20,
             fsync: config.appendfsync,
+            // With segment logs the Raft log is the durability of applied state.
+            apply_wal: !config.raft_log_segments,
             ..Default::default()
         },
     )

@@ -249,16 +249,19 @@ impl Shared {
     }
 
     /// Stop the process: refuse new connections first (an accepted connection
-    /// is never dropped unanswered by a half-stopped server), make the WAL
-    /// durable, exit with `code`. Everything acknowledged is already in RocksDB.
+    /// is never dropped unanswered by a half-stopped server), make the log
+    /// and the applied state durable, exit with `code`. Everything
+    /// acknowledged is already in the Raft log; persisting the applied state
+    /// (flushing it, when apply writes past the WAL) only spares the next
+    /// start replaying the log.
     pub fn stop(&self, code: i32) -> ! {
         self.stopping.store(true, Ordering::SeqCst);
         for fd in self.listeners.lock().map(|l| l.clone()).unwrap_or_default() {
             // SAFETY: shutdown(2) on a descriptor we own; at worst EBADF.
             unsafe { libc::shutdown(fd, libc::SHUT_RDWR) };
         }
-        let _ = self.storage.sync_wal_blocking();
         let _ = self.sync_raft_log();
+        let _ = self.storage.persist_applied();
         use std::io::Write;
         let _ = std::io::stdout().flush();
         let _ = std::io::stderr().flush();

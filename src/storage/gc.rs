@@ -19,6 +19,17 @@
 //! instant. Readers use snapshots too, which compaction filters ignore, so before
 //! dropping any element the filter waits for readers older than its snapshot to
 //! leave the read gate (`gate`).
+//!
+//! When apply writes past RocksDB's WAL (segment logs), the state a crash goes
+//! back to is the last flush, and the log's entries after it apply again; an
+//! entry that read a namespace then must find it as it did. So the filters
+//! judge by the state of that flush instead ([`Durable`]: a snapshot taken
+//! right before each flush of applied state, published once the flush
+//! succeeds), which a crash never goes behind, and drop only what existed
+//! there: a namespace nobody referred to then, whose element (or link) was
+//! already written then, is dead for good; one born since is kept (it was not
+//! referred to there because it did not exist yet). Expiry entries, which no
+//! entry reads, go when both that state and the current one say so.
 
 use std::ffi::CStr;
 use std::sync::{Arc, OnceLock, Weak};
@@ -50,11 +61,35 @@ impl DbSlot {
     }
 }
 
+/// The last durable state to judge by, when applied state is written past
+/// the WAL (`None` inside: no flush of applied state yet, nothing is dropped).
+/// Shared by the storage, which publishes, and every filter factory.
+#[derive(Clone, Default)]
+pub struct Durable(Arc<std::sync::Mutex<Option<Arc<Judge>>>>);
+
+impl Durable {
+    /// A view of the database now, to publish once a flush that started
+    /// after it has succeeded.
+    pub fn capture(db: &Arc<DB>) -> Arc<Judge> {
+        Arc::new(Judge::new(db.clone()))
+    }
+
+    pub fn publish(&self, view: Option<Arc<Judge>>) {
+        if let Ok(mut d) = self.0.lock() {
+            *d = view;
+        }
+    }
+
+    fn get(&self) -> Option<Arc<Judge>> {
+        self.0.lock().ok().and_then(|d| d.clone())
+    }
+}
+
 /// Which column family a filter serves.
 #[derive(Clone, Copy, Debug)]
 pub enum What {
-    /// `subkey` and `zset_score`: `[slot][len][key][version][...]`.
-    Elements,
+    /// `subkey` and `zset_score` (the name): `[slot][len][key][version][...]`.
+    Elements(&'static str),
     Links,
     ExpireIndex,
 }
@@ -63,11 +98,13 @@ pub struct Factory {
     what: What,
     db: DbSlot,
     gate: Arc<Gate>,
+    /// `Some`: applied state is written past the WAL; judge by the durable state.
+    durable: Option<Durable>,
 }
 
 impl Factory {
-    pub fn new(what: What, db: DbSlot, gate: Arc<Gate>) -> Self {
-        Factory { what, db, gate }
+    pub fn new(what: What, db: DbSlot, gate: Arc<Gate>, durable: Option<Durable>) -> Self {
+        Factory { what, db, gate, durable }
     }
 }
 
@@ -76,13 +113,17 @@ impl CompactionFilterFactory for Factory {
 
     fn create(&mut self, _context: CompactionFilterContext) -> Filter {
         let db = self.db.0.get().and_then(Weak::upgrade);
-        let view = db.map(|db| {
-            // SAFETY: the snapshot borrows the database, which `Judge` keeps alive
-            // in the field declared after it (fields drop in declaration order).
-            let snap: SnapshotWithThreadMode<'static, DB> = unsafe { std::mem::transmute(db.snapshot()) };
-            Judge { snap, db }
-        });
-        Filter { what: self.what, view, gate: self.gate.clone(), readers_gone: None, last: Vec::new(), keep_last: true }
+        let view = db.map(Judge::new);
+        let durable = self.durable.as_ref().map(|d| d.get());
+        Filter {
+            what: self.what,
+            view,
+            durable,
+            gate: self.gate.clone(),
+            readers_gone: None,
+            last: Vec::new(),
+            keep_last: true,
+        }
     }
 
     fn name(&self) -> &CStr {
@@ -90,12 +131,24 @@ impl CompactionFilterFactory for Factory {
     }
 }
 
-struct Judge {
+pub struct Judge {
     snap: SnapshotWithThreadMode<'static, DB>,
     db: Arc<DB>,
 }
 
 impl Judge {
+    fn new(db: Arc<DB>) -> Judge {
+        // SAFETY: the snapshot borrows the database, which `Judge` keeps alive
+        // in the field declared after it (fields drop in declaration order).
+        let snap: SnapshotWithThreadMode<'static, DB> = unsafe { std::mem::transmute(db.snapshot()) };
+        Judge { snap, db }
+    }
+
+    /// Was `key` of `cf` written (and there) in this state? Errors say yes.
+    fn has(&self, cf: &str, key: &[u8]) -> bool {
+        !matches!(self.read_ok(cf, key), Ok(None))
+    }
+
     fn read_ok(&self, cf: &str, key: &[u8]) -> Result<Option<Vec<u8>>, ()> {
         let cf = self.db.cf_handle(cf).ok_or(())?;
         self.snap.get_cf(cf, key).map_err(|_| ())
@@ -151,6 +204,8 @@ fn now_ms() -> u64 {
 pub struct Filter {
     what: What,
     view: Option<Judge>,
+    /// `Some`: judge by the durable state (`Some(None)`: there is none yet).
+    durable: Option<Option<Arc<Judge>>>,
     gate: Arc<Gate>,
     /// Whether readers older than the snapshot have left (asked once, lazily).
     readers_gone: Option<bool>,
@@ -167,8 +222,14 @@ impl Filter {
         if !self.last.is_empty() && self.last == ns {
             return if self.keep_last { Decision::Keep } else { Decision::Remove };
         }
-        let Some(view) = &self.view else { return Decision::Keep };
-        let keep = view.namespace_live(mk, version, now_ms()) || !self.readers_gone();
+        let live = match (&self.durable, &self.view) {
+            // Dead for good only if it existed in the durable state, unreferred:
+            // its first element seen was already there.
+            (Some(Some(d)), _) => !d.has(self.cf(), key) || d.namespace_live(mk, version, now_ms()),
+            (Some(None), _) | (None, None) => true,
+            (None, Some(view)) => view.namespace_live(mk, version, now_ms()),
+        };
+        let keep = live || !self.readers_gone();
         self.last.clear();
         self.last.extend_from_slice(ns);
         self.keep_last = keep;
@@ -179,13 +240,31 @@ impl Filter {
         }
     }
 
+    fn cf(&self) -> &'static str {
+        match self.what {
+            What::Elements(cf) => cf,
+            What::Links => CF_LINKS,
+            What::ExpireIndex => super::CF_EXPIRE_INDEX,
+        }
+    }
+
     fn readers_gone(&mut self) -> bool {
         *self.readers_gone.get_or_insert_with(|| self.gate.wait_for_readers(READER_WAIT))
     }
 
     fn link(&self, key: &[u8], holder: &[u8]) -> Decision {
-        let Some(view) = &self.view else { return Decision::Keep };
         let Some((mk, version, rest)) = split_subkey(key) else { return Decision::Keep };
+        if let Some(durable) = &self.durable {
+            // A link serves its namespace: it goes once that is dead for good
+            // (the link already there, nobody referring to the namespace).
+            return match durable {
+                Some(d) if rest.is_empty() && d.has(CF_LINKS, key) && !d.namespace_live(mk, version, now_ms()) => {
+                    Decision::Remove
+                }
+                _ => Decision::Keep,
+            };
+        }
+        let Some(view) = &self.view else { return Decision::Keep };
         let Some((_, owner)) = decode_meta_key(mk) else { return Decision::Keep };
         if !rest.is_empty() || view.holds(holder, owner, version, now_ms()) {
             Decision::Keep
@@ -197,10 +276,20 @@ impl Filter {
     fn expire_entry(&self, key: &[u8]) -> Decision {
         let Some(view) = &self.view else { return Decision::Keep };
         let Some((slot, at, user_key)) = decode_expire_index_key(key) else { return Decision::Keep };
-        match view.read_ok(CF_METADATA, &meta_key(slot, user_key)) {
-            Ok(Some(v)) if Meta::decode_header(&v).is_some_and(|(_, e)| e != at) => Decision::Remove,
-            Ok(None) => Decision::Remove,
-            _ => Decision::Keep,
+        let stale = |j: &Judge| match j.read_ok(CF_METADATA, &meta_key(slot, user_key)) {
+            Ok(Some(v)) => Meta::decode_header(&v).is_some_and(|(_, e)| e != at),
+            Ok(None) => true,
+            Err(()) => false,
+        };
+        let durable_stale = match &self.durable {
+            None => true,
+            Some(Some(d)) => d.has(super::CF_EXPIRE_INDEX, key) && stale(d),
+            Some(None) => false,
+        };
+        if durable_stale && stale(view) {
+            Decision::Remove
+        } else {
+            Decision::Keep
         }
     }
 }
@@ -208,7 +297,7 @@ impl Filter {
 impl CompactionFilter for Filter {
     fn filter(&mut self, _level: u32, key: &[u8], value: &[u8]) -> Decision {
         match self.what {
-            What::Elements => self.elements(key),
+            What::Elements(_) => self.elements(key),
             What::Links => self.link(key, value),
             What::ExpireIndex => self.expire_entry(key),
         }

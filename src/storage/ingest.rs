@@ -211,6 +211,9 @@ pub fn install(storage: &Storage, staged: Staged, marker: (Vec<u8>, Vec<u8>), do
 /// no flush). `snapshot-ingest`: after a snapshot's files are ingested, before
 /// the install's applied state is written. `apply`: before applying a SET
 /// of a key that starts with `crash:apply` (see `raft::state_machine`).
+/// `snapshot-persisted`: when a snapshot has made the applied state durable
+/// (flushed it), before its record is written and the log purged.
+/// `log-purged`: right after a segment log purge.
 pub fn crash_point(name: &str) {
     static POINT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
     if POINT.get_or_init(|| std::env::var("NEOKV_CRASH_POINT").ok()).as_deref() == Some(name) {

@@ -2,9 +2,11 @@
 //!
 //! Owns: opening the database and its column families, every on-disk byte layout
 //! (`keys`, `meta`), write batches, iterators, and the WAL syncer thread that makes
-//! Raft log appends durable with one fsync per group of appends. `seglog` is
-//! the io_uring segment log that is to hold the Raft log instead (per core,
-//! glommio-bound; built and tested, not yet in use).
+//! Raft log appends durable with one fsync per group of appends when the log is
+//! in RocksDB (`--raft-log rocksdb`). `seglog` is the io_uring segment log that
+//! holds the Raft log by default (per core, glommio-bound); applied state is
+//! then written past RocksDB's WAL and made durable by atomic flushes
+//! ([`Storage::persist_applied`]) before the log behind it is purged.
 //! Depends on nothing above it. Thread-safe: one `Storage` is shared by all cores.
 
 pub mod gate;
@@ -54,11 +56,21 @@ pub struct StorageOptions {
     pub block_cache_bytes: usize,
     pub write_buffer_bytes: usize,
     pub fsync: FsyncPolicy,
+    /// Whether applied state goes through RocksDB's WAL ([`Storage::write_applied`]).
+    /// `false` when the Raft log is outside RocksDB (segment logs): the log is
+    /// the durability, and every flush is atomic across column families, so
+    /// what a restart finds in RocksDB is the state as of one applied index.
+    pub apply_wal: bool,
 }
 
 impl Default for StorageOptions {
     fn default() -> Self {
-        StorageOptions { block_cache_bytes: 256 << 20, write_buffer_bytes: 64 << 20, fsync: FsyncPolicy::Always }
+        StorageOptions {
+            block_cache_bytes: 256 << 20,
+            write_buffer_bytes: 64 << 20,
+            fsync: FsyncPolicy::Always,
+            apply_wal: true,
+        }
     }
 }
 
@@ -69,6 +81,12 @@ struct Inner {
     cf_opts: Vec<(Cf, Options)>,
     syncer: syncer::Syncer,
     gate: Arc<gate::Gate>,
+    apply_wal: bool,
+    /// The state garbage collection judges by (see `gc`), without the WAL.
+    durable: gc::Durable,
+    /// Why the last write of applied state (or flush of it) failed, until one
+    /// succeeds again.
+    failure: std::sync::Mutex<Option<String>>,
 }
 
 impl Drop for Inner {
@@ -78,6 +96,8 @@ impl Drop for Inner {
     /// itself (the process then hangs at exit).
     fn drop(&mut self) {
         self.db.cancel_all_background_work(true);
+        // The published view holds the database (and the factories hold it).
+        self.durable.publish(None);
     }
 }
 
@@ -252,6 +272,11 @@ impl Storage {
         db_opts.set_max_total_wal_size(512 << 20);
         db_opts.set_keep_log_file_num(4);
         db_opts.set_max_log_file_size(16 << 20);
+        // Without the WAL under applied state, a flush must capture every
+        // column family at the same point: RocksDB then switches all their
+        // memtables together, so no write batch is split across a flush (the
+        // region's applied index is in the batch with the data it covers).
+        db_opts.set_atomic_flush(!opts.apply_wal);
 
         let gate = Arc::new(gate::Gate::default());
         let db_slot = gc::DbSlot::default();
@@ -281,21 +306,23 @@ impl Storage {
         log_opts.set_compression_type(DBCompressionType::None);
         log_opts.set_write_buffer_size(opts.write_buffer_bytes);
         // Garbage collection of lazily deleted composite keys (see `gc`).
+        let durable = gc::Durable::default();
+        let judge_by = (!opts.apply_wal).then(|| durable.clone());
         let collected = |what: gc::What, bloom: bool| {
             let mut o = data_cf(bloom);
-            o.set_compaction_filter_factory(gc::Factory::new(what, db_slot.clone(), gate.clone()));
+            o.set_compaction_filter_factory(gc::Factory::new(what, db_slot.clone(), gate.clone(), judge_by.clone()));
             o
         };
         let cfs = [
             (Cf::Metadata, data_cf(true)),
             // Elements are point-read on every write (is this field or member new?),
             // mostly missing for new ones: whole-key blooms answer those misses.
-            (Cf::Subkey, collected(gc::What::Elements, true)),
+            (Cf::Subkey, collected(gc::What::Elements(CF_SUBKEY), true)),
             (Cf::ZsetScore, {
                 // Rank counters are rewritten by every batch that touches their
                 // set: an iterator over them steps past many versions of each key
                 // in the memtable. Reseek to the next key after two, not eight.
-                let mut o = collected(gc::What::Elements, true);
+                let mut o = collected(gc::What::Elements(CF_ZSET_SCORE), true);
                 o.set_max_sequential_skip_in_iterations(2);
                 o
             }),
@@ -309,7 +336,10 @@ impl Storage {
         let db = Arc::new(DB::open_cf_descriptors(&db_opts, path, descriptors)?);
         db_slot.set(&db);
         let syncer = syncer::Syncer::start(db.clone(), opts.fsync);
-        let inner = Inner { db, path: path.to_path_buf(), cf_opts: cfs.into(), syncer, gate };
+        let apply_wal = opts.apply_wal;
+        let failure = Default::default();
+        let inner =
+            Inner { db, path: path.to_path_buf(), cf_opts: cfs.into(), syncer, gate, apply_wal, durable, failure };
         Ok(Storage { inner: Arc::new(inner) })
     }
 
@@ -333,17 +363,95 @@ impl Storage {
 
     /// Apply `batch` atomically. `sync` = fsync the WAL before returning.
     pub fn write(&self, batch: Batch, sync: bool) -> Result<()> {
-        let mut wb = rocksdb::WriteBatch::default();
-        for op in batch.ops {
-            match op {
-                BatchOp::Put(cf, k, v) => wb.put_cf(self.cf(cf), k, v),
-                BatchOp::Delete(cf, k) => wb.delete_cf(self.cf(cf), k),
-                BatchOp::DeleteRange(cf, a, b) => wb.delete_range_cf(self.cf(cf), a, b),
-            }
-        }
         let mut wo = WriteOptions::default();
         wo.set_sync(sync);
-        self.inner.db.write_opt(wb, &wo)?;
+        self.write_opt(&batch, &wo)
+    }
+
+    /// Write a batch of applied state (data and the applied index that covers
+    /// it): through the WAL, unsynced, when the Raft log is in RocksDB; past
+    /// it otherwise (the log replays what a crash loses from the memtables;
+    /// see [`Storage::persist_applied`]).
+    ///
+    /// A failure is remembered ([`Storage::failure`]) until a write succeeds:
+    /// applied state is committed, so the caller retries the same batch
+    /// rather than drop it (RocksDB stops writing after a flush fails on a
+    /// full disk, and resumes by itself once space is back).
+    pub fn write_applied(&self, batch: &Batch) -> Result<()> {
+        let mut wo = WriteOptions::default();
+        wo.disable_wal(!self.inner.apply_wal);
+        self.noted(self.write_opt(batch, &wo))
+    }
+
+    /// Why applied state cannot be written right now, in words a client may
+    /// see (no paths or RocksDB internals).
+    pub fn failure(&self) -> Option<String> {
+        self.inner.failure.lock().map(|f| f.clone()).unwrap_or(None)
+    }
+
+    fn noted(&self, r: Result<()>) -> Result<()> {
+        let Ok(mut f) = self.inner.failure.lock() else { return r };
+        match &r {
+            Ok(()) if f.is_some() => {
+                *f = None;
+                eprintln!("neokv: RocksDB is written again");
+            }
+            Ok(()) => {}
+            Err(e) => {
+                let cause = if e.0.contains("No space left on device") {
+                    "No space left on device"
+                } else {
+                    "Input/output error"
+                };
+                if f.is_none() {
+                    eprintln!("neokv: applied state could not be written ({}); retrying", e.0);
+                }
+                *f = Some(cause.to_string());
+            }
+        }
+        r
+    }
+
+    /// Whether applied state is written through the WAL.
+    pub fn apply_wal(&self) -> bool {
+        self.inner.apply_wal
+    }
+
+    /// Make every applied state written so far durable, before the Raft log
+    /// behind it may be purged: the WAL fsynced, or (without the WAL) every
+    /// column family's memtables flushed to SST files in one atomic flush.
+    /// Blocking: call it off the reactor.
+    pub fn persist_applied(&self) -> Result<()> {
+        if self.inner.apply_wal {
+            return self.sync_wal_blocking();
+        }
+        // Garbage collection may judge by what this flush makes durable: the
+        // view is taken first, so everything it shows is in the flush.
+        let view = gc::Durable::capture(&self.inner.db);
+        self.noted(self.flush_all())?;
+        self.inner.durable.publish(Some(view));
+        Ok(())
+    }
+
+    /// Flush the memtables of every column family in one atomic flush.
+    pub(crate) fn flush_all(&self) -> Result<()> {
+        let cfs: Vec<&ColumnFamily> = self.inner.cf_opts.iter().map(|(cf, _)| self.cf(*cf)).collect();
+        let mut fo = rocksdb::FlushOptions::default();
+        fo.set_wait(true);
+        self.inner.db.flush_cfs_opt(&cfs, &fo)?;
+        Ok(())
+    }
+
+    fn write_opt(&self, batch: &Batch, wo: &WriteOptions) -> Result<()> {
+        let mut wb = rocksdb::WriteBatch::default();
+        for op in &batch.ops {
+            match op {
+                BatchOp::Put(cf, k, v) => wb.put_cf(self.cf(*cf), k, v),
+                BatchOp::Delete(cf, k) => wb.delete_cf(self.cf(*cf), k),
+                BatchOp::DeleteRange(cf, a, b) => wb.delete_range_cf(self.cf(*cf), a, b),
+            }
+        }
+        self.inner.db.write_opt(wb, wo)?;
         Ok(())
     }
 
@@ -405,9 +513,19 @@ impl Storage {
     /// Flush memtables and compact every data column family fully (tests and
     /// DEBUG tooling; garbage collection runs in compactions).
     pub fn compact_all(&self) -> Result<()> {
-        for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore, Cf::ExpireIndex, Cf::Links] {
-            self.inner.db.flush_cf(self.cf(cf))?;
+        // All together: a flush of some column families alone would persist
+        // applied data without the applied index that covers it. Without the
+        // WAL, the flush is also what garbage collection judges by.
+        if self.inner.apply_wal {
+            self.flush_all()?;
+        } else {
+            self.persist_applied()?;
         }
+        self.compact()
+    }
+
+    /// Compact every data column family fully, flushing nothing first.
+    pub(crate) fn compact(&self) -> Result<()> {
         let mut o = rocksdb::CompactOptions::default();
         o.set_bottommost_level_compaction(rocksdb::BottommostLevelCompaction::Force);
         for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore, Cf::ExpireIndex, Cf::Links] {

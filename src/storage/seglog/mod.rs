@@ -728,21 +728,33 @@ impl SegLog {
     /// file, [`sync`](Self::sync) until it is durable. It replaces only its
     /// own index: a caller replacing a suffix truncates first.
     pub fn append(&self, region: u32, index: u64, term: u64, payload: &[u8]) {
+        self.append_owned(region, index, term, Bytes::copy_from_slice(payload))
+    }
+
+    /// [`append`](Self::append) of a payload the log may keep (as the
+    /// in-memory copy of the entry) without copying it.
+    pub fn append_owned(&self, region: u32, index: u64, term: u64, data: Bytes) {
         let mut inner = self.inner.borrow_mut();
         let inner = &mut *inner;
-        let at = push_record(&mut inner.pending, KIND_ENTRY, region, index, term, payload);
-        let data = Bytes::copy_from_slice(payload);
+        let at = push_record(&mut inner.pending, KIND_ENTRY, region, index, term, &data);
         inner.pending_locs.push((region, index, data.clone(), at));
         let m = inner.pending_max.entry(region).or_default();
         *m = (*m).max(index);
         inner.regions.entry(region).or_default().entries.insert(index, Loc { term, at: At::Mem(data) });
     }
 
-    /// Record the region's committed log id (queued like an entry).
-    pub fn save_committed(&self, region: u32, index: u64, id: &[u8]) {
-        let mut inner = self.inner.borrow_mut();
-        push_record(&mut inner.pending, KIND_COMMITTED, region, index, 0, id);
-        inner.regions.entry(region).or_default().committed = Some((index, Bytes::copy_from_slice(id)));
+    /// Record the region's committed log id: queued like an entry, and
+    /// written soon, without anyone waiting for it. Nothing needs to: the
+    /// entries it covers are in the file before it, and a crash that loses it
+    /// leaves an older committed id, which a restart only applies less far
+    /// from (the rest commits again through Raft).
+    pub fn save_committed(self: &Rc<Self>, region: u32, index: u64, id: &[u8]) {
+        {
+            let mut inner = self.inner.borrow_mut();
+            push_record(&mut inner.pending, KIND_COMMITTED, region, index, 0, id);
+            inner.regions.entry(region).or_default().committed = Some((index, Bytes::copy_from_slice(id)));
+        }
+        self.kick();
     }
 
     /// Drop the region's entries after `index` (all of them for `None`);
