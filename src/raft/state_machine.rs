@@ -126,16 +126,13 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         );
         // A flush that fails (a full disk) is retried, not returned: openraft
         // stops the region on a snapshot error. Apply goes on meanwhile.
-        let mut backoff = std::time::Duration::from_millis(50);
+        let mut backoff = crate::storage::Backoff::default();
         loop {
             let storage = self.storage.clone();
-            match glommio::executor().spawn_blocking(move || storage.persist_applied()).await {
-                Ok(()) => break,
-                Err(_) => {
-                    glommio::timer::sleep(backoff).await;
-                    backoff = (backoff * 2).min(std::time::Duration::from_secs(1));
-                }
+            if glommio::executor().spawn_blocking(move || storage.persist_applied()).await.is_ok() {
+                break;
             }
+            backoff.wait().await;
         }
         crate::storage::ingest::crash_point("snapshot-persisted");
         let storage = self.storage.clone();
@@ -220,10 +217,9 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         // Committed state must land: a write RocksDB refuses (it stops after a
         // flush fails on a full disk, until space is back) is retried, with new
         // writes refused meanwhile (`Storage::failure`, see `Region`).
-        let mut backoff = std::time::Duration::from_millis(50);
+        let mut backoff = crate::storage::Backoff::default();
         while self.storage.write_applied(&applied.batch).is_err() {
-            glommio::timer::sleep(backoff).await;
-            backoff = (backoff * 2).min(std::time::Duration::from_secs(1));
+            backoff.wait().await;
         }
         // Cached reads of what changed turn stale, and watchers learn of it, before
         // anyone hears of the write.

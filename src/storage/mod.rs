@@ -37,6 +37,24 @@ pub const CF_RAFT_LOG: &str = "raft_log";
 pub const CF_RAFT_STATE: &str = "raft_state";
 pub const CF_FUNCTIONS: &str = "functions";
 
+/// The wait between retries of a write that must land (the Raft log, or
+/// applied state, on a full disk): 50 ms, doubling up to a second.
+pub struct Backoff(std::time::Duration);
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff(std::time::Duration::from_millis(50))
+    }
+}
+
+impl Backoff {
+    /// Sleep (on the current glommio executor), then wait longer next time.
+    pub async fn wait(&mut self) {
+        glommio::timer::sleep(self.0).await;
+        self.0 = (self.0 * 2).min(std::time::Duration::from_secs(1));
+    }
+}
+
 /// A storage failure. The message is RocksDB's.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("storage error: {0}")]

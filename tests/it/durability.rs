@@ -252,6 +252,51 @@ impl Drop for Tmpfs {
     }
 }
 
+/// Whether this test may mount filesystems (root; CI runs as root). If not,
+/// it says so loudly, rather than passing quietly.
+fn can_mount(test: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root {
+        eprintln!("SKIPPED {test}: needs root to mount a tmpfs");
+    }
+    root
+}
+
+/// How a run of big writes into a filling filesystem ended.
+enum Filled {
+    /// This write got no answer in time: it waits for the disk.
+    Waiting(String),
+    /// A write was refused with this reply.
+    Refused(String),
+}
+
+/// SET `big:<i>` to `value` for i below `n`, one at a time (a 3 s read
+/// timeout on `a`), pushing each acknowledged key onto `acked`, until one
+/// is not acknowledged. `None`: all were.
+fn write_until_full(a: &mut Raw, value: &[u8], n: usize, acked: &mut Vec<String>) -> Option<Filled> {
+    a.w.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    for i in 0..n {
+        let key = format!("big:{i}");
+        a.send(&encode_cmd(&[b"SET", key.as_bytes(), value]));
+        let mut out = Vec::new();
+        match crate::common::read_frame(&mut a.r, &mut out) {
+            Ok(()) if out == b"+OK\r\n" => acked.push(key),
+            Ok(()) => return Some(Filled::Refused(String::from_utf8_lossy(&out).into_owned())),
+            Err(_) => return Some(Filled::Waiting(key)),
+        }
+    }
+    None
+}
+
+/// The write waiting on `a` is acknowledged within `within`.
+fn waiting_write_lands(a: &mut Raw, within: Duration) {
+    a.w.set_read_timeout(Some(within)).unwrap();
+    let mut out = Vec::new();
+    crate::common::read_frame(&mut a.r, &mut out).expect("the waiting write was never answered after space came back");
+    assert_eq!(out, b"+OK\r\n", "the waiting write: {}", String::from_utf8_lossy(&out));
+}
+
 /// The Raft log's filesystem fills up (a 72 MB tmpfs mounted at
 /// `<dir>/raftlog`, most of it taken by a filler file): the write whose
 /// batch needs a new segment waits, later writes are refused at once with
@@ -260,10 +305,7 @@ impl Drop for Tmpfs {
 /// after a kill -9, everything acknowledged is there.
 #[test]
 fn a_full_log_disk_refuses_writes_then_resumes_by_itself() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        // Mounting needs root (CI runs as root): said loudly, not passed quietly.
-        eprintln!("SKIPPED a_full_log_disk_refuses_writes_then_resumes_by_itself: needs root to mount a tmpfs");
+    if !can_mount("a_full_log_disk_refuses_writes_then_resumes_by_itself") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -281,25 +323,12 @@ fn a_full_log_disk_refuses_writes_then_resumes_by_itself() {
 
     let value = "v".repeat(256 << 10);
     let mut a = Raw::connect(s.port);
-    a.w.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
     let mut acked = Vec::new();
-    let mut stuck = None;
-    for i in 0..200 {
-        let key = format!("big:{i}");
-        a.send(&encode_cmd(&[b"SET", key.as_bytes(), value.as_bytes()]));
-        let mut out = Vec::new();
-        match crate::common::read_frame(&mut a.r, &mut out) {
-            Ok(()) => {
-                assert_eq!(out, b"+OK\r\n", "SET {key}: {}", String::from_utf8_lossy(&out));
-                acked.push(key);
-            }
-            Err(_) => {
-                stuck = Some(key);
-                break;
-            }
-        }
-    }
-    let stuck = stuck.expect("200 writes of 256 KB never filled the log's filesystem");
+    let stuck = match write_until_full(&mut a, value.as_bytes(), 200, &mut acked) {
+        Some(Filled::Waiting(key)) => key,
+        Some(Filled::Refused(r)) => panic!("SET big:{}: {r}", acked.len()),
+        None => panic!("200 writes of 256 KB never filled the log's filesystem"),
+    };
     eprintln!("{} writes acknowledged, {stuck} waits for the log", acked.len());
     let mut b = s.raw();
     let refused = b.cmd(&["SET", "small", "1"]);
@@ -311,10 +340,7 @@ fn a_full_log_disk_refuses_writes_then_resumes_by_itself() {
     assert_eq!(b.cmd(&["STRLEN", &acked[0]]), format!(":{}\r\n", value.len()), "reads must be served");
 
     std::fs::remove_file(&filler).unwrap();
-    a.w.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
-    let mut out = Vec::new();
-    crate::common::read_frame(&mut a.r, &mut out).expect("the waiting write was never answered after space came back");
-    assert_eq!(out, b"+OK\r\n", "the waiting write: {}", String::from_utf8_lossy(&out));
+    waiting_write_lands(&mut a, Duration::from_secs(15));
     acked.push(stuck);
     assert_eq!(b.cmd(&["SET", "small", "1"]), "+OK\r\n", "writes did not resume by themselves");
 
@@ -486,9 +512,7 @@ fn mount_tmpfs(at: &Path, size: &str) -> Tmpfs {
 /// itself and so do writes, with nothing acknowledged lost.
 #[test]
 fn a_full_data_disk_refuses_writes_then_resumes_by_itself() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("SKIPPED a_full_data_disk_refuses_writes_then_resumes_by_itself: needs root to mount a tmpfs");
+    if !can_mount("a_full_data_disk_refuses_writes_then_resumes_by_itself") {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -508,26 +532,13 @@ fn a_full_data_disk_refuses_writes_then_resumes_by_itself() {
     let mut rng = crate::common::XorShift::new(crate::common::fuzz_seed("a_full_data_disk"));
     let value: String = (0..256 << 10).map(|_| (b'!' + rng.below(90) as u8) as char).collect();
     let mut a = Raw::connect(s.port);
-    a.w.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
-    let (mut acked, mut stuck, mut refused) = (Vec::new(), None, None);
-    for i in 0..400 {
-        let key = format!("big:{i}");
-        a.send(&encode_cmd(&[b"SET", key.as_bytes(), value.as_bytes()]));
-        let mut out = Vec::new();
-        match crate::common::read_frame(&mut a.r, &mut out) {
-            Ok(()) if out == b"+OK\r\n" => acked.push(key),
-            Ok(()) => {
-                refused = Some(String::from_utf8_lossy(&out).into_owned());
-                break;
-            }
-            Err(_) => {
-                stuck = Some(key);
-                break;
-            }
-        }
-    }
+    let mut acked = Vec::new();
+    let (stuck, refused) = match write_until_full(&mut a, value.as_bytes(), 400, &mut acked) {
+        Some(Filled::Waiting(key)) => (Some(key), None),
+        Some(Filled::Refused(r)) => (None, Some(r)),
+        None => panic!("400 writes of 256 KB never filled the data filesystem"),
+    };
     eprintln!("{} writes acknowledged; waiting: {stuck:?}; refused: {refused:?}", acked.len());
-    assert!(stuck.is_some() || refused.is_some(), "400 writes of 256 KB never filled the data filesystem");
     let refused = refused.unwrap_or_else(|| b.cmd(&["SET", "small", "1"]));
     assert!(
         refused.starts_with("-MISCONF Errors writing to the database: No space left on device."),
@@ -539,11 +550,7 @@ fn a_full_data_disk_refuses_writes_then_resumes_by_itself() {
 
     std::fs::remove_file(&filler).unwrap();
     if let Some(key) = stuck {
-        a.w.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        let mut out = Vec::new();
-        crate::common::read_frame(&mut a.r, &mut out)
-            .expect("the waiting write was never answered after space came back");
-        assert_eq!(out, b"+OK\r\n", "the waiting write: {}", String::from_utf8_lossy(&out));
+        waiting_write_lands(&mut a, Duration::from_secs(30));
         acked.push(key);
     }
     let deadline = std::time::Instant::now() + Duration::from_secs(30);

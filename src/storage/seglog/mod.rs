@@ -123,6 +123,13 @@ struct Segment {
     max_index: HashMap<u32, u64>,
 }
 
+impl Segment {
+    /// A segment holding only its header so far.
+    fn new(seq: u64, path: PathBuf, file: BufferedFile) -> Segment {
+        Segment { seq, path, file: Rc::new(file), len: HEADER, synced: HEADER, max_index: HashMap::new() }
+    }
+}
+
 /// A region's vote and purge point (the `meta-<region>` file). Log ids and
 /// votes are the caller's bytes; the log only needs indexes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -511,14 +518,7 @@ impl SegLog {
                 return Err(corrupt(format!("{}: header says segment {s}", path.display())));
             }
             headers.push((prev_seq, prev_len));
-            segments.push(Segment {
-                seq,
-                path,
-                file: Rc::new(file),
-                len: HEADER,
-                synced: HEADER,
-                max_index: HashMap::new(),
-            });
+            segments.push(Segment::new(seq, path, file));
         }
         for i in 0..segments.len() {
             // Bounded by the next segment's header, or (the last) by its records.
@@ -704,14 +704,7 @@ impl SegLog {
         write_all(&file, header(seq, prev_seq, prev_len), 0).await?;
         self.fdatasync(&file).await?;
         Directory::open(&self.dir).await?.sync().await?;
-        self.inner.borrow_mut().segments.push(Segment {
-            seq,
-            path,
-            file: Rc::new(file),
-            len: HEADER,
-            synced: HEADER,
-            max_index: HashMap::new(),
-        });
+        self.inner.borrow_mut().segments.push(Segment::new(seq, path, file));
         Ok(())
     }
 
@@ -840,15 +833,14 @@ impl SegLog {
     /// Write batches, in order, until none is pending. Appends go on while a
     /// batch is written or synced; each batch holds what queued meanwhile.
     async fn writer(self: Rc<Self>) {
-        let mut backoff = Duration::from_millis(50);
+        let mut backoff = super::Backoff::default();
         loop {
             if self.inner.borrow().rewrite {
                 match self.rewrite().await {
-                    Ok(()) => backoff = Duration::from_millis(50),
+                    Ok(()) => backoff = super::Backoff::default(),
                     Err(e) => {
                         self.failed(&e);
-                        glommio::timer::sleep(backoff).await;
-                        backoff = (backoff * 2).min(Duration::from_secs(1));
+                        backoff.wait().await;
                     }
                 }
                 continue;
