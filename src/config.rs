@@ -26,6 +26,9 @@ pub struct Config {
     pub proto_max_bulk_len: i64,
     pub block_cache_mb: usize,
     pub write_buffer_mb: usize,
+    /// Disk space kept in reserve in the data directory, given up to start on
+    /// a nearly full disk (`storage::reserve`).
+    pub disk_reserve_mb: u64,
     /// Read cache, in MiB over all cores (0 disables it).
     pub read_cache_mb: usize,
     pub maxclients: u64,
@@ -143,6 +146,7 @@ impl Config {
             proto_max_bulk_len: 512 * 1024 * 1024,
             block_cache_mb: 256,
             write_buffer_mb: 64,
+            disk_reserve_mb: 64,
             read_cache_mb: 256,
             maxclients: 10000,
             pin: true,

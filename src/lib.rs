@@ -6,7 +6,7 @@
 //! | layer | owns |
 //! |---|---|
 //! | [`protocol`] | RESP2/3 decode (zero-copy, incremental) and encode, argument parsing |
-//! | [`storage`] | the only RocksDB user: column families, byte layouts, WAL syncer, SST ingestion of received snapshots; `seglog`, the per-core io_uring segment log that holds the Raft log (`raft::log_store` writes it; `--raft-log rocksdb` keeps the log in a column family instead) |
+//! | [`storage`] | the only RocksDB user: column families, byte layouts, WAL syncer, SST ingestion of received snapshots; `seglog`, the per-core io_uring segment log that holds the Raft log (`raft::log_store` writes it; `--raft-log rocksdb` keeps the log in a column family instead); `reserve`, the disk space given up to start on a full disk |
 //! | [`cluster`] | key → slot → region → core routing; `nodes`: the cluster's nodes, their addresses, each region's leader and Raft state, the ids removed for good |
 //! | [`net`] | node-to-node transport (cluster mode): `PeerFrame`s over TCP, the sending side of links (one per core, peer and class) |
 //! | [`types`] | data-type semantics: deterministic apply of `WriteCmd`s, reads |

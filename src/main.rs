@@ -69,6 +69,10 @@ struct Args {
     /// RocksDB memtable size (per column family) in MiB.
     #[arg(long, default_value_t = 64)]
     write_buffer_mb: usize,
+    /// Disk space in MiB kept in reserve in the data directory and given up
+    /// when the server starts on a nearly full disk, so it can start (0: none).
+    #[arg(long, default_value_t = 64)]
+    disk_reserve_mb: u64,
     /// Read cache of point reads in MiB, over all cores (0 disables it).
     #[arg(long, default_value_t = 256)]
     read_cache_mb: usize,
@@ -121,6 +125,7 @@ fn main() {
     config.lease_reads = a.read_policy == "lease";
     config.block_cache_mb = a.block_cache_mb;
     config.write_buffer_mb = a.write_buffer_mb;
+    config.disk_reserve_mb = a.disk_reserve_mb;
     config.read_cache_mb = a.read_cache_mb;
     config.pin = !a.no_pin;
     config.raft_snapshot_logs = a.raft_snapshot_logs;

@@ -124,19 +124,29 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
             state_key(self.region, StateKind::Snapshot),
             encode_applied(self.meta.last_log_id.as_ref(), &self.meta.last_membership),
         );
-        // A flush that fails (a full disk) is retried, not returned: openraft
-        // stops the region on a snapshot error. Apply goes on meanwhile.
+        // A flush or record write that fails (a full disk) is retried, not
+        // returned: openraft stops the region on a snapshot error. Apply goes
+        // on meanwhile.
+        let b = std::sync::Arc::new(b);
         let mut backoff = crate::storage::Backoff::default();
+        let mut persisted = false;
         loop {
             let storage = self.storage.clone();
-            if glommio::executor().spawn_blocking(move || storage.persist_applied()).await.is_ok() {
+            if !persisted {
+                persisted = glommio::executor().spawn_blocking(move || storage.persist_applied()).await.is_ok();
+                if !persisted {
+                    backoff.wait().await;
+                    continue;
+                }
+                crate::storage::ingest::crash_point("snapshot-persisted");
+            }
+            let storage = self.storage.clone();
+            let b = b.clone();
+            if glommio::executor().spawn_blocking(move || storage.write_durable(&b)).await.is_ok() {
                 break;
             }
             backoff.wait().await;
         }
-        crate::storage::ingest::crash_point("snapshot-persisted");
-        let storage = self.storage.clone();
-        glommio::executor().spawn_blocking(move || storage.write(b, true)).await.map_err(io_err)?;
         Ok(Snapshot { meta: self.meta.clone(), snapshot: SnapshotData::Local })
     }
 }

@@ -29,6 +29,8 @@ pub fn run(config: Config) -> Result<(), String> {
         &config.dir,
         &StorageOptions {
             block_cache_bytes: config.block_cache_mb << 20,
+            write_buffer_bytes: config.write_buffer_mb << 20,
+            reserve_bytes: config.disk_reserve_mb << 20,
             fsync: config.appendfsync,
             // With segment logs the Raft log is the durability of applied state.
             apply_wal: !config.raft_log_segments,

@@ -14,6 +14,7 @@ mod gc;
 pub mod ingest;
 pub mod keys;
 pub mod meta;
+pub mod reserve;
 pub mod seglog;
 mod syncer;
 
@@ -79,6 +80,9 @@ pub struct StorageOptions {
     /// the durability, and every flush is atomic across column families, so
     /// what a restart finds in RocksDB is the state as of one applied index.
     pub apply_wal: bool,
+    /// Disk space held in reserve in the data directory, given up when the
+    /// server starts on a nearly full disk (see `reserve`); 0: none.
+    pub reserve_bytes: u64,
 }
 
 impl Default for StorageOptions {
@@ -88,6 +92,7 @@ impl Default for StorageOptions {
             write_buffer_bytes: 64 << 20,
             fsync: FsyncPolicy::Always,
             apply_wal: true,
+            reserve_bytes: 0,
         }
     }
 }
@@ -105,6 +110,8 @@ struct Inner {
     /// Why the last write of applied state (or flush of it) failed, until one
     /// succeeds again.
     failure: std::sync::Mutex<Option<String>>,
+    /// The disk reserve's size (see `reserve`).
+    reserve_bytes: u64,
 }
 
 impl Drop for Inner {
@@ -282,6 +289,7 @@ impl Storage {
     /// Open (or create) the database at `path` with every column family.
     pub fn open(path: &Path, opts: &StorageOptions) -> Result<Storage> {
         std::fs::create_dir_all(path).map_err(|e| StorageError(format!("create {}: {e}", path.display())))?;
+        reserve::release_if_short(path, opts.reserve_bytes);
         let cache = Cache::new_lru_cache(opts.block_cache_bytes);
         let mut db_opts = Options::default();
         db_opts.create_if_missing(true);
@@ -323,6 +331,9 @@ impl Storage {
         let mut log_opts = Options::default();
         log_opts.set_compression_type(DBCompressionType::None);
         log_opts.set_write_buffer_size(opts.write_buffer_bytes);
+        // Column families of a few small records.
+        let mut small = Options::default();
+        small.set_write_buffer_size(opts.write_buffer_bytes);
         // Garbage collection of lazily deleted composite keys (see `gc`).
         let durable = gc::Durable::default();
         let judge_by = (!opts.apply_wal).then(|| durable.clone());
@@ -347,17 +358,36 @@ impl Storage {
             (Cf::ExpireIndex, collected(gc::What::ExpireIndex, false)),
             (Cf::Links, collected(gc::What::Links, false)),
             (Cf::RaftLog, log_opts),
-            (Cf::RaftState, Options::default()),
-            (Cf::Functions, Options::default()),
+            (Cf::RaftState, small.clone()),
+            (Cf::Functions, small.clone()),
         ];
-        let descriptors = cfs.iter().map(|(cf, o)| ColumnFamilyDescriptor::new(cf.name(), o.clone()));
+        // The default column family holds nothing, but its write buffer size
+        // counts like the others' (rust-rocksdb would open it with RocksDB's
+        // defaults): it sizes the WAL's preallocation, and after a full disk
+        // RocksDB resumes once the largest write buffer is free.
+        let default_cf = ColumnFamilyDescriptor::new(rocksdb::DEFAULT_COLUMN_FAMILY_NAME, small.clone());
+        let descriptors = cfs
+            .iter()
+            .map(|(cf, o)| ColumnFamilyDescriptor::new(cf.name(), o.clone()))
+            .chain(std::iter::once(default_cf));
         let db = Arc::new(DB::open_cf_descriptors(&db_opts, path, descriptors)?);
         db_slot.set(&db);
         let syncer = syncer::Syncer::start(db.clone(), opts.fsync);
         let apply_wal = opts.apply_wal;
         let failure = Default::default();
-        let inner =
-            Inner { db, path: path.to_path_buf(), cf_opts: cfs.into(), syncer, gate, apply_wal, durable, failure };
+        let reserve_bytes = opts.reserve_bytes;
+        reserve::keep(path, reserve_bytes);
+        let inner = Inner {
+            db,
+            path: path.to_path_buf(),
+            cf_opts: cfs.into(),
+            syncer,
+            gate,
+            apply_wal,
+            durable,
+            failure,
+            reserve_bytes,
+        };
         Ok(Storage { inner: Arc::new(inner) })
     }
 
@@ -401,6 +431,14 @@ impl Storage {
         self.noted(self.write_opt(batch, &wo))
     }
 
+    /// Write `batch` through the WAL and fsync it (Raft's own records, such
+    /// as a snapshot's), noting a failure as [`Storage::write_applied`] does.
+    pub fn write_durable(&self, batch: &Batch) -> Result<()> {
+        let mut wo = WriteOptions::default();
+        wo.set_sync(true);
+        self.noted(self.write_opt(batch, &wo))
+    }
+
     /// Why applied state cannot be written right now, in words a client may
     /// see (no paths or RocksDB internals).
     pub fn failure(&self) -> Option<String> {
@@ -441,13 +479,17 @@ impl Storage {
     /// Blocking: call it off the reactor.
     pub fn persist_applied(&self) -> Result<()> {
         if self.inner.apply_wal {
-            return self.sync_wal_blocking();
+            self.sync_wal_blocking()?;
+        } else {
+            // Garbage collection may judge by what this flush makes durable: the
+            // view is taken first, so everything it shows is in the flush.
+            let view = gc::Durable::capture(&self.inner.db);
+            self.noted(self.flush_all())?;
+            self.inner.durable.publish(Some(view));
         }
-        // Garbage collection may judge by what this flush makes durable: the
-        // view is taken first, so everything it shows is in the flush.
-        let view = gc::Durable::capture(&self.inner.db);
-        self.noted(self.flush_all())?;
-        self.inner.durable.publish(Some(view));
+        // A reserve given up to start on a full disk is made again once
+        // there is room.
+        reserve::keep(&self.inner.path, self.inner.reserve_bytes);
         Ok(())
     }
 
