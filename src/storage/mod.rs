@@ -56,6 +56,10 @@ impl Backoff {
     }
 }
 
+/// Why applied state cannot be written: `Inner::failure` holds 0 (it can) or
+/// one more than an index here.
+const FAILURES: [&str; 2] = ["No space left on device", "Input/output error"];
+
 /// A storage failure. The message is RocksDB's.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("storage error: {0}")]
@@ -109,7 +113,9 @@ struct Inner {
     durable: gc::Durable,
     /// Why the last write of applied state (or flush of it) failed, until one
     /// succeeds again.
-    failure: std::sync::Mutex<Option<String>>,
+    /// (An atomic, not a lock: it is read before every proposal batch and
+    /// written after every apply batch. See `FAILURES`.)
+    failure: std::sync::atomic::AtomicU8,
     /// The disk reserve's size (see `reserve`).
     reserve_bytes: u64,
 }
@@ -442,28 +448,22 @@ impl Storage {
     /// Why applied state cannot be written right now, in words a client may
     /// see (no paths or RocksDB internals).
     pub fn failure(&self) -> Option<String> {
-        self.inner.failure.lock().map(|f| f.clone()).unwrap_or(None)
+        let code = self.inner.failure.load(std::sync::atomic::Ordering::Relaxed);
+        (code as usize).checked_sub(1).and_then(|i| FAILURES.get(i)).map(|c| c.to_string())
     }
 
     fn noted(&self, r: Result<()>) -> Result<()> {
-        let Ok(mut f) = self.inner.failure.lock() else { return r };
+        use std::sync::atomic::Ordering::Relaxed;
+        let code = match &r {
+            Ok(()) => 0,
+            Err(e) if e.0.contains("No space left on device") => 1,
+            Err(_) => 2,
+        };
+        let was = self.inner.failure.swap(code, Relaxed);
         match &r {
-            Ok(()) if f.is_some() => {
-                *f = None;
-                eprintln!("neokv: RocksDB is written again");
-            }
-            Ok(()) => {}
-            Err(e) => {
-                let cause = if e.0.contains("No space left on device") {
-                    "No space left on device"
-                } else {
-                    "Input/output error"
-                };
-                if f.is_none() {
-                    eprintln!("neokv: applied state could not be written ({}); retrying", e.0);
-                }
-                *f = Some(cause.to_string());
-            }
+            Ok(()) if was != 0 => eprintln!("neokv: RocksDB is written again"),
+            Err(e) if was == 0 => eprintln!("neokv: applied state could not be written ({}); retrying", e.0),
+            _ => {}
         }
         r
     }
