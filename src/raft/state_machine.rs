@@ -110,6 +110,21 @@ pub struct SnapshotBuilder {
     meta: SnapshotMeta,
 }
 
+/// Run `f` on the blocking pool until it succeeds, backing off between tries.
+async fn until_ok<F>(storage: &Storage, f: F)
+where
+    F: Fn(&Storage) -> crate::storage::Result<()> + Clone + Send + 'static,
+{
+    let mut backoff = crate::storage::Backoff::default();
+    loop {
+        let (storage, f) = (storage.clone(), f.clone());
+        if glommio::executor().spawn_blocking(move || f(&storage)).await.is_ok() {
+            return;
+        }
+        backoff.wait().await;
+    }
+}
+
 impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
     type SnapshotData = SnapshotData;
 
@@ -127,26 +142,10 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         // A flush or record write that fails (a full disk) is retried, not
         // returned: openraft stops the region on a snapshot error. Apply goes
         // on meanwhile.
+        until_ok(&self.storage, Storage::persist_applied).await;
+        crate::storage::ingest::crash_point("snapshot-persisted");
         let b = std::sync::Arc::new(b);
-        let mut backoff = crate::storage::Backoff::default();
-        let mut persisted = false;
-        loop {
-            let storage = self.storage.clone();
-            if !persisted {
-                persisted = glommio::executor().spawn_blocking(move || storage.persist_applied()).await.is_ok();
-                if !persisted {
-                    backoff.wait().await;
-                    continue;
-                }
-                crate::storage::ingest::crash_point("snapshot-persisted");
-            }
-            let storage = self.storage.clone();
-            let b = b.clone();
-            if glommio::executor().spawn_blocking(move || storage.write_durable(&b)).await.is_ok() {
-                break;
-            }
-            backoff.wait().await;
-        }
+        until_ok(&self.storage, move |s| s.write_durable(&b)).await;
         Ok(Snapshot { meta: self.meta.clone(), snapshot: SnapshotData::Local })
     }
 }

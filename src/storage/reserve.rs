@@ -67,25 +67,22 @@ pub fn keep(dir: &Path, bytes: u64) {
     if held == Some(bytes) || !matches!(free_bytes(dir), Ok(free) if free + held.unwrap_or(0) >= 2 * bytes) {
         return;
     }
-    if let Err(e) = allocate(&p, bytes) {
-        let _ = std::fs::remove_file(&p);
+    let tmp = p.with_extension("tmp");
+    if let Err(e) = allocate(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, &p)) {
+        let _ = std::fs::remove_file(&tmp);
         eprintln!("neokv: could not make the disk reserve {}: {e}", p.display());
     }
 }
 
+/// A new file at `p` of `bytes` preallocated, synced.
 fn allocate(p: &Path, bytes: u64) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
-    let tmp = p.with_extension("tmp");
-    let f = std::fs::File::create(&tmp)?;
+    let f = std::fs::File::create(p)?;
     // SAFETY: a valid open file descriptor; fallocate only writes metadata.
-    let r = unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, bytes as libc::off_t) };
-    if r != 0 {
-        let e = std::io::Error::last_os_error();
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
+    if unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, bytes as libc::off_t) } != 0 {
+        return Err(std::io::Error::last_os_error());
     }
-    f.sync_all()?;
-    std::fs::rename(&tmp, p)
+    f.sync_all()
 }
 
 #[cfg(test)]

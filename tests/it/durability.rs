@@ -213,14 +213,35 @@ fn a_rocksdb_log_moves_into_segment_logs_whole() {
     all_there(&s, "old", 200);
     assert_eq!(s.raw().cmd(&["GET", "new"]), "$1\r\n1\r\n");
     s.kill9();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_neokv-server"))
-        .args(["--port", "1", "--no-pin", "--raft-log", "rocksdb", "--dir"])
-        .arg(dir)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused_start(dir, &["--raft-log", "rocksdb"]);
     assert!(err.contains("start with --raft-log segments"), "{err}");
+}
+
+/// Start a server on `dir` with `args` that must refuse to start: it exits
+/// unsuccessfully within 20 s (killed and failed otherwise). Its stderr.
+fn refused_start(dir: &Path, args: &[&str]) -> String {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_neokv-server"))
+        .args(["--port", &crate::common::free_port().to_string(), "--no-pin"])
+        .args(args)
+        .arg("--dir")
+        .arg(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the server started with {args:?}, where it must refuse");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{:?}: {err}", out.status);
+    err
 }
 
 /// `--cores` changes: every region's log moves to its new owner's segment
@@ -311,6 +332,8 @@ fn rocksdb_error_log(dir: &Path) -> String {
                 .iter()
                 .any(|w| l.contains(w))
         })
+        // Not the retries that repeat every second while RocksDB is stopped.
+        .filter(|l| !["Waiting after background", "Abort flush", "Manual atomic flush"].iter().any(|w| l.contains(w)))
         .collect();
     let mut files: Vec<String> = std::fs::read_dir(dir)
         .map(|d| {
@@ -652,18 +675,8 @@ fn a_server_starts_on_a_full_disk_and_serves_reads() {
     eprintln!("filled: {} bytes free", free_bytes(&dir));
 
     // The control: with no reserve to give up, the start fails.
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_neokv-server"))
-        .args(["--port", &crate::common::free_port().to_string(), "--no-pin", "--cores", "1", "--disk-reserve-mb", "0"])
-        .arg("--dir")
-        .arg(&dir)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap()
-        .wait_with_output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("No space left on device"), "{:?}: {err}", out.status);
+    let err = refused_start(&dir, &["--cores", "1", "--disk-reserve-mb", "0"]);
+    assert!(err.contains("No space left on device"), "{err}");
     assert!(reserve.exists(), "the control kept the reserve");
 
     s.kill_and_restart();
