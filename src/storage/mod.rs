@@ -56,6 +56,10 @@ impl Backoff {
     }
 }
 
+/// A key in `raft_state` nothing holds, deleted (WAL-free) to ask RocksDB
+/// whether it takes writes (see [`Storage::persist_applied`]).
+const PROBE_KEY: &[u8] = b"neokv-write-probe";
+
 /// Why applied state cannot be written: `Inner::failure` holds 0 (it can) or
 /// one more than an index here.
 const FAILURES: [&str; 2] = ["No space left on device", "Input/output error"];
@@ -481,6 +485,14 @@ impl Storage {
         if self.inner.apply_wal {
             self.sync_wal_blocking()?;
         } else {
+            // While a background error (a full disk) stops RocksDB, a manual
+            // flush fails at once but keeps a background flush job busy for a
+            // second, and RocksDB's own recovery first waits for its
+            // background work to end: flushes retried every second starved it
+            // for good. So ask for a flush only once RocksDB takes writes.
+            let mut probe = Batch::new();
+            probe.delete(Cf::RaftState, PROBE_KEY);
+            self.write_applied(&probe)?;
             // Garbage collection may judge by what this flush makes durable: the
             // view is taken first, so everything it shows is in the flush.
             let view = gc::Durable::capture(&self.inner.db);
