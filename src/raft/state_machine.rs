@@ -26,6 +26,7 @@ use super::{LogId, SnapshotMeta, StoredMembership, TypeConfig};
 use crate::protocol::Reply;
 use crate::storage::keys::{decode_voided_key, state_key, voided_key, StateKind};
 use crate::storage::{Cf, Storage};
+use crate::types::members::MemberIndex;
 use crate::types::write::{apply_cmd, runs_long};
 use crate::types::ApplyCtx;
 
@@ -65,6 +66,10 @@ pub struct StateMachine {
     voided: Vec<(u64, u32)>,
     /// The time stamped on the last entry applied (kept with the applied state).
     applied_now: std::rc::Rc<std::cell::Cell<u64>>,
+    /// Apply's index of the sets SPOP draws from (`types::members`), carried
+    /// from one batch to the next; dropped when a batch fails or a snapshot
+    /// replaces the region.
+    members: MemberIndex,
 }
 
 impl StateMachine {
@@ -94,6 +99,7 @@ impl StateMachine {
             removed,
             voided,
             applied_now,
+            members: MemberIndex::default(),
         })
     }
 
@@ -164,7 +170,8 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
     {
         let mut ctx = ApplyCtx::new(&self.storage, self.slot_start, self.slot_end)
             .for_region(self.region)
-            .with_watches(self.deps.watches.clone());
+            .with_watches(self.deps.watches.clone())
+            .with_members(std::mem::take(&mut self.members));
         if let Some(p) = &self.deps.programs {
             ctx = ctx.with_programs(p.clone());
         }
@@ -223,6 +230,8 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
             encode_applied_full(self.applied.as_ref(), &self.membership, now, &self.removed),
         );
         let mut applied = ctx.take();
+        // The index now matches what this batch leaves in storage.
+        self.members = ctx.take_members();
         // Committed state must land: a write RocksDB refuses (it stops after a
         // flush fails on a full disk, until space is back) is retried, with new
         // writes refused meanwhile (`Storage::failure`, see `Region`).
@@ -286,6 +295,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         self.applied_now.set(self.applied_now.get().max(now_ms));
         // Every cached read of this node may be of a key the snapshot replaced.
         self.deps.epochs.bump_all();
+        self.members.clear();
         if let Some(p) = &self.deps.programs {
             p.region_replaced(self.region);
         }

@@ -13,6 +13,8 @@ use ahash::AHashMap;
 use bytes::Bytes;
 
 use super::cache::Epochs;
+use super::coll::Found;
+use super::members::{MemberIndex, Sorted};
 use super::mkey;
 use super::notify::{self, Event};
 use super::view::Source;
@@ -78,6 +80,9 @@ pub struct ApplyCtx {
     /// Per log entry: first and last member of sets SPOP drew from (see
     /// `set::pick_with`); cleared at every entry so replicas agree.
     pub pick_ends: AHashMap<Vec<u8>, (Bytes, Bytes)>,
+    /// The members of the sets SPOP draws from, kept in step with every element
+    /// write (see `members`); the state machine keeps it between batches.
+    members: MemberIndex,
 }
 
 impl ApplyCtx {
@@ -105,6 +110,7 @@ impl ApplyCtx {
             version_base: 1 << VERSION_SHIFT,
             versions_used: 0,
             pick_ends: AHashMap::new(),
+            members: MemberIndex::default(),
         }
     }
 
@@ -112,6 +118,37 @@ impl ApplyCtx {
     pub fn for_region(mut self, region: u32) -> Self {
         self.region = region;
         self
+    }
+
+    /// Keep `members` (the region's set index from the batches before) up to date
+    /// and use it.
+    pub fn with_members(mut self, members: MemberIndex) -> Self {
+        self.members = members;
+        self
+    }
+
+    /// Hand the set index back, for the next batch (once this one is written).
+    pub fn take_members(&mut self) -> MemberIndex {
+        std::mem::take(&mut self.members)
+    }
+
+    /// The set `found` in order from the index, indexing it first (one walk) if
+    /// it is small enough. `None`: not indexed; walk storage instead.
+    pub fn indexed_members(&mut self, found: &Found) -> Result<Option<&Sorted>, StorageError> {
+        if self.members.get(&found.prefix).is_none() {
+            if !self.members.fits(found.coll.size) {
+                return Ok(None);
+            }
+            let mut all = Vec::with_capacity(found.coll.size as usize);
+            self.scan_elements(Cf::Subkey, &found.prefix, &found.end(), false, |k, _| {
+                all.push(Bytes::copy_from_slice(&k[found.prefix.len()..]));
+                true
+            })?;
+            if all.len() as u64 != found.coll.size || !self.members.load(found.prefix.clone(), all) {
+                return Ok(None);
+            }
+        }
+        Ok(self.members.get(&found.prefix))
     }
 
     /// The storage under the overlay (what a script's host reads besides it).
@@ -231,11 +268,17 @@ impl ApplyCtx {
 
     pub fn put_element(&mut self, cf: Cf, key: Vec<u8>, value: impl Into<Bytes>) {
         let i = element_slot(cf).expect("an element column family");
+        if i == 0 {
+            self.members.note(&key, true);
+        }
         self.elements[i].insert(key, Some(value.into()));
     }
 
     pub fn del_element(&mut self, cf: Cf, key: Vec<u8>) {
         let i = element_slot(cf).expect("an element column family");
+        if i == 0 {
+            self.members.note(&key, false);
+        }
         self.elements[i].insert(key, None);
     }
 
@@ -420,6 +463,7 @@ impl ApplyCtx {
         }
         self.overlay.clear();
         self.elements.iter_mut().for_each(BTreeMap::clear);
+        self.members.clear();
         self.flushed = true;
         Ok(())
     }

@@ -5,7 +5,8 @@
 //! clock) and how reads interpret them (functions over a [`Source`]: a client's
 //! reader or snapshot, or apply's batch). One file per type (`string.rs` ...
 //! `zset.rs`), plus what they share: `view` (the read interface), `apply` (the
-//! batch overlay), `coll` (composite keys), `blocked` (clients waiting on keys).
+//! batch overlay), `coll` (composite keys), `members` (apply's in-memory
+//! index of the sets SPOP draws from), `blocked` (clients waiting on keys).
 //! Depends on `storage`, `cluster` (slot of a key) and `protocol` (the `Reply`
 //! each write produces). Never touches sockets, Raft or cores.
 
@@ -27,6 +28,7 @@ pub mod glob;
 pub mod hash;
 pub mod keyspace;
 pub mod list;
+pub mod members;
 pub mod notify;
 pub mod set;
 pub mod string;

@@ -12,6 +12,7 @@ use crate::storage::keys::KeyType;
 use crate::storage::{Cf, StorageError};
 
 use super::coll::{each, find, Found, Rng};
+use super::members::Sorted;
 use super::notify::SET;
 use super::view::Source;
 use super::write::ApplyResult;
@@ -69,7 +70,13 @@ pub fn apply_spop(ctx: &mut ApplyCtx, op: &pb::Spop) -> ApplyResult {
     };
     let want = op.count.unwrap_or(1);
     let mut ends = ctx.pick_ends.remove(&found.prefix);
-    let picked = pick_with(ctx, &found, want, &mut Rng::new(op.seed), &mut ends)?;
+    let rng = &mut Rng::new(op.seed);
+    // From apply's index of the set when it has one: the same choice as the
+    // walk of storage, without stepping over the tombstones of earlier pops.
+    let picked = match ctx.indexed_members(&found)? {
+        Some(set) => draw(set, found.coll.size, want, rng, &mut ends)?,
+        None => pick_with(ctx, &found, want, rng, &mut ends)?,
+    };
     if let Some(e) = ends {
         ctx.pick_ends.insert(found.prefix.clone(), e);
     }
@@ -106,12 +113,115 @@ pub fn pick_with(
     ends: &mut Option<(Bytes, Bytes)>,
 ) -> Result<Vec<Bytes>, StorageError> {
     let size = found.coll.size;
-    let mut out = Vec::new();
-    if want == 0 {
-        return Ok(out);
-    }
     let by_rank = found.coll.kind == KeyType::ZSet && size > RANK_PICK_MIN;
-    if want >= size || (size <= UNIFORM_PICK_MAX && !by_rank) || want > size / 2 {
+    if by_rank && want > 0 && !uniform(size, want, true) {
+        return super::zset::pick_by_rank(src, found, want, rng);
+    }
+    draw(&Stored { src, found }, size, want, rng, ends)
+}
+
+/// Whether `want` of `size` members are drawn exactly uniformly, by position.
+fn uniform(size: u64, want: u64, by_rank: bool) -> bool {
+    want >= size || (size <= UNIFORM_PICK_MAX && !by_rank) || want > size / 2
+}
+
+/// A set's members in order, by position: walked in storage ([`Stored`]), or
+/// from apply's index ([`Sorted`]). Both answer alike, so a choice does not
+/// depend on whether the replica making it had the set indexed.
+trait Ordered {
+    /// The members at `positions` (ascending, each below the size), in order.
+    fn at(&self, positions: &BTreeSet<u64>) -> Result<Vec<Bytes>, StorageError>;
+    /// The first and last member (`None`: empty).
+    fn ends(&self) -> Result<Option<(Bytes, Bytes)>, StorageError>;
+    /// From the first member ≥ `from` onwards, wrapping to the first member
+    /// after the last, the `skip`-th member seen (all of them seen once more
+    /// after the wrap, then cyclically in that sequence when it is shorter).
+    fn after(&self, from: &[u8], skip: usize) -> Result<Option<Bytes>, StorageError>;
+}
+
+struct Stored<'a, S> {
+    src: &'a S,
+    found: &'a Found,
+}
+
+impl<S: Source> Ordered for Stored<'_, S> {
+    fn at(&self, positions: &BTreeSet<u64>) -> Result<Vec<Bytes>, StorageError> {
+        let mut out = Vec::with_capacity(positions.len());
+        let mut i = 0u64;
+        let mut next = positions.iter().copied().peekable();
+        each(self.src, Cf::Subkey, self.found, false, |m, _| {
+            if next.peek() == Some(&i) {
+                next.next();
+                out.push(Bytes::copy_from_slice(m));
+            }
+            i += 1;
+            next.peek().is_some()
+        })?;
+        Ok(out)
+    }
+
+    fn ends(&self) -> Result<Option<(Bytes, Bytes)>, StorageError> {
+        let bound = |reverse| {
+            let mut got = None;
+            each(self.src, Cf::Subkey, self.found, reverse, |m, _| {
+                got = Some(Bytes::copy_from_slice(m));
+                false
+            })
+            .map(|()| got)
+        };
+        Ok(bound(false)?.zip(bound(true)?))
+    }
+
+    fn after(&self, from: &[u8], skip: usize) -> Result<Option<Bytes>, StorageError> {
+        let (found, n) = (self.found, self.found.prefix.len());
+        let mut window = Vec::with_capacity(skip + 1);
+        for from in [found.element(from), found.prefix.clone()] {
+            self.src.scan(Cf::Subkey, &from, &found.end(), false, |k, _| {
+                window.push(Bytes::copy_from_slice(&k[n..]));
+                window.len() <= skip
+            })?;
+            if window.len() > skip {
+                break;
+            }
+        }
+        // A key smaller than the window wraps to its start as often as needed.
+        Ok((!window.is_empty()).then(|| window.swap_remove(skip % window.len())))
+    }
+}
+
+impl Ordered for Sorted {
+    fn at(&self, positions: &BTreeSet<u64>) -> Result<Vec<Bytes>, StorageError> {
+        Ok(positions.iter().map(|&i| self.nth(i as usize).clone()).collect())
+    }
+
+    fn ends(&self) -> Result<Option<(Bytes, Bytes)>, StorageError> {
+        Ok((!self.is_empty()).then(|| (self.nth(0).clone(), self.nth(self.len() - 1).clone())))
+    }
+
+    fn after(&self, from: &[u8], skip: usize) -> Result<Option<Bytes>, StorageError> {
+        if self.is_empty() {
+            return Ok(None);
+        }
+        let (n, lb) = (self.len(), self.lower_bound(from));
+        // The sequence: the `n - lb` members from `lb`, then all `n` again.
+        let seq = 2 * n - lb;
+        let j = if skip < seq { skip } else { skip % seq };
+        Ok(Some(if j < n - lb { self.nth(lb + j) } else { self.nth(j - (n - lb)) }.clone()))
+    }
+}
+
+/// Draw `want` distinct members of a set of `size` (all of them if `want` ≥ size).
+fn draw(
+    set: &impl Ordered,
+    size: u64,
+    want: u64,
+    rng: &mut Rng,
+    ends: &mut Option<(Bytes, Bytes)>,
+) -> Result<Vec<Bytes>, StorageError> {
+    if want == 0 {
+        return Ok(Vec::new());
+    }
+    if uniform(size, want, false) {
         // Floyd's sampling of `want` distinct positions, then one ordered walk.
         let mut chosen = BTreeSet::new();
         if want >= size {
@@ -124,35 +234,23 @@ pub fn pick_with(
                 }
             }
         }
-        let mut i = 0u64;
-        let mut next = chosen.iter().copied().peekable();
-        each(src, Cf::Subkey, found, false, |m, _| {
-            if next.peek() == Some(&i) {
-                next.next();
-                out.push(Bytes::copy_from_slice(m));
-            }
-            i += 1;
-            next.peek().is_some()
-        })?;
+        let mut out = set.at(&chosen)?;
         // Members picked in key order; shuffle so the order says nothing.
         for k in (1..out.len()).rev() {
             out.swap(k, rng.below(k as u64 + 1) as usize);
         }
         return Ok(out);
     }
-    if by_rank {
-        return super::zset::pick_by_rank(src, found, want, rng);
-    }
     if ends.is_none() {
-        let (Some(first), Some(last)) = (bound(src, found, false)?, bound(src, found, true)?) else { return Ok(out) };
-        *ends = Some((first, last));
+        *ends = set.ends()?;
     }
+    let mut out = Vec::new();
     let Some((first, last)) = ends.clone() else { return Ok(out) };
     let mut seen = BTreeSet::new();
     let mut tries = 0;
     while (out.len() as u64) < want && tries < want * 8 + 64 {
         tries += 1;
-        if let Some(m) = pick_by_seek(src, found, &first, &last, rng)? {
+        if let Some(m) = pick_by_seek(set, &first, &last, rng)? {
             if seen.insert(m.clone()) {
                 out.push(m);
             }
@@ -183,13 +281,7 @@ pub fn sample(
 /// One member of a big set: seek to a random point between the first and last
 /// member, then take one of the [`SEEK_WINDOW`] members from there (wrapping
 /// to the first). Not exactly uniform, O(log n); every member can come up.
-fn pick_by_seek(
-    src: &impl Source,
-    found: &Found,
-    first: &Bytes,
-    last: &Bytes,
-    rng: &mut Rng,
-) -> Result<Option<Bytes>, StorageError> {
+fn pick_by_seek(set: &impl Ordered, first: &Bytes, last: &Bytes, rng: &mut Rng) -> Result<Option<Bytes>, StorageError> {
     let common = first.iter().zip(last.iter()).take_while(|(a, b)| a == b).count();
     // Past the common prefix, bytes mostly from the range the two ends use
     // (members like "user:123" then land on random digits, not between
@@ -205,28 +297,7 @@ fn pick_by_seek(
         target.push(b as u8);
     }
     let skip = rng.below(SEEK_WINDOW as u64) as usize;
-    let n = found.prefix.len();
-    let mut window = Vec::with_capacity(SEEK_WINDOW);
-    for from in [found.element(&target), found.prefix.clone()] {
-        src.scan(Cf::Subkey, &from, &found.end(), false, |k, _| {
-            window.push(Bytes::copy_from_slice(&k[n..]));
-            window.len() <= skip
-        })?;
-        if window.len() > skip {
-            break;
-        }
-    }
-    // A key smaller than the window wraps to its start as often as needed.
-    Ok((!window.is_empty()).then(|| window.swap_remove(skip % window.len())))
-}
-
-fn bound(src: &impl Source, found: &Found, reverse: bool) -> Result<Option<Bytes>, StorageError> {
-    let mut got = None;
-    each(src, Cf::Subkey, found, reverse, |m, _| {
-        got = Some(Bytes::copy_from_slice(m));
-        false
-    })?;
-    Ok(got)
+    set.after(&target, skip)
 }
 
 pub fn apply_smove(ctx: &mut ApplyCtx, op: &pb::Smove) -> ApplyResult {

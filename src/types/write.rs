@@ -203,6 +203,77 @@ mod tests {
     }
 
     #[test]
+    fn spop_from_the_member_index_pops_what_the_walk_pops() {
+        // Three replicas apply the same entries: one keeps apply's set index
+        // between batches, one never indexes (every pop walks storage), one has
+        // an index too small for the sets, which it drops and loads again as
+        // they grow and shrink. Same replies, same state, or replicas diverge.
+        use crate::types::members::MemberIndex;
+        let seed = 0x5eed_u64;
+        let mut rng = crate::types::coll::Rng::new(seed);
+        let replicas: Vec<(tempfile::TempDir, Storage)> = (0..3).map(|_| open()).collect();
+        let mut indexes =
+            [MemberIndex::default(), MemberIndex::with_limits(0, 0), MemberIndex::with_limits(3000, 1 << 20)];
+        let (mut used_index, mut big) = (0, 0);
+        let key = |rng: &mut crate::types::coll::Rng| b(if rng.below(4) == 0 { "t" } else { "s" });
+        let member = |rng: &mut crate::types::coll::Rng| Bytes::from(format!("m{}", rng.below(9000)));
+        for entry in 1..=400u64 {
+            let mut cmds = Vec::new();
+            for _ in 0..1 + rng.below(30) {
+                let op = match rng.below(1000) {
+                    0..=299 => Op::Sadd(pb::Sadd {
+                        key: key(&mut rng),
+                        members: (0..1 + rng.below(if entry % 100 < 30 { 400 } else { 20 }))
+                            .map(|_| member(&mut rng))
+                            .collect(),
+                    }),
+                    300..=399 => {
+                        Op::Srem(pb::Srem { key: key(&mut rng), members: vec![member(&mut rng), member(&mut rng)] })
+                    }
+                    400..=899 => Op::Spop(pb::Spop {
+                        key: key(&mut rng),
+                        count: match rng.below(100) {
+                            0..=9 => Some(rng.below(40)),
+                            10 => Some(rng.below(6000)),
+                            _ => None,
+                        },
+                        seed: rng.next_u64(),
+                    }),
+                    900..=989 => {
+                        Op::Smove(pb::Smove { from: key(&mut rng), to: key(&mut rng), member: member(&mut rng) })
+                    }
+                    990..=991 => Op::Rename(pb::Rename { from: b("s"), to: b("t"), nx: false }),
+                    992..=994 => Op::Del(pb::Del { keys: vec![key(&mut rng)] }),
+                    995 => Op::Flush(pb::Flush {}),
+                    _ => Op::Spop(pb::Spop { key: key(&mut rng), count: None, seed: rng.next_u64() }),
+                };
+                cmds.push(w(op));
+            }
+            let mut replies = Vec::new();
+            for ((_, s), idx) in replicas.iter().zip(indexes.iter_mut()) {
+                let mut ctx = ApplyCtx::new(s, 0, 16384).with_members(std::mem::take(idx));
+                ctx.begin_entry(entry, 1);
+                replies.push(cmds.iter().map(|c| apply_cmd(&mut ctx, c).unwrap()).collect::<Vec<_>>());
+                let batch = ctx.take_batch();
+                *idx = ctx.take_members();
+                s.write(batch, false).unwrap();
+            }
+            used_index += (indexes[0].sets() > 0) as usize;
+            big += (indexes[0].largest() > 4096) as usize;
+            assert_eq!(replies[0], replies[1], "seed {seed}, entry {entry}: indexed and walked pops differ");
+            assert_eq!(replies[2], replies[1], "seed {seed}, entry {entry}: the small index differs");
+        }
+        let contents = |s: &Storage| -> Vec<(Box<[u8]>, Box<[u8]>)> {
+            [Cf::Metadata, Cf::Subkey].into_iter().flat_map(|cf| s.iter_all(cf).collect::<Vec<_>>()).collect()
+        };
+        let (a, b2, c) = (contents(&replicas[0].1), contents(&replicas[1].1), contents(&replicas[2].1));
+        assert!(a == b2 && b2 == c, "replicas hold different data");
+        assert!(used_index > 100, "the index served pops ({used_index} entries)");
+        assert!(big > 50, "sets big enough to pop by seeking ({big} entries)");
+        assert_eq!(indexes[1].sets(), 0, "the walking replica never indexed");
+    }
+
+    #[test]
     fn an_empty_command_is_refused_not_applied() {
         let (_d, s) = open();
         let r = run(&s, 1, &[WriteCmd { op: None }]);
