@@ -207,7 +207,16 @@ pub fn misconf(what: &str, cause: &str) -> String {
 }
 
 /// Milliseconds between a leader's heartbeats.
-const HEARTBEAT_MS: u64 = 200;
+const HEARTBEAT_MS: u64 = 100;
+
+/// A follower campaigns once it has heard nothing from its leader for the
+/// leader's lease (openraft takes it to be `ELECTION_MAX_MS`) plus a timeout
+/// drawn from [`ELECTION_MIN_MS`, `ELECTION_MAX_MS`): 0.8 to 1.2 s of silence,
+/// eight heartbeats at least. The wide draw (with openraft's election tick,
+/// a fifth of a heartbeat) makes two survivors rarely campaign at once: such a
+/// split vote costs one more timeout.
+const ELECTION_MIN_MS: u64 = 200;
+const ELECTION_MAX_MS: u64 = 600;
 
 fn raft_config(snapshot_logs: u64, cluster: bool) -> Result<Config, String> {
     Config {
@@ -216,8 +225,8 @@ fn raft_config(snapshot_logs: u64, cluster: bool) -> Result<Config, String> {
         // not depose a working leader when it comes back.
         enable_pre_vote: Some(cluster),
         heartbeat_interval: HEARTBEAT_MS,
-        election_timeout_min: 400,
-        election_timeout_max: 800,
+        election_timeout_min: ELECTION_MIN_MS,
+        election_timeout_max: ELECTION_MAX_MS,
         snapshot_policy: SnapshotPolicy::LogsSinceLast(snapshot_logs.max(1)),
         max_in_snapshot_log_to_keep: (snapshot_logs / 50).min(1_000),
         purge_batch_size: (snapshot_logs / 50).clamp(1, 1_000),
