@@ -28,6 +28,9 @@ WORKLOADS=(
   "LPUSH|-t lpush"
   "ZADD|-t zadd"
   "ZRANGEBYSCORE|ZRANGEBYSCORE myzset __rand_int__ +inf LIMIT 0 10"
+  "ZRANK|ZRANK myzset element:__rand_int__"
+  "SADD|-t sadd"
+  "SPOP|-t spop"
 )
 
 # Build a commit in a temporary worktree with a target dir of its own (a copy of

@@ -10,20 +10,21 @@
 //!
 //! Next to the score index, in the same namespace and CF, each set keeps *rank
 //! counters*: for every depth `d` in 1..=[`DEPTHS`], how many members have a
-//! score whose encoding starts with a given `d`-byte prefix. They live at
-//! `[prefix][FF FF][d][first d bytes of the score]`, after every score key (no
-//! encoded score starts with `FF FF`: +inf is `FF F0…`), so they go wherever the
-//! namespace goes (RENAME, COPY, lazy deletion, GC) and are updated in the same
-//! batch as the indexes.
+//! score whose encoding starts with a given `d`-byte prefix. The counters of
+//! the (up to 256) prefixes that extend one `d - 1`-byte prefix are one entry,
+//! a *node*, at `[prefix][FF FE][d][first d - 1 bytes of the score]`, after
+//! every score key (no encoded score starts with `FF FE`: +inf is `FF F0…`), so
+//! they go wherever the namespace goes (RENAME, COPY, lazy deletion, GC) and
+//! are updated in the same batch as the indexes.
 //!
-//! The rank of a key is the sum, at each depth, of the counters of the sibling
-//! prefixes before it (or the parent count minus those after it, whichever side
-//! is shorter: at most 129 small entries per depth), plus a scan of the members
-//! that share its first [`DEPTHS`] score bytes (its exact score, for integer
-//! scores below 2^28, else scores equal to about eight significant digits).
-//! Selecting the member at rank `r` descends the same
-//! counters. ZRANK, ZRANGE by rank, LIMIT offsets and ZCOUNT use them; a key's
-//! cost no longer grows with its rank.
+//! The rank of a key is the sum, at each depth, of the counts in its node
+//! before its own byte (one point read per depth: a point read finds a node's
+//! newest version at once, where a scan over counters rewritten by every batch
+//! would step past their older versions), plus a scan of the members that
+//! share its first [`DEPTHS`] score bytes (its exact score, for integer scores
+//! below 2^28, else scores equal to about eight significant digits). Selecting
+//! the member at rank `r` descends the same nodes. ZRANK, ZRANGE by rank,
+//! LIMIT offsets and ZCOUNT use them; a key's cost no longer grows with its rank.
 
 use std::collections::BTreeMap;
 
@@ -35,7 +36,7 @@ use crate::protocol::Reply;
 use crate::storage::keys::KeyType;
 use crate::storage::{Cf, StorageError};
 
-use super::coll::{find, prefix_end, Found};
+use super::coll::{find, Found};
 use super::list::range_of;
 use super::notify::ZSET;
 use super::view::Source;
@@ -44,7 +45,8 @@ use super::{ApplyCtx, ReadResult, TypeError};
 
 /// Score bytes covered by rank counters.
 pub const DEPTHS: usize = 5;
-const COUNTERS: [u8; 2] = [0xff, 0xff];
+/// Where a set's counter nodes begin (after every score key).
+const NODES: [u8; 2] = [0xff, 0xfe];
 /// Up to this many elements, positions are found by walking, not by counters.
 const SHORT_WALK: u64 = 256;
 
@@ -70,21 +72,59 @@ fn next_enc(e: [u8; 8]) -> [u8; 8] {
     u64::from_be_bytes(e).saturating_add(1).to_be_bytes()
 }
 
-fn counter_key(found: &Found, depth: usize, score_prefix: &[u8]) -> Vec<u8> {
-    let mut sub = Vec::with_capacity(3 + score_prefix.len());
-    sub.extend_from_slice(&COUNTERS);
+/// The key of the node holding the counters of the `depth`-byte score
+/// prefixes that extend `parent` (`depth - 1` bytes).
+fn node_key(found: &Found, depth: usize, parent: &[u8]) -> Vec<u8> {
+    let mut sub = Vec::with_capacity(3 + parent.len());
+    sub.extend_from_slice(&NODES);
     sub.push(depth as u8);
-    sub.extend_from_slice(score_prefix);
+    sub.extend_from_slice(parent);
     found.element(&sub)
 }
 
-fn count_of(v: &[u8]) -> u64 {
-    v.get(..8).and_then(|b| b.try_into().ok()).map(u64::from_be_bytes).unwrap_or(0)
+/// A node's counters: (next score byte, members), by byte, none zero.
+type Node = Vec<(u8, u64)>;
+
+fn decode_node(v: &[u8]) -> Node {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < v.len() {
+        let b = v[i];
+        i += 1;
+        let (mut n, mut shift) = (0u64, 0);
+        while let Some(&x) = v.get(i) {
+            i += 1;
+            n |= u64::from(x & 0x7f) << shift;
+            shift += 7;
+            if x & 0x80 == 0 || shift >= 64 {
+                break;
+            }
+        }
+        out.push((b, n));
+    }
+    out
+}
+
+fn encode_node(node: &Node) -> Vec<u8> {
+    let mut v = Vec::with_capacity(node.len() * 3);
+    for &(b, mut n) in node {
+        v.push(b);
+        while n >= 0x80 {
+            v.push(n as u8 | 0x80);
+            n >>= 7;
+        }
+        v.push(n as u8);
+    }
+    v
+}
+
+fn read_node(src: &impl Source, found: &Found, depth: usize, parent: &[u8]) -> Result<Node, StorageError> {
+    Ok(src.get(Cf::ZsetScore, &node_key(found, depth, parent))?.map(|v| decode_node(&v)).unwrap_or_default())
 }
 
 /// The end of the score index of `found` (where the counters begin).
 fn scores_end(found: &Found) -> Vec<u8> {
-    found.element(&COUNTERS)
+    found.element(&NODES)
 }
 
 /// How many elements sort before the score-index sub-key `k` (an encoded score,
@@ -98,32 +138,13 @@ pub fn count_below(src: &impl Source, found: &Found, k: &[u8]) -> Result<u64, St
         })?;
         return Ok(n);
     }
-    // At each depth, the siblings before `k`'s prefix byte are summed directly,
-    // or (for a byte in the upper half) as the node's count minus the siblings
-    // after it and its own: at most 128 counters scanned per depth. Counts of
-    // single nodes are point reads: the shallow counters are rewritten by every
-    // batch, and a point read finds the newest version at once where a scan
-    // would step past the older ones.
-    let count_at =
-        |ck: &[u8]| -> Result<u64, StorageError> { Ok(src.get(Cf::ZsetScore, ck)?.map(|v| count_of(&v)).unwrap_or(0)) };
     let mut n = 0u64;
     for d in 1..=DEPTHS {
-        let (node, at) = (counter_key(found, d, &k[..d - 1]), counter_key(found, d, &k[..d]));
-        let sum = |from: &[u8], to: &[u8]| -> Result<u64, StorageError> {
-            let mut total = 0;
-            src.scan(Cf::ZsetScore, from, to, false, |_, v| {
-                total += count_of(v);
-                true
-            })?;
-            Ok(total)
-        };
-        if k[d - 1] < 0x80 {
-            n += sum(&node, &at)?;
-        } else {
-            let in_node = if d == 1 { found.coll.size } else { count_at(&counter_key(found, d - 1, &k[..d - 1]))? };
-            let after = sum(&with_zero(at.clone()), &prefix_end(&node))?;
-            n += in_node.saturating_sub(after + count_at(&at)?);
-        }
+        n += read_node(src, found, d, &k[..d - 1])?
+            .iter()
+            .take_while(|&&(b, _)| b < k[d - 1])
+            .map(|&(_, c)| c)
+            .sum::<u64>();
     }
     src.scan(Cf::ZsetScore, &found.element(&k[..DEPTHS]), &found.element(k), false, |_, _| {
         n += 1;
@@ -139,17 +160,14 @@ pub fn select(src: &impl Source, found: &Found, mut r: u64) -> Result<Option<Vec
     if r > SHORT_WALK {
         let mut p = Vec::with_capacity(DEPTHS);
         for d in 1..=DEPTHS {
-            let lo = counter_key(found, d, &p);
             let mut next = None;
-            src.scan(Cf::ZsetScore, &lo, &prefix_end(&lo), false, |k, v| {
-                let c = count_of(v);
+            for (b, c) in read_node(src, found, d, &p)? {
                 if r < c {
-                    next = k.last().copied();
-                    return false;
+                    next = Some(b);
+                    break;
                 }
                 r -= c;
-                true
-            })?;
+            }
             let Some(b) = next else { return Ok(None) };
             p.push(b);
         }
@@ -469,13 +487,20 @@ impl ApplyCtx {
     /// score change leaves the counters of the prefixes both scores share).
     fn zset_counters(&mut self, found: &Found, e: &[u8; 8], delta: i64, from: usize) -> Result<(), StorageError> {
         for d in from..=DEPTHS {
-            let ck = counter_key(found, d, &e[..d]);
-            let cur = self.get_element(Cf::ZsetScore, &ck)?.map(|v| count_of(&v)).unwrap_or(0);
-            let new = cur.wrapping_add(delta as u64);
-            if new == 0 {
-                self.del_element(Cf::ZsetScore, ck);
+            let nk = node_key(found, d, &e[..d - 1]);
+            let mut node = self.get_element(Cf::ZsetScore, &nk)?.map(|v| decode_node(&v)).unwrap_or_default();
+            let at = node.partition_point(|&(b, _)| b < e[d - 1]);
+            match node.get_mut(at) {
+                Some((b, c)) if *b == e[d - 1] => *c = c.wrapping_add(delta as u64),
+                _ => node.insert(at, (e[d - 1], delta as u64)),
+            }
+            if node[at].1 == 0 {
+                node.remove(at);
+            }
+            if node.is_empty() {
+                self.del_element(Cf::ZsetScore, nk);
             } else {
-                self.put_element(Cf::ZsetScore, ck, Bytes::copy_from_slice(&new.to_be_bytes()));
+                self.put_element(Cf::ZsetScore, nk, Bytes::from(encode_node(&node)));
             }
         }
         Ok(())
@@ -831,6 +856,20 @@ mod tests {
             assert_eq!(dec(&enc(x)), x);
         }
         assert_eq!(enc(-0.0), enc(0.0), "-0 and 0 are one score");
-        assert!(enc(f64::INFINITY) < [0xff, 0xff, 0, 0, 0, 0, 0, 0], "counters sort after every score");
+        assert!(enc(f64::INFINITY) < [0xff, 0xfe, 0, 0, 0, 0, 0, 0], "counters sort after every score");
+    }
+
+    #[test]
+    fn counter_nodes_round_trip() {
+        let nodes: [Node; 4] = [
+            vec![],
+            vec![(0, 1)],
+            vec![(0, 127), (1, 128), (0x7f, 300), (0xfe, u32::MAX as u64 + 5), (0xff, u64::MAX)],
+            (0..=255u8).map(|b| (b, 1u64 << (b % 64))).collect(),
+        ];
+        for n in nodes {
+            assert_eq!(decode_node(&encode_node(&n)), n);
+        }
+        assert_eq!(encode_node(&vec![(7, 5), (9, 200)]), vec![7, 5, 9, 0xc8, 0x01]);
     }
 }

@@ -225,7 +225,7 @@ fn zsets_are_collected_after_delete_and_survive_kill9() {
         );
         let live_entries = storage
             .iter_all(Cf::ZsetScore)
-            .filter(|(k, _)| split_subkey(k).is_some_and(|(_, _, rest)| !rest.starts_with(&[0xff, 0xff])))
+            .filter(|(k, _)| split_subkey(k).is_some_and(|(_, _, rest)| !rest.starts_with(&[0xff, 0xfe])))
             .count();
         assert_eq!(live_entries, 998, "every live member's score entry kept");
         assert_eq!(storage.iter_all(Cf::Subkey).count(), 998);
