@@ -100,12 +100,19 @@ fn decode_err(e: std::io::Error) -> RPCError<TypeConfig> {
     RPCError::Network(NetworkError::new(&e))
 }
 
+/// The least time a Raft RPC is given, whatever openraft asks.
+const RPC_FLOOR_MS: u64 = 300;
+
 impl Peer {
     async fn call(&self, body: Body, option: &RPCOption) -> Result<Body, RPCError<TypeConfig>> {
         let Some(link) = &self.link else {
             return Err(RPCError::Unreachable(Unreachable::new(&NetError("standalone node".into()))));
         };
-        let ttl = option.soft_ttl().max(Duration::from_millis(50));
+        // openraft derives the time limits from the heartbeat interval (appends
+        // and heartbeats) and the election timeout (votes): 75 and 150 ms here,
+        // too little for a big append behind others on a loaded machine, where a
+        // leader that never sees an answer stalls its region without an election.
+        let ttl = option.soft_ttl().max(Duration::from_millis(RPC_FLOOR_MS));
         link.call(self.region, body, ttl).await.map_err(rpc_err)
     }
 }

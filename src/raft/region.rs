@@ -924,7 +924,7 @@ async fn rebalance(region: Rc<Region>, nodes: Arc<Nodes>) {
             // node that no longer hears from us, its matched index stale, would
             // hand the region to an election (seen with a one-way cut).
             let acked = m.heartbeat.as_ref().and_then(|h| h.get(&want).cloned().flatten());
-            let recent = acked.is_some_and(|t| t.elapsed() < 2 * Duration::from_millis(HEARTBEAT_MS));
+            let recent = acked.is_some_and(|t| t.elapsed() < Duration::from_millis(4 * HEARTBEAT_MS));
             recent && matched.is_some() && matched >= m.last_log_index
         };
         if caught_up && region.raft.trigger().transfer_leader(want).await.is_err() {

@@ -273,6 +273,8 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         let SnapshotData::Received { mut staged, now_ms, removed } = snapshot else {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "a snapshot without data to install"));
         };
+        // The snapshot replaces every set's members, whether or not it installs.
+        self.members.clear();
         let removed: BTreeSet<u64> = self.removed.union(&removed).copied().collect();
         let applied = encode_applied_full(meta.last_log_id.as_ref(), &meta.last_membership, now_ms, &removed);
         let name = staged.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -295,7 +297,6 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         self.applied_now.set(self.applied_now.get().max(now_ms));
         // Every cached read of this node may be of a key the snapshot replaced.
         self.deps.epochs.bump_all();
-        self.members.clear();
         if let Some(p) = &self.deps.programs {
             p.region_replaced(self.region);
         }

@@ -20,7 +20,7 @@ use super::notify::{self, Event};
 use super::view::Source;
 use super::watches::Watches;
 use super::write::Programs;
-use crate::storage::keys::{decode_meta_key, expire_index_key, slot_lower_bound, slot_upper_bound};
+use crate::storage::keys::{decode_meta_key, expire_index_key, slot_lower_bound, slot_upper_bound, KeyType};
 use crate::storage::meta::Meta;
 use crate::storage::{Batch, Cf, Storage, StorageError};
 
@@ -135,6 +135,12 @@ impl ApplyCtx {
     /// The set `found` in order from the index, indexing it first (one walk) if
     /// it is small enough. `None`: not indexed; walk storage instead.
     pub fn indexed_members(&mut self, found: &Found) -> Result<Option<&Sorted>, StorageError> {
+        // (An index that disagrees with the metadata is dropped and loaded again:
+        // it must never answer for a set it does not copy exactly.)
+        if self.members.get(&found.prefix).is_some_and(|s| s.len() as u64 != found.coll.size) {
+            debug_assert!(false, "the member index lost step with a set");
+            self.members.forget(&found.prefix);
+        }
         if self.members.get(&found.prefix).is_none() {
             if !self.members.fits(found.coll.size) {
                 return Ok(None);
@@ -409,6 +415,12 @@ impl ApplyCtx {
     }
 
     fn drop_meta(&mut self, mk: Vec<u8>, old: &Meta) {
+        if self.members.sets() > 0 && old.kind == KeyType::Set {
+            // A deleted set's prefix never comes back: its index goes now.
+            if let Some(found) = decode_meta_key(&mk).and_then(|(_, key)| Found::from_meta(key, old.clone())) {
+                self.members.forget(&found.prefix);
+            }
+        }
         if old.expire_ms != 0 {
             self.index(&mk, old.expire_ms, false);
         }

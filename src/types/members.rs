@@ -4,7 +4,8 @@
 //! RocksDB, reaching a position means walking the set, and every member popped
 //! before leaves a tombstone the walk steps over until a compaction drops it:
 //! popping a set empty cost O(n²). The index keeps each such set's members in
-//! order in memory, so a position is found in O(√n) whatever was deleted.
+//! order in memory, in chunks of a few hundred, so a position is found by a
+//! pass over the chunks' lengths (O(n/256)) whatever was deleted.
 //!
 //! It is an exact copy, never a guess: apply loads a set by walking it once
 //! (through the batch overlay, so it sees the batch's writes), then every
@@ -21,8 +22,8 @@ use bytes::Bytes;
 
 use crate::storage::keys::split_subkey;
 
-/// Most members held, over every set of the region (a set bigger than this is
-/// not indexed: SPOP walks it, as before).
+/// Most members held, over every set of the region (a set bigger than a
+/// quarter of this is not indexed: SPOP walks or seeks in storage).
 pub const MAX_MEMBERS: usize = 1 << 20;
 /// Most bytes of members held, over every set of the region.
 pub const MAX_BYTES: usize = 64 << 20;
@@ -55,6 +56,23 @@ impl Sorted {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// The members at `positions` (ascending, each below `len`), in one pass.
+    pub fn at(&self, positions: impl IntoIterator<Item = usize>) -> Vec<Bytes> {
+        let mut out = Vec::new();
+        let (mut c, mut before) = (0, 0);
+        for i in positions {
+            while c < self.chunks.len() && before + self.chunks[c].len() <= i {
+                before += self.chunks[c].len();
+                c += 1;
+            }
+            match self.chunks.get(c) {
+                Some(chunk) => out.push(chunk[i - before].clone()),
+                None => break,
+            }
+        }
+        out
     }
 
     /// The member at position `i` (< `len`).
@@ -157,14 +175,16 @@ impl MemberIndex {
 
     /// Whether a set of `size` members could be indexed at all.
     pub fn fits(&self, size: u64) -> bool {
-        size <= self.max_members as u64
+        size <= self.max_members as u64 / 4
     }
 
     /// Index the set under `prefix` (its members, in order), making room by
-    /// dropping other sets. False (nothing kept) when it alone is over the limits.
+    /// dropping other sets. False (nothing kept) when it alone would take more
+    /// than a quarter of the limits (two big sets popped in turn would
+    /// otherwise evict each other, a full walk for every pop).
     pub fn load(&mut self, prefix: Vec<u8>, members: Vec<Bytes>) -> bool {
         let set = Sorted::from_sorted(members);
-        if set.len > self.max_members || set.bytes > self.max_bytes {
+        if !self.fits(set.len as u64) || set.bytes > self.max_bytes / 4 {
             return false;
         }
         self.forget(&prefix);
@@ -178,7 +198,8 @@ impl MemberIndex {
         true
     }
 
-    fn forget(&mut self, prefix: &[u8]) {
+    /// Drop the set under `prefix` (deleted: its prefix never comes back).
+    pub fn forget(&mut self, prefix: &[u8]) {
         if let Some(s) = self.sets.remove(prefix) {
             self.members -= s.len;
             self.bytes -= s.bytes;

@@ -191,7 +191,7 @@ impl<S: Source> Ordered for Stored<'_, S> {
 
 impl Ordered for Sorted {
     fn at(&self, positions: &BTreeSet<u64>) -> Result<Vec<Bytes>, StorageError> {
-        Ok(positions.iter().map(|&i| self.nth(i as usize).clone()).collect())
+        Ok(Sorted::at(self, positions.iter().map(|&i| i as usize)))
     }
 
     fn ends(&self) -> Result<Option<(Bytes, Bytes)>, StorageError> {

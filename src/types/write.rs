@@ -274,6 +274,67 @@ mod tests {
     }
 
     #[test]
+    fn a_sorted_set_whose_counters_do_not_add_up_is_walked_then_counted_on_its_first_write() {
+        // A sorted set as an earlier build left it: no counter nodes (its
+        // counters were single entries at FF FF). Ranks walk it; its first
+        // write counts its nodes from the score index and drops the old ones.
+        use crate::storage::keys::KeyType;
+        use crate::types::coll::find;
+        let (_d, s) = open();
+        let members: Vec<String> = (0..600).map(|i| format!("m{i}")).collect();
+        let scores: Vec<f64> = (0..600).map(|i| ((i * 7919) % 1000) as f64 / 8.0 - 20.0).collect();
+        let refs: Vec<&str> = members.iter().map(|m| m.as_str()).collect();
+        run(
+            &s,
+            1,
+            &[w(Op::Zadd(pb::Zadd { key: b("z"), scores: scores.clone(), members: bs(&refs), ..Default::default() }))],
+        );
+        let found = || {
+            let ctx = ApplyCtx::new(&s, 0, 16384);
+            find(&ctx, b"z", KeyType::ZSet).unwrap().unwrap().unwrap()
+        };
+        let f = found();
+        let nodes = |st: &Storage| {
+            let (from, to) = (f.element(&[0xff, 0xfe]), f.element(&[0xff, 0xff]));
+            st.iter_all(Cf::ZsetScore).filter(|(k, _)| &k[..] >= &from[..] && &k[..] < &to[..]).count()
+        };
+        assert!(nodes(&s) > 5, "this build writes counter nodes");
+        let mut legacy = crate::storage::Batch::new();
+        legacy.delete_range(Cf::ZsetScore, f.element(&[0xff, 0xfe]), f.end());
+        legacy.put(Cf::ZsetScore, f.element(&[0xff, 0xff, 1, 0xbf]), 600u64.to_be_bytes().to_vec());
+        // And what a build that counted nodes from nothing would have left: a
+        // root that does not add up, a node no member leads to.
+        legacy.put(Cf::ZsetScore, f.element(&[0xff, 0xfe, 1]), vec![0xc0, 1]);
+        let stray = f.element(&[0xff, 0xfe, 2, 0x11]);
+        legacy.put(Cf::ZsetScore, stray.clone(), vec![0x22, 1]);
+        s.write(legacy, false).unwrap();
+        assert_eq!(nodes(&s), 2);
+        let ranks = |extra: Option<(&str, f64)>| {
+            let mut want: Vec<(f64, String)> = scores.iter().copied().zip(members.iter().cloned()).collect();
+            want.extend(extra.map(|(m, sc)| (sc, m.to_string())));
+            want.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            let ctx = ApplyCtx::new(&s, 0, 16384);
+            let f = find(&ctx, b"z", KeyType::ZSet).unwrap().unwrap().unwrap();
+            for (i, (_, m)) in want.iter().enumerate().step_by(37) {
+                assert_eq!(zset::rank(&ctx, &f, m.as_bytes()).unwrap().map(|r| r.0), Some(i as u64), "rank of {m}");
+                let at = zset::select(&ctx, &f, i as u64).unwrap().expect("a member at every rank");
+                assert_eq!(&at[8..], m.as_bytes(), "member at rank {i}");
+            }
+        };
+        ranks(None);
+        run(
+            &s,
+            2,
+            &[w(Op::Zadd(pb::Zadd { key: b("z"), scores: vec![3.5], members: bs(&["new"]), ..Default::default() }))],
+        );
+        assert!(nodes(&s) > 5, "the first write counted the nodes");
+        let old = s.iter_all(Cf::ZsetScore).filter(|(k, _)| k.starts_with(&f.element(&[0xff, 0xff]))).count();
+        assert_eq!(old, 0, "the old counters are gone");
+        assert!(s.iter_all(Cf::ZsetScore).all(|(k, _)| k[..] != stray[..]), "the stray node is gone");
+        ranks(Some(("new", 3.5)));
+    }
+
+    #[test]
     fn an_empty_command_is_refused_not_applied() {
         let (_d, s) = open();
         let r = run(&s, 1, &[WriteCmd { op: None }]);

@@ -122,6 +122,14 @@ fn read_node(src: &impl Source, found: &Found, depth: usize, parent: &[u8]) -> R
     Ok(src.get(Cf::ZsetScore, &node_key(found, depth, parent))?.map(|v| decode_node(&v)).unwrap_or_default())
 }
 
+/// Whether a root node accounts for every one of `size` members: true of
+/// every set this build wrote, false of one whose counters an earlier build
+/// kept as single entries (no nodes, or nodes a build between counted from
+/// nothing).
+fn counted(root: &Node, size: u64) -> bool {
+    size > 0 && root.iter().fold(0u64, |a, &(_, c)| a.wrapping_add(c)) == size
+}
+
 /// The end of the score index of `found` (where the counters begin).
 fn scores_end(found: &Found) -> Vec<u8> {
     found.element(&NODES)
@@ -130,7 +138,10 @@ fn scores_end(found: &Found) -> Vec<u8> {
 /// How many elements sort before the score-index sub-key `k` (an encoded score,
 /// optionally followed by a member).
 pub fn count_below(src: &impl Source, found: &Found, k: &[u8]) -> Result<u64, StorageError> {
-    if found.coll.size <= SHORT_WALK {
+    let root = if found.coll.size <= SHORT_WALK { Vec::new() } else { read_node(src, found, 1, &[])? };
+    if !counted(&root, found.coll.size) {
+        // A small set, or one whose counter nodes do not add up (written by an
+        // earlier build, and not written since): walk.
         let mut n = 0;
         src.scan(Cf::ZsetScore, &found.prefix, &found.element(k), false, |_, _| {
             n += 1;
@@ -138,8 +149,8 @@ pub fn count_below(src: &impl Source, found: &Found, k: &[u8]) -> Result<u64, St
         })?;
         return Ok(n);
     }
-    let mut n = 0u64;
-    for d in 1..=DEPTHS {
+    let mut n = root.iter().take_while(|&&(b, _)| b < k[0]).map(|&(_, c)| c).sum::<u64>();
+    for d in 2..=DEPTHS {
         n += read_node(src, found, d, &k[..d - 1])?
             .iter()
             .take_while(|&&(b, _)| b < k[d - 1])
@@ -157,11 +168,14 @@ pub fn count_below(src: &impl Source, found: &Found, k: &[u8]) -> Result<u64, St
 pub fn select(src: &impl Source, found: &Found, mut r: u64) -> Result<Option<Vec<u8>>, StorageError> {
     let n = found.prefix.len();
     let mut from = found.prefix.clone();
-    if r > SHORT_WALK {
+    let root = if r > SHORT_WALK { read_node(src, found, 1, &[])? } else { Vec::new() };
+    // (Nodes that do not add up: a set from an earlier build: walk.)
+    if counted(&root, found.coll.size) {
         let mut p = Vec::with_capacity(DEPTHS);
         for d in 1..=DEPTHS {
             let mut next = None;
-            for (b, c) in read_node(src, found, d, &p)? {
+            let node = if d == 1 { root.clone() } else { read_node(src, found, d, &p)? };
+            for (b, c) in node {
                 if r < c {
                     next = Some(b);
                     break;
@@ -506,6 +520,47 @@ impl ApplyCtx {
         Ok(())
     }
 
+    /// Give a set written by an earlier build (rank counters one entry each, at
+    /// `FF FF`) its counter nodes, counted from its score index, before a
+    /// command first changes it (reads walk such a set until then): every
+    /// counter entry it has goes, and the nodes its members make are written.
+    /// One point read (of the root node) for any other set. Called once per
+    /// command, before its first change: `found` is the set as it was.
+    fn zset_counted(&mut self, found: &Found) -> Result<(), StorageError> {
+        if found.coll.size == 0 {
+            return Ok(());
+        }
+        let root = self.get_element(Cf::ZsetScore, &node_key(found, 1, &[]))?.map(|v| decode_node(&v));
+        if counted(&root.unwrap_or_default(), found.coll.size) {
+            return Ok(());
+        }
+        let n = found.prefix.len();
+        let mut nodes: BTreeMap<(usize, Vec<u8>), BTreeMap<u8, u64>> = BTreeMap::new();
+        self.scan_elements(Cf::ZsetScore, &found.prefix, &scores_end(found), false, |k, _| {
+            let e = &k[n..];
+            if e.len() >= DEPTHS {
+                for d in 1..=DEPTHS {
+                    *nodes.entry((d, e[..d - 1].to_vec())).or_default().entry(e[d - 1]).or_default() += 1;
+                }
+            }
+            true
+        })?;
+        // Deleted one by one (not by range): later reads in this batch see it.
+        let mut stale = Vec::new();
+        self.scan_elements(Cf::ZsetScore, &scores_end(found), &found.end(), false, |k, _| {
+            stale.push(k.to_vec());
+            true
+        })?;
+        for k in stale {
+            self.del_element(Cf::ZsetScore, k);
+        }
+        for ((d, parent), counts) in nodes {
+            let node: Node = counts.into_iter().collect();
+            self.put_element(Cf::ZsetScore, node_key(found, d, &parent), Bytes::from(encode_node(&node)));
+        }
+        Ok(())
+    }
+
     /// Set `member`'s score (it had `old`), keeping both indexes and the counters.
     fn zset_put(&mut self, found: &Found, member: &[u8], score: f64, old: Option<f64>) -> Result<(), StorageError> {
         let e = enc(score);
@@ -536,6 +591,7 @@ impl ApplyCtx {
 pub fn apply_zadd(ctx: &mut ApplyCtx, op: &pb::Zadd) -> ApplyResult {
     let key = &op.key;
     let (found, old) = tri!(ctx.open_coll(key, KeyType::ZSet)?);
+    ctx.zset_counted(&found)?;
     let mut coll = found.coll.clone();
     let (mut added, mut changed) = (0i64, 0i64);
     let mut last = None;
@@ -588,6 +644,7 @@ pub fn apply_zadd(ctx: &mut ApplyCtx, op: &pb::Zadd) -> ApplyResult {
 pub fn apply_zrem(ctx: &mut ApplyCtx, op: &pb::Zrem) -> ApplyResult {
     let key = &op.key;
     let Some(found) = tri!(find(ctx, key, KeyType::ZSet)?) else { return Ok(Ok(Reply::Int(0))) };
+    ctx.zset_counted(&found)?;
     let mut coll = found.coll.clone();
     let mut n = 0;
     for m in &op.members {
@@ -613,6 +670,9 @@ fn remove_selected(
     q: &Query,
 ) -> Result<Vec<(Bytes, f64)>, StorageError> {
     let gone = collect(ctx, found, q)?;
+    if !gone.is_empty() {
+        ctx.zset_counted(found)?;
+    }
     for (m, s) in &gone {
         ctx.zset_del(found, m, *s)?;
     }
