@@ -55,8 +55,12 @@ pub type Outbox = mpsc::UnboundedSender<CoreMsg>;
 pub struct Core {
     pub id: usize,
     pub shared: Arc<Shared>,
-    /// This core's cache of point reads (see `types::cache`).
+    /// This core's cache of metadata for point reads (see `types::cache`).
     pub cache: ReadCache,
+    /// This core's cache of single-element reads (HGET, SISMEMBER, ZSCORE; see
+    /// `types::view::Reader`). Each cache gets half of the core's share of
+    /// `--read-cache-mb`.
+    pub element_cache: ReadCache,
     regions: RefCell<HashMap<u32, Rc<Region>>>,
     /// This core's links to the other nodes (cluster mode).
     pub links: Option<Rc<Links>>,
@@ -80,7 +84,8 @@ impl Core {
         Rc::new(Core {
             id,
             shared,
-            cache: ReadCache::new(per_core),
+            cache: ReadCache::new(per_core / 2),
+            element_cache: ReadCache::new(per_core / 2),
             regions: RefCell::new(HashMap::new()),
             links,
             raft_log: RefCell::new(None),
