@@ -242,6 +242,9 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         // Cached reads of what changed turn stale, and watchers learn of it, before
         // anyone hears of the write.
         applied.invalidate(&self.deps.epochs);
+        if let Some(cache) = &self.deps.cache {
+            applied.fill(cache, &self.deps.epochs);
+        }
         let index = self.applied.map(|l| l.index).unwrap_or(0);
         self.deps.watches.applied_batch(self.region, index, &applied.modified, &applied.reaped);
         self.deps.blocked.notify_written(&applied.written);

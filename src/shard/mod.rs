@@ -55,8 +55,9 @@ pub type Outbox = mpsc::UnboundedSender<CoreMsg>;
 pub struct Core {
     pub id: usize,
     pub shared: Arc<Shared>,
-    /// This core's cache of metadata for point reads (see `types::cache`).
-    pub cache: ReadCache,
+    /// This core's cache of metadata for point reads (see `types::cache`); the
+    /// state machines of the regions this core owns fill it with what they write.
+    pub cache: Rc<ReadCache>,
     /// This core's cache of single-element reads (HGET, SISMEMBER, ZSCORE; see
     /// `types::view::Reader`). Each cache gets half of the core's share of
     /// `--read-cache-mb`.
@@ -84,7 +85,7 @@ impl Core {
         Rc::new(Core {
             id,
             shared,
-            cache: ReadCache::new(per_core / 2),
+            cache: Rc::new(ReadCache::new(per_core / 2)),
             element_cache: ReadCache::new(per_core / 2),
             regions: RefCell::new(HashMap::new()),
             links,
@@ -117,6 +118,7 @@ impl Core {
             programs: self.shared.programs.get().cloned(),
             notify: Some(self.shared.pubsub.clone()),
             nodes: self.shared.nodes.clone(),
+            cache: Some(self.cache.clone()),
         };
         for route in routes {
             let network = match &self.links {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use ahash::AHashMap;
 use bytes::Bytes;
 
-use super::cache::Epochs;
+use super::cache::{Epochs, ReadCache};
 use super::coll::Found;
 use super::members::{MemberIndex, Sorted};
 use super::mkey;
@@ -516,18 +516,20 @@ impl ApplyCtx {
         }
         let mut written = std::mem::take(&mut self.touched);
         written.reserve(entries.len());
+        let mut stored = Vec::with_capacity(entries.len());
         for (k, v) in entries {
-            match v {
-                Some(v) => batch.put(Cf::Metadata, k.clone(), v),
+            match &v {
+                Some(v) => batch.put(Cf::Metadata, k.clone(), v.clone()),
                 None => batch.delete(Cf::Metadata, k.clone()),
             }
             written.push(k);
+            stored.push(v);
         }
         let flushed = std::mem::replace(&mut self.flushed, false);
         let modified = std::mem::take(&mut self.modified);
         let reaped = std::mem::take(&mut self.reaped);
         let events = std::mem::take(&mut self.events);
-        Applied { batch, written, modified, reaped, flushed, events }
+        Applied { batch, written, stored, modified, reaped, flushed, events }
     }
 }
 
@@ -625,6 +627,9 @@ fn expire_of(value: &[u8]) -> u64 {
 pub struct Applied {
     pub batch: Batch,
     pub written: Vec<Vec<u8>>,
+    /// The final metadata values (`None`: deleted) of the last `stored.len()`
+    /// keys of `written` (the others had only elements written).
+    pub stored: Vec<Option<Bytes>>,
     pub modified: Vec<Vec<u8>>,
     pub reaped: Vec<Vec<u8>>,
     pub flushed: bool,
@@ -643,4 +648,28 @@ impl Applied {
             }
         }
     }
+
+    /// After [`Applied::invalidate`]: file the metadata this batch wrote in the
+    /// applying core's read cache (write-through), so a read that follows a
+    /// write on this core finds it without a RocksDB lookup. Exact: each key is
+    /// filed under the stamp loaded after its bump, and only this core writes
+    /// it (a key belongs to one region, applied by its owning core), so no
+    /// later write of the key can come before that load; a later one bumps the
+    /// stamp again. Values over [`WRITE_THROUGH_MAX`] are left for reads to fetch.
+    pub fn fill(&self, cache: &ReadCache, epochs: &Epochs) {
+        let metas = &self.written[self.written.len() - self.stored.len()..];
+        for (mk, v) in metas.iter().zip(&self.stored) {
+            if v.as_ref().is_some_and(|v| v.len() > WRITE_THROUGH_MAX) {
+                continue;
+            }
+            if let Some((_, key)) = decode_meta_key(mk) {
+                cache.put(key, epochs.stamp(key), v.clone());
+            }
+        }
+    }
 }
+
+/// The largest metadata value (a string's value is inline) apply files in the
+/// read cache as it writes it: big values would churn the cache for reads that
+/// may never come.
+pub const WRITE_THROUGH_MAX: usize = 16 * 1024;
