@@ -9,6 +9,7 @@
 #   BASE=07673f1 NEW=0fee4e0 perf/compare-builds.sh   # two commits, the working tree untouched
 #   NEOKV_BASE_BIN=/path/to/old perf/compare-builds.sh
 #   ROUNDS=3 QUICK=1 NEOKV_ARGS="--cores 1" perf/compare-builds.sh
+#   ONLY="HSET HGET SADD SISMEMBER" perf/compare-builds.sh   # some rows only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # With NEW set, perf/lib.sh must not build the working tree.
@@ -25,13 +26,24 @@ WORKLOADS=(
   "GET|-t get"
   "INCR|-t incr"
   "HSET|-t hset"
+  "HGET|HGET myhash element:__rand_int__"
   "LPUSH|-t lpush"
   "ZADD|-t zadd"
+  "ZSCORE|ZSCORE myzset element:__rand_int__"
   "ZRANGEBYSCORE|ZRANGEBYSCORE myzset __rand_int__ +inf LIMIT 0 10"
   "ZRANK|ZRANK myzset element:__rand_int__"
   "SADD|-t sadd"
+  "SISMEMBER|SISMEMBER myset element:__rand_int__"
   "SPOP|-t spop"
 )
+# ONLY="HSET HGET" runs just those rows (a read row reads what its writer row wrote).
+if [ -n "${ONLY:-}" ]; then
+  kept=()
+  for w in "${WORKLOADS[@]}"; do
+    [[ " $ONLY " == *" ${w%%|*} "* ]] && kept+=("$w")
+  done
+  WORKLOADS=("${kept[@]}")
+fi
 
 # Build a commit in a temporary worktree with a target dir of its own (a copy of
 # the main one the first time, so only the neokv crate is compiled): builds of
