@@ -200,14 +200,12 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Point reads (strings, keyspace, and the metadata and one element of a
-    /// composite key: see [`Reader`]): through the core's read caches.
+    /// Point reads (strings, keyspace): through the core's read cache.
     pub fn reader(&self) -> ReadView<'_> {
         match &self.env {
             Env::Conn(core) => ReadView::Cached(Reader::cached(
                 &self.shared.storage,
                 &core.cache,
-                &core.element_cache,
                 &self.shared.epochs,
                 self.session.now_ms,
             )),

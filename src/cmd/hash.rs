@@ -69,7 +69,7 @@ fn hincrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn hget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    reply(ht::get(&ctx.reader(), &args[1], &args[2])??.map(Reply::Bulk).unwrap_or(Reply::Nil))
+    reply(ht::get(&ctx.snap(), &args[1], &args[2])??.map(Reply::Bulk).unwrap_or(Reply::Nil))
 }
 
 fn hmget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -82,11 +82,11 @@ fn hlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn hexists(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    reply(Reply::Int(ht::get(&ctx.reader(), &args[1], &args[2])??.is_some() as i64))
+    reply(Reply::Int(ht::get(&ctx.snap(), &args[1], &args[2])??.is_some() as i64))
 }
 
 fn hstrlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    reply(Reply::Int(ht::get(&ctx.reader(), &args[1], &args[2])??.map(|v| v.len() as i64).unwrap_or(0)))
+    reply(Reply::Int(ht::get(&ctx.snap(), &args[1], &args[2])??.map(|v| v.len() as i64).unwrap_or(0)))
 }
 
 /// HGETALL / HKEYS / HVALS.

@@ -40,7 +40,7 @@ fn smove(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn sismember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    reply(Reply::Int(st::is_member(&ctx.reader(), &args[1], &args[2])?? as i64))
+    reply(Reply::Int(st::is_member(&ctx.snap(), &args[1], &args[2])?? as i64))
 }
 
 fn smismember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

@@ -84,12 +84,10 @@ fn zcard(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     reply(Reply::Int(find(&s, &args[1], KeyType::ZSet)??.map(|f| f.coll.size as i64).unwrap_or(0)))
 }
 
-/// The metadata and one element: through the read caches (see `types::view::Reader`).
 fn zscore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let s = ctx.reader();
+    let s = ctx.snap();
     let Some(found) = find(&s, &args[1], KeyType::ZSet)?? else { return reply(Reply::Nil) };
-    let score = s.element(&args[1], Cf::Subkey, &found.element(&args[2]))?.map(|v| zt::dec(&v));
-    reply(score.map(Reply::Double).unwrap_or(Reply::Nil))
+    reply(zt::score_of(&s, &found, &args[2])?.map(Reply::Double).unwrap_or(Reply::Nil))
 }
 
 fn zmscore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

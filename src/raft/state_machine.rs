@@ -236,6 +236,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         // flush fails on a full disk, until space is back) is retried, with new
         // writes refused meanwhile (`Storage::failure`, see `Region`).
         let mut backoff = crate::storage::Backoff::default();
+        applied.announce(&self.deps.epochs);
         while self.storage.write_applied(&applied.batch).is_err() {
             backoff.wait().await;
         }
@@ -287,10 +288,15 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         let order = |cf: &Cf| super::snapshot::INGEST_ORDER.iter().position(|c| c == cf);
         staged.files.sort_by_key(|(cf, _)| order(cf));
         let storage = self.storage.clone();
-        glommio::executor()
+        // Every cached read of this node may be of a key the snapshot replaces:
+        // none is served from now until the stamps move, whether the install
+        // succeeds or not (a failed one may have ingested some of its files).
+        self.deps.epochs.writing_all();
+        let ingested = glommio::executor()
             .spawn_blocking(move || crate::storage::ingest::install(&storage, staged, marker, done))
-            .await
-            .map_err(io_err)?;
+            .await;
+        self.deps.epochs.bump_all();
+        ingested.map_err(io_err)?;
         self.applied = meta.last_log_id;
         self.membership = meta.last_membership.clone();
         if let Some(n) = &self.deps.nodes {
@@ -298,8 +304,6 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         }
         self.removed = removed;
         self.applied_now.set(self.applied_now.get().max(now_ms));
-        // Every cached read of this node may be of a key the snapshot replaced.
-        self.deps.epochs.bump_all();
         if let Some(p) = &self.deps.programs {
             p.region_replaced(self.region);
         }
@@ -337,10 +341,11 @@ fn finish_interrupted_install(deps: &RegionDeps, region: u32) -> io::Result<()> 
         let (name, applied) = super::snapshot::decode_marker(&m)?;
         let dir = storage.staging_dir().join(name);
         let cfs: Vec<Cf> = super::snapshot::INGEST_ORDER.to_vec();
-        crate::storage::ingest::redo(storage, &dir, &cfs, installed(region, applied))
-            .map_err(|e| io_err(format!("region {region}: {e}")))?;
-        eprintln!("region {region}: finished a snapshot install that a restart interrupted ({})", dir.display());
+        deps.epochs.writing_all();
+        let redone = crate::storage::ingest::redo(storage, &dir, &cfs, installed(region, applied));
         deps.epochs.bump_all();
+        redone.map_err(|e| io_err(format!("region {region}: {e}")))?;
+        eprintln!("region {region}: finished a snapshot install that a restart interrupted ({})", dir.display());
         if let Some(p) = &deps.programs {
             p.region_replaced(region);
         }

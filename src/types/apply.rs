@@ -637,7 +637,21 @@ pub struct Applied {
 }
 
 impl Applied {
-    /// After `batch` is in RocksDB: invalidate cached reads of what it changed.
+    /// Before `batch` goes to RocksDB: announce the keys it writes, so that no
+    /// core serves them from its read cache until [`Applied::invalidate`].
+    pub fn announce(&self, epochs: &Epochs) {
+        if self.flushed {
+            epochs.writing_all();
+        }
+        for mk in &self.written {
+            if let Some((_, key)) = decode_meta_key(mk) {
+                epochs.writing(key);
+            }
+        }
+    }
+
+    /// After `batch` is in RocksDB: invalidate cached reads of what it changed
+    /// (ends what [`Applied::announce`] began).
     pub fn invalidate(&self, epochs: &Epochs) {
         if self.flushed {
             epochs.bump_all();
@@ -662,8 +676,9 @@ impl Applied {
             if v.as_ref().is_some_and(|v| v.len() > WRITE_THROUGH_MAX) {
                 continue;
             }
-            if let Some((_, key)) = decode_meta_key(mk) {
-                cache.put(key, epochs.stamp(key), v.clone());
+            // (No stamp: another core is writing a key of the same bucket.)
+            if let Some((key, stamp)) = decode_meta_key(mk).and_then(|(_, k)| Some((k, epochs.stamp(k)?))) {
+                cache.put(key, stamp, v.clone());
             }
         }
     }

@@ -111,7 +111,7 @@ pub fn apply_hincrbyfloat(ctx: &mut ApplyCtx, op: &pb::Hincrbyfloat) -> ApplyRes
 
 pub fn get(src: &impl Source, key: &[u8], field: &[u8]) -> ReadResult<Option<Bytes>> {
     let Some(found) = tri!(find(src, key, KeyType::Hash)?) else { return Ok(Ok(None)) };
-    Ok(Ok(src.element(key, Cf::Subkey, &found.element(field))?))
+    Ok(Ok(src.get(Cf::Subkey, &found.element(field))?))
 }
 
 pub fn mget(src: &impl Source, key: &[u8], fields: &[Bytes]) -> ReadResult<Vec<Option<Bytes>>> {

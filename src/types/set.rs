@@ -430,7 +430,7 @@ pub fn store_set(ctx: &mut ApplyCtx, dst: &[u8], members: Vec<Bytes>) -> Result<
 
 pub fn is_member(src: &impl Source, key: &[u8], member: &[u8]) -> ReadResult<bool> {
     let Some(found) = tri!(find(src, key, KeyType::Set)?) else { return Ok(Ok(false)) };
-    Ok(Ok(src.element(key, Cf::Subkey, &found.element(member))?.is_some()))
+    Ok(Ok(src.get(Cf::Subkey, &found.element(member))?.is_some()))
 }
 
 pub fn members(src: &impl Source, key: &[u8]) -> ReadResult<Vec<Bytes>> {

@@ -31,13 +31,6 @@ pub trait Source {
     fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError>;
     /// A point read of `cf` (element entries; metadata by its encoded key).
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError>;
-    /// A point read of one element entry of the user key `owner`, whose metadata
-    /// the caller just read through [`Source::meta`]: a client's [`Reader`] may
-    /// answer it from its core's read cache.
-    fn element(&self, owner: &[u8], cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
-        let _ = owner;
-        self.get(cf, key)
-    }
     /// Visit the entries of `cf` in `[from, to)` in order (or reverse) until `f`
     /// returns false.
     fn scan(
@@ -59,32 +52,12 @@ pub trait Source {
 }
 
 /// A client's point reads on its core, judging expiry at `now_ms`; metadata
-/// and single elements through the core's read caches when it has them. Any
-/// core may read: an acknowledged write has already been applied to the shared
-/// RocksDB.
-///
-/// Its reads are not from one instant: a read of a composite key's metadata and
-/// then of one of its elements may straddle a write. That is still a state the
-/// key had while the command ran: the element is read under the version the
-/// metadata named, and once that version is deleted or replaced nothing writes
-/// under it again, so the element read returns its last value under that version
-/// (or nothing, once garbage collection removed it: the key is gone by then).
-/// So a command that reads the metadata and ONE element (HGET, SISMEMBER,
-/// ZSCORE) is linearizable through a `Reader`; one that reads several elements
-/// (HMGET) or walks them needs [`Snap`] (two elements read apart could mix the
-/// states before and after a command that changed both).
+/// through the core's read cache when it has one. Any core may read: an
+/// acknowledged write has already been applied to the shared RocksDB.
 pub struct Reader<'a> {
     pub storage: &'a Storage,
     pub now_ms: u64,
-    cache: Option<Caches<'a>>,
-}
-
-/// A core's read caches: metadata by user key, elements by owner and element key.
-#[derive(Clone, Copy)]
-struct Caches<'a> {
-    meta: &'a ReadCache,
-    elements: &'a ReadCache,
-    epochs: &'a Epochs,
+    cache: Option<(&'a ReadCache, &'a Epochs)>,
 }
 
 impl<'a> Reader<'a> {
@@ -93,44 +66,31 @@ impl<'a> Reader<'a> {
         Reader { storage, now_ms, cache: None }
     }
 
-    /// A reader whose metadata reads go through a core's read cache `meta`, and
-    /// reads of single elements through `elements`, both kept exact by `epochs`.
-    pub fn cached(
-        storage: &'a Storage,
-        meta: &'a ReadCache,
-        elements: &'a ReadCache,
-        epochs: &'a Epochs,
-        now_ms: u64,
-    ) -> Self {
-        Reader { storage, now_ms, cache: Some(Caches { meta, elements, epochs }) }
+    /// A reader whose metadata reads go through a core's read cache.
+    pub fn cached(storage: &'a Storage, cache: &'a ReadCache, epochs: &'a Epochs, now_ms: u64) -> Self {
+        Reader { storage, now_ms, cache: Some((cache, epochs)) }
     }
 
     fn raw_meta(&self, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
-        let Some(c) = self.cache else {
+        let Some((c, ep)) = self.cache else {
             return self.storage.get(Cf::Metadata, &mkey(key));
         };
-        let stamp = c.epochs.stamp(key);
-        if let Some(v) = c.meta.get(key, stamp) {
-            return Ok(v);
+        // No stamp while a write of the key is in flight: RocksDB decides.
+        let Some(stamp) = ep.stamp(key) else {
+            return self.storage.get(Cf::Metadata, &mkey(key));
+        };
+        if let Some(v) = c.get(key, stamp) {
+            // A write that landed during the lookup was announced before it
+            // landed, so the stamp is gone or moved now: the entry may be old.
+            if ep.stamp(key) == Some(stamp) {
+                return Ok(v);
+            }
+            return self.storage.get(Cf::Metadata, &mkey(key));
         }
         let v = self.storage.get(Cf::Metadata, &mkey(key))?;
-        c.meta.put(key, stamp, v.clone());
+        c.put(key, stamp, v.clone());
         Ok(v)
     }
-}
-
-/// The element cache's key: the owner (length first, so no two owners' keys
-/// run together), then the element key. The owner is part of it because the
-/// entry is stamped with the owner's epoch: apply bumps the epoch of the user key
-/// whose elements it writes, and after a RENAME another key owns the same
-/// element keys, under another epoch.
-fn element_cache_key(owner: &[u8], cf: Cf, key: &[u8]) -> Vec<u8> {
-    let mut k = Vec::with_capacity(5 + owner.len() + key.len());
-    k.extend_from_slice(&(owner.len() as u32).to_be_bytes());
-    k.extend_from_slice(owner);
-    k.push(cf as u8);
-    k.extend_from_slice(key);
-    k
 }
 
 impl Source for Reader<'_> {
@@ -142,17 +102,6 @@ impl Source for Reader<'_> {
     }
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
         self.storage.get(cf, key)
-    }
-    fn element(&self, owner: &[u8], cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
-        let Some(c) = self.cache else { return self.storage.get(cf, key) };
-        let stamp = c.epochs.stamp(owner);
-        let ck = element_cache_key(owner, cf, key);
-        if let Some(v) = c.elements.get(&ck, stamp) {
-            return Ok(v);
-        }
-        let v = self.storage.get(cf, key)?;
-        c.elements.put(&ck, stamp, v.clone());
-        Ok(v)
     }
     fn scan(
         &self,
@@ -223,9 +172,6 @@ impl Source for ReadView<'_> {
     }
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
         each_view!(self, v => v.get(cf, key))
-    }
-    fn element(&self, owner: &[u8], cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
-        each_view!(self, v => v.element(owner, cf, key))
     }
     fn scan(
         &self,
