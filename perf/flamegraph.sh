@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Record a CPU flame graph of NeoKV under redis-benchmark load:
-# perf record -e cpu-clock (works where hardware counters do not) + inferno.
+# perf record -e cpu-clock (works where hardware counters do not) with DWARF call
+# chains (the release build keeps no frame pointers) + inferno.
 # Output: perf/out/flamegraph.svg. Loopback only; the load is bounded by count.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +20,7 @@ redis-benchmark -p "$PORT" -c 50 -n "${N:-300000}" -P "${P:-16}" -r 100000 -t "$
 LOAD=$!
 sleep 1
 # System-wide recording (-p PID fails on some kernels), then keep only NeoKV threads.
-perf record -e cpu-clock -F 999 -a -g -o "$TMP/perf.data" -- sleep "${SECONDS_TO_RECORD:-8}" 2>/dev/null
+perf record -e cpu-clock -F 499 -a --call-graph dwarf,16384 -o "$TMP/perf.data" -- sleep "${SECONDS_TO_RECORD:-8}" 2>/dev/null
 wait $LOAD || true
 perf script -i "$TMP/perf.data" --pid "$PID" 2>/dev/null | inferno-collapse-perf > "$OUT/stacks.folded"
 inferno-flamegraph --title "NeoKV under redis-benchmark -t $TESTS -P ${P:-16}" < "$OUT/stacks.folded" > "$OUT/flamegraph.svg"
