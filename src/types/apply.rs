@@ -640,25 +640,24 @@ impl Applied {
     /// Before `batch` goes to RocksDB: announce the keys it writes, so that no
     /// core serves them from its read cache until [`Applied::invalidate`].
     pub fn announce(&self, epochs: &Epochs) {
-        if self.flushed {
-            epochs.writing_all();
-        }
-        for mk in &self.written {
-            if let Some((_, key)) = decode_meta_key(mk) {
-                epochs.writing(key);
-            }
-        }
+        self.each_written(|| epochs.writing_all(), |key| epochs.writing(key));
     }
 
     /// After `batch` is in RocksDB: invalidate cached reads of what it changed
     /// (ends what [`Applied::announce`] began).
     pub fn invalidate(&self, epochs: &Epochs) {
+        self.each_written(|| epochs.bump_all(), |key| epochs.bump(key));
+    }
+
+    /// `all` if the batch flushed its region, then `one` for every user key it
+    /// wrote: the same walk announces and ends, so the two always pair up.
+    fn each_written(&self, all: impl FnOnce(), mut one: impl FnMut(&[u8])) {
         if self.flushed {
-            epochs.bump_all();
+            all();
         }
         for mk in &self.written {
             if let Some((_, key)) = decode_meta_key(mk) {
-                epochs.bump(key);
+                one(key);
             }
         }
     }
