@@ -675,8 +675,9 @@ impl Applied {
             if v.as_ref().is_some_and(|v| v.len() > WRITE_THROUGH_MAX) {
                 continue;
             }
+            let Some((_, key)) = decode_meta_key(mk) else { continue };
             // (No stamp: another core is writing a key of the same bucket.)
-            if let Some((key, stamp)) = decode_meta_key(mk).and_then(|(_, k)| Some((k, epochs.stamp(k)?))) {
+            if let Some(stamp) = epochs.stamp(key) {
                 cache.put(key, stamp, v.clone());
             }
         }

@@ -72,24 +72,21 @@ impl<'a> Reader<'a> {
     }
 
     fn raw_meta(&self, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
-        let Some((c, ep)) = self.cache else {
-            return self.storage.get(Cf::Metadata, &mkey(key));
-        };
+        let fetch = || self.storage.get(Cf::Metadata, &mkey(key));
+        let Some((c, ep)) = self.cache else { return fetch() };
         // No stamp while a write of the key is in flight: RocksDB decides.
-        let Some(stamp) = ep.stamp(key) else {
-            return self.storage.get(Cf::Metadata, &mkey(key));
-        };
-        if let Some(v) = c.get(key, stamp) {
+        let Some(stamp) = ep.stamp(key) else { return fetch() };
+        match c.get(key, stamp) {
             // A write that landed during the lookup was announced before it
-            // landed, so the stamp is gone or moved now: the entry may be old.
-            if ep.stamp(key) == Some(stamp) {
-                return Ok(v);
+            // landed, so then the stamp is gone or moved: the entry may be old.
+            Some(v) if ep.stamp(key) == Some(stamp) => Ok(v),
+            Some(_) => fetch(),
+            None => {
+                let v = fetch()?;
+                c.put(key, stamp, v.clone());
+                Ok(v)
             }
-            return self.storage.get(Cf::Metadata, &mkey(key));
         }
-        let v = self.storage.get(Cf::Metadata, &mkey(key))?;
-        c.put(key, stamp, v.clone());
-        Ok(v)
     }
 }
 
