@@ -148,9 +148,10 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError>
             "persistence" => {
                 let _ = write!(
                     s,
-                    "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\naof_enabled:1\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_write_status:ok\r\nneokv_appendfsync:{}\r\n",
+                    "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\naof_enabled:1\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_write_status:ok\r\nneokv_appendfsync:{}\r\nneokv_cross_voided_at_open:{}\r\n",
                     shared.last_save.load(Ordering::Relaxed),
-                    cfg.appendfsync.name()
+                    cfg.appendfsync.name(),
+                    shared.cross.voided_at_open.load(Ordering::Relaxed)
                 );
             }
             "stats" => {

@@ -17,7 +17,7 @@
 //! or inside apply for a transaction or script: the same code) and turn writes
 //! into a typed replicated operation. Dispatch (here) finds the row, checks
 //! arity and authentication, and computes the keys' region from the row's key
-//! positions before the handler runs (CROSSSLOT when they span regions). Only the
+//! positions before the handler runs (every region when they span several). Only the
 //! connection loop awaits. Command code never touches sockets or Raft.
 
 pub mod admin;
@@ -133,8 +133,8 @@ pub fn needs_barrier(spec: &CommandSpec) -> bool {
 }
 
 /// The region all of a request's keys live in, from the row's key positions:
-/// `Ok(None)` without keys, CROSSSLOT if they span regions (only with
-/// `--regions` > 1: one region covers every slot by default).
+/// `Ok(None)` without keys, [`crate::shard::cross::ALL_REGIONS`] if they span
+/// regions (standalone; cluster mode routes by slot in `cluster::route`).
 pub fn region_of(core: &Core, spec: &CommandSpec, args: &[Bytes]) -> Result<Option<u32>, Reply> {
     region_at(core, spec.keys_of(args).as_deref(), args)
 }
@@ -148,7 +148,9 @@ fn region_at(core: &Core, at: Option<&[usize]>, args: &[Bytes]) -> Result<Option
         let r = router.region_of_key(&args[i]).id;
         match region {
             None => region = Some(r),
-            Some(x) if x != r => return Err(Reply::error(CROSSSLOT)),
+            // Standalone: keys of several regions make a cross-region write
+            // (`shard::cross`); a read reads one snapshot, whatever the region.
+            Some(x) if x != r => return Ok(Some(crate::shard::cross::ALL_REGIONS)),
             _ => {}
         }
     }

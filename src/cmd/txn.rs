@@ -203,9 +203,18 @@ fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         }
         queue.push((q.spec, q.args, in_apply));
     }
+    // A queued script may touch keys it did not declare (see `script::run`).
+    let standalone_regions = ctx.shared.nodes.is_none() && router.regions().len() > 1;
+    if standalone_regions && queue.iter().any(|(spec, _, in_apply)| *in_apply && spec.flags & PROGRAM != 0) {
+        same = false;
+    }
     if !same {
-        unwatch_all(ctx.shared, &watched);
-        return Err(err(CROSSSLOT));
+        if ctx.shared.nodes.is_some() {
+            unwatch_all(ctx.shared, &watched);
+            return Err(err(CROSSSLOT));
+        }
+        // Standalone: a cross-region write (`shard::cross`).
+        region = Some(crate::shard::cross::ALL_REGIONS);
     }
     op.seed = ctx.random();
     let cmd = (!op.cmds.is_empty()).then(|| WriteCmd { op: Some(Op::Exec(op)) });

@@ -5,6 +5,7 @@
 //! Depends on `storage` and `types`. One Raft group lives on exactly one core.
 
 pub mod codec;
+pub mod cross;
 pub mod log_store;
 pub mod network;
 pub mod region;

@@ -61,6 +61,8 @@ pub struct RegionDeps {
     pub blocked: Arc<Blocked>,
     /// Keys clients watch, told what each batch modified.
     pub watches: Arc<Watches>,
+    /// Where the copies of a cross-region write meet (`raft::cross`).
+    pub cross: Arc<super::cross::Rendezvous>,
     /// Runs transactions inside apply.
     pub programs: Option<Arc<dyn Programs>>,
     /// Where keyspace events go (the node's Pub/Sub).
@@ -93,9 +95,26 @@ pub struct Fenced {
     pub tx: ReplyTx,
 }
 
+/// A cross-region write's hold on this region's proposer (`shard::cross`).
+pub struct CrossHold {
+    /// Answered once everything proposed here is applied and nothing more will
+    /// be until the hold ends: Ok, or why this region takes no writes now.
+    pub held: oneshot::Sender<Result<(), Reply>>,
+    /// The entry to propose, and where its reply goes; `None` or dropped:
+    /// nothing (the coordinator gave up), and the hold ends.
+    pub go: oneshot::Receiver<Option<(WriteCmd, ReplyTx)>>,
+}
+
 enum Item {
     Cmd(WriteCmd, ReplyTx),
     Fenced(Fenced),
+    Cross(CrossHold),
+}
+
+/// What stops the proposer: a transaction with watched keys, or a cross-region hold.
+enum Stop {
+    Watched(Fenced),
+    Cross(CrossHold),
 }
 
 pub struct Region {
@@ -303,20 +322,10 @@ impl Region {
             seg: opts.log.clone(),
         });
         match nodes {
-            None => {
-                let timeout = Some(Duration::from_secs(60));
-                let raft = &region.raft;
-                let m = raft
-                    .wait(timeout)
-                    .state(ServerState::Leader, "standalone leader")
-                    .await
-                    .map_err(|e| e.to_string())?;
-                // A new leader commits a blank entry; once it is applied, so is everything before it.
-                raft.wait(timeout)
-                    .applied_index_at_least(m.last_log_index, "apply to last log")
-                    .await
-                    .map_err(|e| e.to_string())?;
-            }
+            // Standalone: the caller waits (`caught_up`) once every region is
+            // started, since a cross-region entry applies only when every
+            // participant reaches it.
+            None => {}
             Some(nodes) => {
                 if fresh && !joining && nodes.preferred_leader(route.id) == me {
                     let _ = region.raft.trigger().elect(false).await;
@@ -327,6 +336,20 @@ impl Region {
             }
         }
         Ok(region)
+    }
+
+    /// Standalone: wait until this region leads and has applied everything it
+    /// had committed before a restart.
+    pub async fn caught_up(&self) -> Result<(), String> {
+        let timeout = Some(Duration::from_secs(60));
+        let raft = &self.raft;
+        let m = raft.wait(timeout).state(ServerState::Leader, "standalone leader").await.map_err(|e| e.to_string())?;
+        // A new leader commits a blank entry; once it is applied, so is everything before it.
+        raft.wait(timeout)
+            .applied_index_at_least(m.last_log_index, "apply to last log")
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(())
     }
 
     /// Wait until a read on this node sees every write acknowledged before the
@@ -633,6 +656,12 @@ impl Region {
         self.schedule();
     }
 
+    /// Queue a cross-region write's hold (see [`CrossHold`]).
+    pub fn submit_cross(self: &Rc<Self>, h: CrossHold) {
+        self.queue.borrow_mut().push_back(Item::Cross(h));
+        self.schedule();
+    }
+
     fn schedule(self: &Rc<Self>) {
         if !self.scheduled.replace(true) {
             let me = self.clone();
@@ -655,20 +684,19 @@ impl Region {
             // The fence holder proposes what queued up once it is done.
             return;
         }
-        let failing = match self.seg.as_ref().and_then(|s| s.failure()) {
-            Some(cause) => Some(misconf("the Raft log", &cause)),
-            None => self.storage.failure().map(|cause| misconf("the database", &cause)),
-        };
-        if let Some(r) = failing {
+        if let Some(r) = self.failing() {
             // The log, or RocksDB, cannot be written (a full disk): refuse new
             // writes with the cause, as Redis does, rather than queue them
             // behind it. What was proposed before waits and lands once it can
             // be written.
-            let r = Reply::error(r);
             for item in self.queue.borrow_mut().drain(..) {
                 let tx = match item {
                     Item::Cmd(_, tx) => tx,
                     Item::Fenced(f) => f.tx,
+                    Item::Cross(h) => {
+                        let _ = h.held.send(Err(r.clone()));
+                        continue;
+                    }
                 };
                 let _ = tx.send(r.clone());
             }
@@ -682,7 +710,10 @@ impl Region {
             }
             let Some(f) = fence else { break };
             self.fenced.set(true);
-            self.run_fenced(f).await;
+            match f {
+                Stop::Watched(f) => self.run_fenced(f).await,
+                Stop::Cross(h) => self.run_cross(h).await,
+            }
             self.fenced.set(false);
             if self.queue.borrow().is_empty() {
                 break;
@@ -690,8 +721,19 @@ impl Region {
         }
     }
 
-    /// Take queued writes up to the first fenced transaction (which is taken too).
-    fn take_until_fence(&self) -> (Vec<WriteCmd>, Vec<ReplyTx>, Option<Fenced>) {
+    /// Why this region cannot take writes now (the log, or RocksDB, cannot be
+    /// written: a full disk), as the reply to a write.
+    fn failing(&self) -> Option<Reply> {
+        let r = match self.seg.as_ref().and_then(|s| s.failure()) {
+            Some(cause) => Some(misconf("the Raft log", &cause)),
+            None => self.storage.failure().map(|cause| misconf("the database", &cause)),
+        };
+        r.map(Reply::error)
+    }
+
+    /// Take queued writes up to the first fenced transaction or cross-region
+    /// hold (which is taken too).
+    fn take_until_fence(&self) -> (Vec<WriteCmd>, Vec<ReplyTx>, Option<Stop>) {
         let mut q = self.queue.borrow_mut();
         let (mut cmds, mut txs) = (Vec::new(), Vec::new());
         while let Some(item) = q.pop_front() {
@@ -700,20 +742,51 @@ impl Region {
                     cmds.push(c);
                     txs.push(tx);
                 }
-                Item::Fenced(f) => return (cmds, txs, Some(f)),
+                Item::Fenced(f) => return (cmds, txs, Some(Stop::Watched(f))),
+                Item::Cross(h) => return (cmds, txs, Some(Stop::Cross(h))),
             }
         }
         (cmds, txs, None)
     }
 
-    /// Wait until everything proposed is applied, check the watched keys, and
-    /// propose the transaction if they are clean.
-    async fn run_fenced(&self, f: Fenced) {
+    /// Wait until everything proposed here is applied.
+    async fn settle(&self) {
         while self.inflight.get() > 0 {
             let (tx, rx) = oneshot::channel();
             self.idle.borrow_mut().push(tx);
             let _ = rx.await;
         }
+    }
+
+    /// Hold the proposer for a cross-region write: once everything proposed is
+    /// applied, say so, and propose the entry the coordinator sends (if any).
+    async fn run_cross(&self, h: CrossHold) {
+        self.settle().await;
+        if let Some(r) = self.failing() {
+            let _ = h.held.send(Err(r));
+            return;
+        }
+        if h.held.send(Ok(())).is_err() {
+            return;
+        }
+        if let Ok(Some((cmd, tx))) = h.go.await {
+            if let Some(crate::pb::write_cmd::Op::Cross(c)) = &cmd.op {
+                if c.participants.first() != Some(&self.id) && super::cross::marked(c, b"crash:cut") {
+                    // Tests: the first participant's copy is in its log (it
+                    // waits at the rendezvous by now), this one's never will be.
+                    glommio::timer::sleep(Duration::from_millis(300)).await;
+                    crate::storage::ingest::crash_point("cross-cut");
+                }
+            }
+            let now = self.stamp();
+            self.propose(vec![cmd], vec![tx], now).await;
+        }
+    }
+
+    /// Wait until everything proposed is applied, check the watched keys, and
+    /// propose the transaction if they are clean.
+    async fn run_fenced(&self, f: Fenced) {
+        self.settle().await;
         let now = self.stamp();
         match self.watches.dirty(&self.storage, &f.watched, now) {
             Err(e) => {

@@ -21,10 +21,12 @@ use openraft::storage::{EntryResponder, RaftStateMachine, Snapshot};
 use openraft::{EntryPayload, OptionalSend, RaftSnapshotBuilder};
 
 use super::codec::{decode_applied, decode_applied_full, encode_applied, encode_applied_full, invalid};
+use super::cross::{Arrival, Met, Txn};
 use super::region::RegionDeps;
 use super::{LogId, SnapshotMeta, StoredMembership, TypeConfig};
+use crate::pb::write_cmd::Op;
 use crate::protocol::Reply;
-use crate::storage::keys::{decode_voided_key, state_key, voided_key, StateKind};
+use crate::storage::keys::{decode_meta_key, decode_voided_key, state_key, voided_key, StateKind};
 use crate::storage::{Cf, Storage};
 use crate::types::members::MemberIndex;
 use crate::types::write::{apply_cmd, runs_long};
@@ -108,66 +110,9 @@ impl StateMachine {
     pub fn applied_now(&self) -> std::rc::Rc<std::cell::Cell<u64>> {
         self.applied_now.clone()
     }
-}
 
-pub struct SnapshotBuilder {
-    storage: Storage,
-    region: u32,
-    meta: SnapshotMeta,
-}
-
-/// Run `f` on the blocking pool until it succeeds, backing off between tries.
-async fn until_ok<F>(storage: &Storage, f: F)
-where
-    F: Fn(&Storage) -> crate::storage::Result<()> + Clone + Send + 'static,
-{
-    let mut backoff = crate::storage::Backoff::default();
-    loop {
-        let (storage, f) = (storage.clone(), f.clone());
-        if glommio::executor().spawn_blocking(move || f(&storage)).await.is_ok() {
-            return;
-        }
-        backoff.wait().await;
-    }
-}
-
-impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
-    type SnapshotData = SnapshotData;
-
-    async fn build_snapshot(&mut self) -> Result<openraft::alias::SnapshotOf<TypeConfig, SnapshotData>, io::Error> {
-        // The applied state must be durable before the log behind it may be
-        // purged (a WAL fsync, or without the WAL an atomic flush of every
-        // column family). Both run on the blocking pool: this core drives
-        // heartbeats.
-        let mut b = crate::storage::Batch::new();
-        b.put(
-            Cf::RaftState,
-            state_key(self.region, StateKind::Snapshot),
-            encode_applied(self.meta.last_log_id.as_ref(), &self.meta.last_membership),
-        );
-        // A flush or record write that fails (a full disk) is retried, not
-        // returned: openraft stops the region on a snapshot error. Apply goes
-        // on meanwhile.
-        until_ok(&self.storage, Storage::persist_applied).await;
-        crate::storage::ingest::crash_point("snapshot-persisted");
-        let b = std::sync::Arc::new(b);
-        until_ok(&self.storage, move |s| s.write_durable(&b)).await;
-        Ok(Snapshot { meta: self.meta.clone(), snapshot: SnapshotData::Local })
-    }
-}
-
-impl RaftStateMachine<TypeConfig> for StateMachine {
-    type SnapshotData = SnapshotData;
-    type SnapshotBuilder = SnapshotBuilder;
-
-    async fn applied_state(&mut self) -> Result<(Option<LogId>, StoredMembership), io::Error> {
-        Ok((self.applied, self.membership.clone()))
-    }
-
-    async fn apply<Strm>(&mut self, mut entries: Strm) -> Result<(), io::Error>
-    where
-        Strm: futures_util::Stream<Item = Result<EntryResponder<TypeConfig>, io::Error>> + Unpin + OptionalSend,
-    {
+    /// Apply a run of entries (none of them cross-region) in one RocksDB batch.
+    async fn apply_run(&mut self, batch: Vec<EntryResponder<TypeConfig>>) -> Result<(), io::Error> {
         let mut ctx = ApplyCtx::new(&self.storage, self.slot_start, self.slot_end)
             .for_region(self.region)
             .with_watches(self.deps.watches.clone())
@@ -178,14 +123,11 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         if let Some(n) = &self.deps.notify {
             ctx = ctx.with_notify(n.flags());
         }
-        let mut batch = Vec::new();
         let mut now = self.applied_now.get();
-        while let Some(item) = entries.next().await {
-            let item = item?;
-            if let EntryPayload::Normal(p) = &item.0.payload {
+        for (entry, _) in &batch {
+            if let EntryPayload::Normal(p) = &entry.payload {
                 now = now.max(p.0.now_ms);
             }
-            batch.push(item);
         }
         self.applied_now.set(now);
         let programs = ctx.programs();
@@ -257,6 +199,246 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         }
         for (r, replies) in responders {
             r.send(replies);
+        }
+        Ok(())
+    }
+
+    /// A cross-region entry (see `raft::cross`): meet the other copies; the
+    /// first participant runs the command once for all of them.
+    async fn apply_cross(
+        &mut self,
+        entry: super::Entry,
+        responder: Option<openraft::storage::ApplyResponder<TypeConfig>>,
+    ) -> Result<(), io::Error> {
+        let log_id = entry.log_id;
+        let index = log_id.index;
+        let EntryPayload::Normal(p) = entry.payload else { return Err(io_err("a cross entry without commands")) };
+        let now = self.applied_now.get().max(p.0.now_ms);
+        let Some(Op::Cross(c)) = p.0.cmds.into_iter().next().and_then(|c| c.op) else {
+            return Err(io_err("a cross entry without its command"));
+        };
+        let reply = if self.voided.contains(&(index, 0)) {
+            // Every copy is voided (settled at open): nobody meets.
+            self.applied = Some(log_id);
+            self.applied_now.set(now);
+            let mut b = crate::storage::Batch::new();
+            b.put(
+                Cf::RaftState,
+                state_key(self.region, StateKind::Applied),
+                encode_applied_full(self.applied.as_ref(), &self.membership, now, &self.removed),
+            );
+            b.delete(Cf::RaftState, voided_key(self.region, index, 0));
+            self.voided.retain(|&(i, _)| i > index);
+            let mut backoff = crate::storage::Backoff::default();
+            while self.storage.write_applied(&b).is_err() {
+                backoff.wait().await;
+            }
+            self.deps.watches.applied_batch(self.region, index, &[], &[]);
+            Reply::error(VOIDED)
+        } else {
+            let txn: Txn = c.txn[..].try_into().map_err(|_| io_err("a cross entry with a malformed name"))?;
+            let applied = encode_applied_full(Some(&log_id), &self.membership, now, &self.removed);
+            let me = Arrival::new(self.region, index, now, (self.slot_start, self.slot_end), applied);
+            let met = self.deps.cross.meet(txn, &c.participants, me).await.map_err(io_err)?;
+            let (reply, at) = match met {
+                // The executor answers the client; this copy's reply is not shown.
+                Met::Done(at) => (Reply::Ok, at),
+                Met::Run(all) => self.run_cross(*c, all).await?,
+            };
+            self.applied = Some(log_id);
+            self.applied_now.set(now.max(at));
+            reply
+        };
+        // The command may have written sets of this region behind the index's back.
+        self.members.clear();
+        if let Some(r) = responder {
+            r.send(vec![reply]);
+        }
+        Ok(())
+    }
+
+    /// The executor of a cross entry: run `cmd` over every participant's slots
+    /// and write it in one batch with every participant's applied state.
+    async fn run_cross(&mut self, cross: crate::pb::Cross, all: Vec<Arrival>) -> Result<(Reply, u64), io::Error> {
+        let cross_marked = super::cross::marked(&cross, b"crash:applied");
+        let cmd = cross.cmd.map(|b| *b).unwrap_or_default();
+        let now = all.iter().map(|a| a.now_ms).max().unwrap_or(0);
+        let parts = all.iter().map(|a| (a.slots.0, a.slots.1, a.index)).collect();
+        let mut ctx = ApplyCtx::new(&self.storage, 0, crate::cluster::SLOT_COUNT)
+            .for_region(self.region)
+            .for_cross(parts)
+            .with_watches(self.deps.watches.clone());
+        if let Some(p) = &self.deps.programs {
+            ctx = ctx.with_programs(p.clone());
+        }
+        if let Some(n) = &self.deps.notify {
+            ctx = ctx.with_notify(n.flags());
+        }
+        ctx.begin_entry(all[0].index, now);
+        let programs = ctx.programs();
+        let (mut ctx, reply) = if runs_long(programs.as_deref(), &cmd) {
+            glommio::executor()
+                .spawn_blocking(move || {
+                    let r = apply_cmd(&mut ctx, &cmd);
+                    (ctx, r)
+                })
+                .await
+        } else {
+            let r = apply_cmd(&mut ctx, &cmd);
+            (ctx, r)
+        };
+        let reply = reply.map_err(io_err)?;
+        for a in &all {
+            ctx.put_raw(Cf::RaftState, state_key(a.region, StateKind::Applied).to_vec(), a.applied.clone());
+        }
+        let mut applied = ctx.take();
+        let mut backoff = crate::storage::Backoff::default();
+        applied.announce(&self.deps.epochs);
+        while self.storage.write_applied(&applied.batch).is_err() {
+            backoff.wait().await;
+        }
+        if cross_marked {
+            // Tests: every participant's applied state is written, not flushed.
+            crate::storage::ingest::crash_point("cross-applied");
+        }
+        applied.invalidate(&self.deps.epochs);
+        // Watchers judge a key by its own region's index.
+        for a in &all {
+            let (start, end) = (a.slots.0 as u32, a.slots.1);
+            let mine = |mk: &&Vec<u8>| decode_meta_key(mk).is_some_and(|(s, _)| s as u32 >= start && (s as u32) < end);
+            let modified: Vec<Vec<u8>> = applied.modified.iter().filter(mine).cloned().collect();
+            let reaped: Vec<Vec<u8>> = applied.reaped.iter().filter(mine).cloned().collect();
+            self.deps.watches.applied_batch(a.region, a.index, &modified, &reaped);
+        }
+        self.deps.blocked.notify_written(&applied.written);
+        if let (Some(n), false) = (&self.deps.notify, applied.events.is_empty()) {
+            n.publish(std::mem::take(&mut applied.events));
+        }
+        for a in all {
+            a.finish(now);
+        }
+        Ok((reply, now))
+    }
+
+    /// The cross entries of this region's log past its applied index (at open,
+    /// see `raft::cross`).
+    pub async fn cross_entries(
+        storage: &Storage,
+        log: &mut super::log_store::LogStore,
+        region: u32,
+    ) -> io::Result<Vec<super::cross::Found>> {
+        use openraft::storage::RaftLogReader;
+        let applied = match storage.get(Cf::RaftState, &state_key(region, StateKind::Applied)).map_err(io_err)? {
+            Some(b) => decode_applied_full(&b)?.0.map_or(0, |l| l.index),
+            None => 0,
+        };
+        let voided = load_voided(storage, region, applied).map_err(io_err)?;
+        let mut out = Vec::new();
+        for e in log.try_get_log_entries(applied + 1..).await? {
+            let Some(c) = cross_of(&e) else { continue };
+            let Ok(txn) = c.txn[..].try_into() else { continue };
+            let index = e.log_id.index;
+            out.push(super::cross::Found {
+                txn,
+                participants: c.participants.clone(),
+                region,
+                index,
+                voided: voided.contains(&(index, 0)),
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// The cross-region write an entry carries, if it is one (always alone in
+/// its entry).
+fn cross_of(entry: &super::Entry) -> Option<&crate::pb::Cross> {
+    match &entry.payload {
+        EntryPayload::Normal(p) => match p.0.cmds.first().and_then(|c| c.op.as_ref()) {
+            Some(Op::Cross(c)) => Some(c),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+pub struct SnapshotBuilder {
+    storage: Storage,
+    region: u32,
+    meta: SnapshotMeta,
+}
+
+/// Run `f` on the blocking pool until it succeeds, backing off between tries.
+async fn until_ok<F>(storage: &Storage, f: F)
+where
+    F: Fn(&Storage) -> crate::storage::Result<()> + Clone + Send + 'static,
+{
+    let mut backoff = crate::storage::Backoff::default();
+    loop {
+        let (storage, f) = (storage.clone(), f.clone());
+        if glommio::executor().spawn_blocking(move || f(&storage)).await.is_ok() {
+            return;
+        }
+        backoff.wait().await;
+    }
+}
+
+impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
+    type SnapshotData = SnapshotData;
+
+    async fn build_snapshot(&mut self) -> Result<openraft::alias::SnapshotOf<TypeConfig, SnapshotData>, io::Error> {
+        // The applied state must be durable before the log behind it may be
+        // purged (a WAL fsync, or without the WAL an atomic flush of every
+        // column family). Both run on the blocking pool: this core drives
+        // heartbeats.
+        let mut b = crate::storage::Batch::new();
+        b.put(
+            Cf::RaftState,
+            state_key(self.region, StateKind::Snapshot),
+            encode_applied(self.meta.last_log_id.as_ref(), &self.meta.last_membership),
+        );
+        // A flush or record write that fails (a full disk) is retried, not
+        // returned: openraft stops the region on a snapshot error. Apply goes
+        // on meanwhile.
+        until_ok(&self.storage, Storage::persist_applied).await;
+        crate::storage::ingest::crash_point("snapshot-persisted");
+        let b = std::sync::Arc::new(b);
+        until_ok(&self.storage, move |s| s.write_durable(&b)).await;
+        Ok(Snapshot { meta: self.meta.clone(), snapshot: SnapshotData::Local })
+    }
+}
+
+impl RaftStateMachine<TypeConfig> for StateMachine {
+    type SnapshotData = SnapshotData;
+    type SnapshotBuilder = SnapshotBuilder;
+
+    async fn applied_state(&mut self) -> Result<(Option<LogId>, StoredMembership), io::Error> {
+        Ok((self.applied, self.membership.clone()))
+    }
+
+    async fn apply<Strm>(&mut self, mut entries: Strm) -> Result<(), io::Error>
+    where
+        Strm: futures_util::Stream<Item = Result<EntryResponder<TypeConfig>, io::Error>> + Unpin + OptionalSend,
+    {
+        let mut batch = Vec::new();
+        while let Some(item) = entries.next().await {
+            batch.push(item?);
+        }
+        // Runs of ordinary entries, each in one RocksDB batch; a cross-region
+        // entry between them meets its other copies (`raft::cross`).
+        while !batch.is_empty() {
+            match batch.iter().position(|(e, _)| cross_of(e).is_some()) {
+                None => return self.apply_run(batch).await,
+                Some(at) => {
+                    let mut tail = batch.split_off(at);
+                    if !batch.is_empty() {
+                        self.apply_run(batch).await?;
+                    }
+                    batch = tail.split_off(1);
+                    let (entry, responder) = tail.pop().expect("the cross entry");
+                    self.apply_cross(entry, responder).await?;
+                }
+            }
         }
         Ok(())
     }

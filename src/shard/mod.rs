@@ -7,6 +7,7 @@
 //! Depends on `storage`, `cluster`, `raft`, `types`.
 
 pub mod access;
+pub mod cross;
 pub mod expire;
 pub mod members;
 pub mod observe;
@@ -40,6 +41,8 @@ pub enum CoreMsg {
     Write { region: u32, cmd: WriteCmd, tx: oneshot::Sender<Reply> },
     /// A transaction with watched keys for `region` (see `Region::submit_fenced`).
     Fenced { region: u32, f: Fenced },
+    /// Hold `region`'s proposer for a cross-region write (see `cross`).
+    Cross { region: u32, h: crate::raft::region::CrossHold },
     /// An RPC from another node for `region` (owned by the receiving core).
     Peer { region: u32, body: Body, tx: oneshot::Sender<Body> },
     /// A linearizable read on another core waits for `region`'s read index.
@@ -110,6 +113,7 @@ impl Core {
             epochs: self.shared.epochs.clone(),
             blocked: self.shared.blocked.clone(),
             watches: self.shared.watches.clone(),
+            cross: self.shared.cross.clone(),
             programs: self.shared.programs.get().cloned(),
             notify: Some(self.shared.pubsub.clone()),
             nodes: self.shared.nodes.clone(),
@@ -118,7 +122,10 @@ impl Core {
             // on (not reproduced in four reruns, nor shown to be its cause).
             cache: self.shared.nodes.is_none().then(|| self.cache.clone()),
         };
-        for route in routes {
+        if self.shared.nodes.is_none() {
+            self.void_cut_cross_entries(&routes, log.as_ref()).await?;
+        }
+        for route in routes.iter() {
             let network = match &self.links {
                 Some(links) => {
                     let source =
@@ -132,10 +139,60 @@ impl Core {
                 (cfg.raft_snapshot_logs, cfg.lease_reads)
             };
             let opts = GroupOpts { snapshot_logs, network, lease_reads, log: log.clone() };
-            let region = Region::start(deps.clone(), &route, opts).await?;
+            let region = Region::start(deps.clone(), route, opts).await?;
             self.regions.borrow_mut().insert(route.id, region);
         }
+        if self.shared.nodes.is_none() {
+            // Only now: a cross-region entry applies once every participant
+            // (maybe another region of this core) reaches it.
+            let started: Vec<Rc<Region>> = self.regions.borrow().values().cloned().collect();
+            for region in started {
+                region.caught_up().await?;
+            }
+        }
         Ok(())
+    }
+
+    /// Standalone, at open, before any region applies: void the cross-region
+    /// entries that a crash left in some participants' logs only (see
+    /// `raft::cross`). Every core does this together.
+    async fn void_cut_cross_entries(
+        &self,
+        routes: &[crate::cluster::RegionRoute],
+        seg: Option<&Rc<SegLog>>,
+    ) -> Result<(), String> {
+        use crate::raft::log_store::LogStore;
+        use crate::raft::state_machine::StateMachine;
+        let storage = &self.shared.storage;
+        let mut found = Vec::new();
+        for route in routes {
+            let mut log = match seg {
+                Some(seg) => LogStore::segments(storage.clone(), route.id, seg.clone())
+                    .await
+                    .map_err(|e| format!("region {}: Raft log: {e}", route.id))?,
+                None => LogStore::new(storage.clone(), route.id),
+            };
+            let f = StateMachine::cross_entries(storage, &mut log, route.id)
+                .await
+                .map_err(|e| format!("region {}: read the Raft log: {e}", route.id))?;
+            found.extend(f);
+        }
+        let mine: Vec<u32> = routes.iter().map(|r| r.id).collect();
+        let void = self.shared.cross.opening(self.shared.mesh.len(), found, &mine).await;
+        if void.is_empty() {
+            return Ok(());
+        }
+        self.shared.cross.voided_at_open.fetch_add(void.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        let mut b = crate::storage::Batch::new();
+        for &(region, index) in &void {
+            b.put(
+                crate::storage::Cf::RaftState,
+                crate::storage::keys::voided_key(region, index, 0).to_vec(),
+                Vec::new(),
+            );
+            eprintln!("region {region}: voided the cross-region write at log index {index}: a crash cut it off before every participant's log held it (it was never acknowledged)");
+        }
+        storage.write(b, true).map_err(|e| format!("void cut cross-region writes: {e}"))
     }
 
     /// Wait until a read of `region` on this node is linearizable (see
@@ -227,6 +284,9 @@ impl Core {
 
     /// Send a write to its region's proposer, here or on the owning core.
     pub fn submit_write(&self, region: u32, cmd: WriteCmd) -> oneshot::Receiver<Reply> {
+        if region == cross::ALL_REGIONS {
+            return self.submit_cross(cmd, Vec::new());
+        }
         let (tx, rx) = oneshot::channel();
         let owner = self.shared.router.region(region).core;
         if owner == self.id {
@@ -247,6 +307,9 @@ impl Core {
     /// Send a transaction with watched keys to its region's proposer, here or on
     /// the owning core (see `Region::submit_fenced`).
     pub fn submit_fenced(&self, region: u32, cmd: Option<WriteCmd>, watched: Vec<Watched>) -> oneshot::Receiver<Reply> {
+        if let (cross::ALL_REGIONS, Some(cmd)) = (region, &cmd) {
+            return self.submit_cross(cmd.clone(), watched);
+        }
         let (tx, rx) = oneshot::channel();
         let f = Fenced { cmd, watched, tx };
         let owner = self.shared.router.region(region).core;
@@ -279,6 +342,12 @@ impl Core {
                     Some(r) => r.submit_fenced(f),
                     None => {
                         let _ = f.tx.send(Reply::error("ERR region not owned by this core"));
+                    }
+                },
+                CoreMsg::Cross { region, h } => match self.local_region(region) {
+                    Some(r) => r.submit_cross(h),
+                    None => {
+                        let _ = h.held.send(Err(Reply::error("ERR region not owned by this core")));
                     }
                 },
                 CoreMsg::Linearize { region, on_follower, tx } => match self.local_region(region) {

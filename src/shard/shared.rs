@@ -142,6 +142,8 @@ pub struct Shared {
     pub blocked: Arc<crate::types::blocked::Blocked>,
     /// Keys clients watch (WATCH), and what happened to them.
     pub watches: Arc<crate::types::watches::Watches>,
+    /// Where the copies of a cross-region write meet in apply (`raft::cross`).
+    pub cross: Arc<crate::raft::cross::Rendezvous>,
     /// Cached scripts and the scripts running now.
     pub scripts: Arc<crate::script::Registry>,
     /// Command statistics, slow log, latency monitor, MONITOR, CLIENT PAUSE.
@@ -204,6 +206,7 @@ impl Shared {
             epochs: Arc::new(Epochs::default()),
             blocked: Default::default(),
             watches: Arc::new(crate::types::watches::Watches::new(regions)),
+            cross: Arc::default(),
             programs: std::sync::OnceLock::new(),
             scripts: Default::default(),
             pubsub: Default::default(),

@@ -77,6 +77,10 @@ pub struct ApplyCtx {
     /// greater than every version the region ever handed out.
     version_base: u64,
     versions_used: u64,
+    /// A cross-region write (`raft::cross`): each participant's slots and its
+    /// log index for the entry. A new key takes its version from its own
+    /// region's index, so versions stay unique per region.
+    cross: Vec<(u16, u32, u64)>,
     /// Per log entry: first and last member of sets SPOP drew from (see
     /// `set::pick_with`); cleared at every entry so replicas agree.
     pub pick_ends: AHashMap<Vec<u8>, (Bytes, Bytes)>,
@@ -109,9 +113,17 @@ impl ApplyCtx {
             batch: Batch::new(),
             version_base: 1 << VERSION_SHIFT,
             versions_used: 0,
+            cross: Vec::new(),
             pick_ends: AHashMap::new(),
             members: MemberIndex::default(),
         }
+    }
+
+    /// Apply a cross-region write: `participants` are each region's slots
+    /// `[start, end)` and its index for the entry.
+    pub fn for_cross(mut self, participants: Vec<(u16, u32, u64)>) -> Self {
+        self.cross = participants;
+        self
     }
 
     /// Apply for `region`.
@@ -250,10 +262,21 @@ impl ApplyCtx {
     /// `raft::region::MAX_CMDS_PER_ENTRY` (2^16) commands, well under 2^24. (A
     /// transaction or script is one command that may create more: it checks
     /// [`ApplyCtx::versions_left`].)
-    pub fn new_version(&mut self) -> u64 {
+    /// `key` is the user key the version is for: in a cross-region write the
+    /// base is its own region's index for the entry.
+    pub fn new_version(&mut self, key: &[u8]) -> u64 {
         self.versions_used += 1;
         debug_assert!(self.versions_used < 1 << VERSION_SHIFT);
-        self.version_base + self.versions_used.min((1 << VERSION_SHIFT) - 1)
+        let base = if self.cross.is_empty() {
+            self.version_base
+        } else {
+            let slot = crate::cluster::key_slot(key) as u32;
+            let at = self.cross.iter().find(|&&(s, e, _)| slot >= s as u32 && slot < e);
+            // A key outside every participant never reaches here (the
+            // coordinator names every region a cross write may touch).
+            at.map_or(self.version_base, |&(_, _, index)| index << VERSION_SHIFT)
+        };
+        base + self.versions_used.min((1 << VERSION_SHIFT) - 1)
     }
 
     /// How many more composite keys this entry may create.

@@ -104,7 +104,7 @@ impl ApplyCtx {
                 }
             }
             old => {
-                let found = Found::fresh(key, &Coll::new(kind, self.new_version()));
+                let found = Found::fresh(key, &Coll::new(kind, self.new_version(key)));
                 // An expired leftover is replaced: its expire index entry goes.
                 Ok(Ok((found, old)))
             }
@@ -144,7 +144,7 @@ impl ApplyCtx {
             }
             return Ok(None);
         }
-        let mut coll = Coll::new(kind, self.new_version());
+        let mut coll = Coll::new(kind, self.new_version(key));
         coll.size = size;
         let found = Found::fresh(key, &coll);
         self.put_meta_over(mk, old.as_ref(), coll.encode());

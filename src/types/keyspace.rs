@@ -135,7 +135,7 @@ pub fn apply_copy(ctx: &mut ApplyCtx, op: &pb::Copy) -> ApplyResult {
         // Elements are copied into a fresh namespace of the destination.
         Some(from) => {
             let mut c = from.coll.clone();
-            c.version = ctx.new_version();
+            c.version = ctx.new_version(&op.to);
             c.owner = None;
             let to = subkey_prefix(key_slot(&op.to), &op.to, c.version);
             for cf in [Cf::Subkey, Cf::ZsetScore] {

@@ -258,7 +258,7 @@ fn trim(ctx: &mut ApplyCtx, op: &pb::Ltrim, found: Found) -> Result<(), StorageE
     let mut coll = found.coll.clone();
     if kept < size - kept {
         let elems = elements(ctx, &found, s, e + 1)?;
-        let mut fresh = Coll::new(KeyType::List, ctx.new_version());
+        let mut fresh = Coll::new(KeyType::List, ctx.new_version(key));
         fresh.expire_ms = coll.expire_ms;
         let to = Found::fresh(key, &fresh);
         ctx.list_push(&to, &mut fresh, false, &elems);

@@ -39,6 +39,7 @@ pub fn runs_long(programs: Option<&dyn Programs>, cmd: &WriteCmd) -> bool {
     match &cmd.op {
         Some(Op::Eval(_) | Op::Functions(_)) => true,
         Some(Op::Exec(o)) => programs.is_some_and(|p| p.queues_script(o)),
+        Some(Op::Cross(c)) => c.cmd.as_deref().is_some_and(|c| runs_long(programs, c)),
         _ => false,
     }
 }
@@ -100,6 +101,8 @@ pub fn apply_cmd(ctx: &mut ApplyCtx, cmd: &WriteCmd) -> Result<Reply, StorageErr
             Some(p) => Ok(Ok(p.functions(ctx, o)?)),
             None => Ok(Ok(Reply::error("ERR functions cannot run here"))),
         },
+        // Run by the state machine's rendezvous (raft::cross), never here.
+        Op::Cross(_) => Ok(Ok(Reply::error("ERR a cross-region write cannot nest"))),
     }?;
     Ok(r.unwrap_or_else(|e| Reply::Error(e.to_string().into())))
 }

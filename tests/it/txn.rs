@@ -1,6 +1,6 @@
 //! Transactions through the real binary: MULTI/EXEC/DISCARD/WATCH/UNWATCH reply
 //! shapes and errors (RESP2 and RESP3), WATCH exactness, blocking commands that
-//! do not block, atomicity against concurrent readers, CROSSSLOT with several
+//! do not block, atomicity against concurrent readers, cross-region transactions with several
 //! regions, and all-or-nothing across kill -9.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -376,7 +376,7 @@ fn no_other_command_sees_a_transaction_half_done() {
 }
 
 #[test]
-fn cross_region_transactions_are_refused() {
+fn cross_region_transactions_run_whole() {
     let s = Server::start_with(&["--cores", "2", "--regions", "4"]);
     let mut r = s.raw();
     // Two keys in different regions (their slots fall in different quarters).
@@ -384,10 +384,28 @@ fn cross_region_transactions_are_refused() {
     let (a, b) = ("a", (0..100).map(|i| format!("k{i}")).find(|k| quarter(k) != quarter("a")).unwrap());
     r.cmd(&["MULTI"]);
     r.cmd(&["SET", a, "1"]);
-    r.cmd(&["SET", &b, "2"]);
-    assert_eq!(r.cmd(&["EXEC"]), "-CROSSSLOT Keys in request don't hash to the same slot\r\n");
-    assert_eq!(r.cmd(&["EXISTS", a]), ":0\r\n");
-    assert_eq!(r.cmd(&["EXISTS", &b]), ":0\r\n");
+    r.cmd(&["INCRBY", &b, "2"]);
+    r.cmd(&["GET", a]);
+    assert_eq!(r.cmd(&["EXEC"]), "*3\r\n+OK\r\n:2\r\n$1\r\n1\r\n");
+    assert_eq!(r.cmd(&["MGET", a, &b]), "*2\r\n$1\r\n1\r\n$1\r\n2\r\n");
+    // WATCH across regions: a change to either key by another client aborts it.
+    let mut other = s.raw();
+    for (touched, aborted) in [(Some(b.as_str()), true), (Some(a), true), (None, false)] {
+        assert_eq!(r.cmd(&["WATCH", a, &b]), "+OK\r\n");
+        if let Some(k) = touched {
+            assert_eq!(other.cmd(&["INCR", k]), format!(":{}\r\n", if k == a { 2 } else { 3 }));
+        }
+        r.cmd(&["MULTI"]);
+        r.cmd(&["SET", a, "10"]);
+        r.cmd(&["SET", &b, "20"]);
+        let got = r.cmd(&["EXEC"]);
+        if aborted {
+            assert_eq!(got, "*-1\r\n", "touched {touched:?}");
+        } else {
+            assert_eq!(got, "*2\r\n+OK\r\n+OK\r\n");
+        }
+    }
+    assert_eq!(r.cmd(&["MGET", a, &b]), "*2\r\n$2\r\n10\r\n$2\r\n20\r\n");
     // Hash tags keep a transaction in one region.
     r.cmd(&["MULTI"]);
     r.cmd(&["SET", "{u}a", "1"]);
@@ -400,17 +418,36 @@ const TRANSFER: &str = "redis.call('decrby', KEYS[1], ARGV[1]) redis.call('incrb
 
 #[test]
 fn a_transaction_survives_kill_9_whole_or_not_at_all() {
-    // Clients move amounts between accounts with MULTI/EXEC and with a Lua script,
-    // logging each transfer in the same transaction or script, while the server is
-    // killed and restarted. After every restart the total holds and every
-    // acknowledged transfer is there.
+    transfers_survive_kill_9(&["--cores", "2"], "{bank}");
+}
+
+/// The same with the accounts and the log spread over two regions on two
+/// cores: every transfer is a cross-region write (`shard::cross`).
+#[test]
+fn a_cross_region_transaction_survives_kill_9_whole_or_not_at_all() {
+    transfers_survive_kill_9(&["--cores", "2", "--regions", "2"], "");
+}
+
+/// Clients move amounts between accounts with MULTI/EXEC and with a Lua script,
+/// logging each transfer in the same transaction or script, while the server is
+/// killed and restarted. After every restart the total holds and every
+/// acknowledged transfer is there. Keys are named with `tag` in front.
+fn transfers_survive_kill_9(args: &[&str], tag: &str) {
     let seed = std::env::var("NEOKV_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(rand_seed);
     println!("seed {seed}");
-    let mut s = Server::start_with(&["--cores", "2"]);
+    let mut s = Server::start_with(args);
     const ACCOUNTS: u64 = 8;
+    let acct = |i: u64| format!("{tag}acct{i}");
+    let log_key = format!("{tag}log");
+    if tag.is_empty() {
+        // The accounts span both regions (the halves of the slots).
+        let half = |k: &str| crate::common::key_slot(k.as_bytes()) >= 8192;
+        let halves: std::collections::BTreeSet<bool> = (0..ACCOUNTS).map(|i| half(&acct(i))).collect();
+        assert_eq!(halves.len(), 2, "the accounts must span both regions");
+    }
     let mut r = s.raw();
     for i in 0..ACCOUNTS {
-        r.cmd(&["SET", &format!("{{bank}}acct{i}"), "1000"]);
+        r.cmd(&["SET", &acct(i), "1000"]);
     }
     let mut acked: Vec<String> = Vec::new();
     let mut rng = seed;
@@ -427,6 +464,7 @@ fn a_transaction_survives_kill_9_whole_or_not_at_all() {
                 let port = s.port;
                 let stop = stop.clone();
                 let mut seed = next() | 1;
+                let (tag, log_key) = (tag.to_string(), log_key.clone());
                 std::thread::spawn(move || {
                     let mut acked = Vec::new();
                     let mut c = Raw::connect(port);
@@ -439,19 +477,18 @@ fn a_transaction_survives_kill_9_whole_or_not_at_all() {
                         seed ^= seed << 17;
                         let (from, to, amt) = (seed % ACCOUNTS, (seed >> 8) % ACCOUNTS, (seed >> 16) % 50);
                         let id = format!("r{round}w{w}n{n}");
-                        let (from, to, amt) =
-                            (format!("{{bank}}acct{from}"), format!("{{bank}}acct{to}"), amt.to_string());
+                        let (from, to, amt) = (format!("{tag}acct{from}"), format!("{tag}acct{to}"), amt.to_string());
                         // Half the transfers are transactions, half are scripts.
                         let lines: Vec<Vec<&str>> = if n % 2 == 0 {
                             vec![
                                 vec!["MULTI"],
                                 vec!["DECRBY", &from, &amt],
                                 vec!["INCRBY", &to, &amt],
-                                vec!["RPUSH", "{bank}log", &id],
+                                vec!["RPUSH", &log_key, &id],
                                 vec!["EXEC"],
                             ]
                         } else {
-                            vec![vec!["EVAL", TRANSFER, "3", &from, &to, "{bank}log", &amt, &id]]
+                            vec![vec!["EVAL", TRANSFER, "3", &from, &to, &log_key, &amt, &id]]
                         };
                         let mut ok = true;
                         let mut last = String::new();
@@ -487,11 +524,11 @@ fn a_transaction_survives_kill_9_whole_or_not_at_all() {
         let mut r = s.raw();
         let mut total = 0i64;
         for i in 0..ACCOUNTS {
-            let v = r.cmd(&["GET", &format!("{{bank}}acct{i}")]);
+            let v = r.cmd(&["GET", &acct(i)]);
             total += v.lines().nth(1).unwrap().parse::<i64>().unwrap();
         }
         assert_eq!(total, 1000 * ACCOUNTS as i64, "seed {seed} round {round}: the total moved");
-        let log = r.cmd(&["LRANGE", "{bank}log", "0", "-1"]);
+        let log = r.cmd(&["LRANGE", &log_key, "0", "-1"]);
         let logged: std::collections::HashSet<&str> = log.lines().filter(|l| l.starts_with('r')).collect();
         for id in &acked {
             assert!(logged.contains(id.as_str()), "seed {seed}: acknowledged transfer {id} lost");

@@ -147,6 +147,11 @@ fn run(
         // EVAL, EVALSHA and FCALL do not wait for this client's earlier writes
         // (`needs_barrier`): with none pending the script is tried here, else
         // it goes to the log behind them, where it sees them.
+        // Standalone with several regions, a script that may write is a
+        // cross-region write: it may touch keys it did not declare.
+        if !read_only && ctx.shared.nodes.is_none() && ctx.shared.router.regions().len() > 1 {
+            ctx.region = Some(crate::shard::cross::ALL_REGIONS);
+        }
         if !ctx.session.writes_pending {
             let region = (!read_only).then_some(ctx.region.unwrap_or(0));
             if let Some(r) = trial(ctx, &code, keys, argv, seed, region) {
@@ -252,7 +257,8 @@ fn script_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 /// same set once a change is acknowledged).
 fn libraries(shared: &Shared, region: Option<u32>) -> Libraries {
     let fns = shared.functions.read().unwrap_or_else(|e| e.into_inner());
-    fns.get(&region.unwrap_or(0)).cloned().unwrap_or_default()
+    let region = region.filter(|&r| r != crate::shard::cross::ALL_REGIONS).unwrap_or(0);
+    fns.get(&region).cloned().unwrap_or_default()
 }
 
 fn fcall_generic(ctx: &mut Ctx<'_>, args: &[Bytes], ro: bool) -> CmdResult {
