@@ -10,9 +10,9 @@
 //! | [`cluster`] | key → slot → region → core routing; `nodes`: the cluster's nodes, their addresses, each region's leader and Raft state, the ids removed for good |
 //! | [`net`] | node-to-node transport (cluster mode): `PeerFrame`s over TCP, the sending side of links (one per core, peer and class) |
 //! | [`types`] | data-type semantics: deterministic apply of `WriteCmd`s, reads |
-//! | [`raft`] | openraft config, glommio runtime adapter, log store, state machine, regions; `network` and `wire`: RPCs over `net` links |
+//! | [`raft`] | openraft config, glommio runtime adapter, log store, state machine, regions; `cross`: where the copies of a cross-region write meet in apply, and the voiding of cut ones at open; `network` and `wire`: RPCs over `net` links |
 //! | [`script`] | the Lua VM (sandbox, `redis.*`, cjson/cmsgpack/bit/struct), running scripts, function libraries |
-//! | [`shard`] | per-core state, the cross-core channel mesh, active expiry, the Pub/Sub registry (`pubsub`), what the server observes of itself (`observe`: command stats, slow log, latency monitor, MONITOR, CLIENT PAUSE), per-core key access records (`access`: OBJECT IDLETIME / FREQ), membership changes of every region (`members`: CLUSTER ADDNODE / FORGET) |
+//! | [`shard`] | per-core state, the cross-core channel mesh, active expiry, the Pub/Sub registry (`pubsub`), what the server observes of itself (`observe`: command stats, slow log, latency monitor, MONITOR, CLIENT PAUSE), per-core key access records (`access`: OBJECT IDLETIME / FREQ), membership changes of every region (`members`: CLUSTER ADDNODE / FORGET), the coordinator of cross-region writes (`cross`) |
 //! | [`cmd`] | the command table, one family file per type, `txn` (MULTI/EXEC, run inside apply), `script` (EVAL/FCALL), `pubsub`, `server`/`admin`/`info` (connection and server commands), `introspect` (MEMORY, OBJECT, COMMAND GETKEYS, ROLE, WAIT), `cluster` (CLUSTER, READONLY, and the MOVED/CLUSTERDOWN/CROSSSLOT routing of cluster mode) |
 //! | [`server`] | executors, listeners, connection loop (pipelining, replies, per-command statistics); `peers`: the cluster port's listener |
 //!

@@ -21,8 +21,10 @@ struct Args {
     /// Executor threads, one per core (default: all cores).
     #[arg(long)]
     cores: Option<usize>,
-    /// Regions (Raft groups) the 16384 slots are split into (default: 1
-    /// standalone; in a cluster, 4 per node so every node leads several).
+    /// Regions (Raft groups) the 16384 slots are split into (default: one per
+    /// core standalone, so every core proposes and applies its own writes; in a
+    /// cluster, 4 per node so every node leads several). A data directory keeps
+    /// the count it was created with.
     #[arg(long)]
     regions: Option<usize>,
     /// Cluster mode: this node's id (a positive integer, listed in --peers).
@@ -117,7 +119,7 @@ fn main() {
     let regions = a.regions.unwrap_or(match &cluster {
         Some(c) if c.join => 4 * (c.peers.len() - 1).max(1),
         Some(c) => 4 * c.peers.len(),
-        None => 1,
+        None => cores,
     });
     let mut config = Config::new(a.bind, a.port, a.dir, cores, regions, a.requirepass, a.appendfsync);
     config.set_cluster(cluster);

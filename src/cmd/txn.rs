@@ -203,9 +203,11 @@ fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         }
         queue.push((q.spec, q.args, in_apply));
     }
-    // A queued script may touch keys it did not declare (see `script::run`).
+    // A queued script may touch keys it did not declare (see `script::run`),
+    // and a queued FLUSHALL or FLUSHDB flushes every region.
     let standalone_regions = ctx.shared.nodes.is_none() && router.regions().len() > 1;
-    if standalone_regions && queue.iter().any(|(spec, _, in_apply)| *in_apply && spec.flags & PROGRAM != 0) {
+    let everywhere = |spec: &CommandSpec| spec.flags & PROGRAM != 0 || matches!(spec.name, "flushall" | "flushdb");
+    if standalone_regions && queue.iter().any(|(spec, _, in_apply)| *in_apply && everywhere(spec)) {
         same = false;
     }
     if !same {

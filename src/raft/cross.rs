@@ -136,17 +136,23 @@ impl Rendezvous {
     /// those of its own regions (`mine`) to void: an entry missing from some
     /// participant's log (a crash cut it off before it reached every log; it was
     /// never acknowledged), or voided in one of them.
-    pub async fn opening(&self, cores: usize, found: Vec<Found>, mine: &[u32]) -> Vec<(u32, u64)> {
+    /// Err if the other cores have not all handed theirs in within two
+    /// minutes (one failed to open its log).
+    pub async fn opening(&self, cores: usize, found: Vec<Found>, mine: &[u32]) -> Result<Vec<(u32, u64)>, String> {
         {
             let mut o = lock(&self.opening);
             o.cores += 1;
             o.found.extend(found);
         }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
         loop {
             {
                 let o = lock(&self.opening);
                 if o.cores >= cores {
-                    return to_void(&o.found, mine);
+                    return Ok(to_void(&o.found, mine));
+                }
+                if std::time::Instant::now() > deadline {
+                    return Err(format!("only {} of {cores} cores read their Raft logs at open", o.cores));
                 }
             }
             glommio::timer::sleep(std::time::Duration::from_millis(1)).await;

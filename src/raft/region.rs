@@ -12,7 +12,9 @@
 //! the watched keys against what apply recorded (`types::watches`), and proposes
 //! the transaction only if none changed, so the check and the transaction are
 //! adjacent in the log and every replica applies the same thing. Writes that
-//! arrive meanwhile wait in the queue, in order.
+//! arrive meanwhile wait in the queue, in order. A cross-region write holds the
+//! proposer the same way (`submit_cross`, see `shard::cross`) and has it propose
+//! the write's copy for this region.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
@@ -40,8 +42,78 @@ use crate::types::now_ms;
 use crate::types::watches::{Watched, Watches};
 use crate::types::write::Programs;
 
-/// Where a write's reply goes.
-pub type ReplyTx = oneshot::Sender<Reply>;
+/// Where a write's reply goes: a waiter on this core, or a place in a batch
+/// of writes another core sent (answered in one message once every reply of
+/// the batch is in: one cross-core wake per batch, not per write).
+pub enum ReplyTx {
+    One(oneshot::Sender<Reply>),
+    Batch(Slot),
+}
+
+impl ReplyTx {
+    pub fn send(self, r: Reply) -> Result<(), Reply> {
+        match self {
+            ReplyTx::One(tx) => tx.send(r),
+            ReplyTx::Batch(mut slot) => {
+                slot.fill(r);
+                Ok(())
+            }
+        }
+    }
+}
+
+impl From<oneshot::Sender<Reply>> for ReplyTx {
+    fn from(tx: oneshot::Sender<Reply>) -> ReplyTx {
+        ReplyTx::One(tx)
+    }
+}
+
+/// The replies of a batch of writes from another core, sent back together.
+pub struct Gather {
+    replies: RefCell<Vec<Option<Reply>>>,
+    left: Cell<usize>,
+    tx: RefCell<Option<oneshot::Sender<Vec<Reply>>>>,
+}
+
+impl Gather {
+    /// A batch of `n` writes, its replies going to `tx`; one [`Slot`] per write.
+    pub fn slots(n: usize, tx: oneshot::Sender<Vec<Reply>>) -> impl Iterator<Item = Slot> {
+        let g =
+            Rc::new(Gather { replies: RefCell::new(vec![None; n]), left: Cell::new(n), tx: RefCell::new(Some(tx)) });
+        (0..n).map(move |at| Slot { gather: g.clone(), at, filled: false })
+    }
+}
+
+/// One write's place in a [`Gather`]; dropped unanswered, it answers that
+/// the write was aborted.
+pub struct Slot {
+    gather: Rc<Gather>,
+    at: usize,
+    filled: bool,
+}
+
+impl Slot {
+    fn fill(&mut self, r: Reply) {
+        if std::mem::replace(&mut self.filled, true) {
+            return;
+        }
+        let g = &self.gather;
+        g.replies.borrow_mut()[self.at] = Some(r);
+        g.left.set(g.left.get() - 1);
+        if g.left.get() == 0 {
+            let all = g.replies.take().into_iter().map(|r| r.unwrap_or(Reply::Nil)).collect();
+            if let Some(tx) = g.tx.take() {
+                let _ = tx.send(all);
+            }
+        }
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.fill(Reply::error("ERR write aborted"));
+    }
+}
 
 /// The most commands one log entry carries.
 pub const MAX_CMDS_PER_ENTRY: usize = 1 << 16;
@@ -92,7 +164,7 @@ pub struct Fenced {
     pub cmd: Option<WriteCmd>,
     pub watched: Vec<Watched>,
     /// The transaction's result, or a null array if a watched key changed.
-    pub tx: ReplyTx,
+    pub tx: oneshot::Sender<Reply>,
 }
 
 /// A cross-region write's hold on this region's proposer (`shard::cross`).
@@ -102,7 +174,7 @@ pub struct CrossHold {
     pub held: oneshot::Sender<Result<(), Reply>>,
     /// The entry to propose, and where its reply goes; `None` or dropped:
     /// nothing (the coordinator gave up), and the hold ends.
-    pub go: oneshot::Receiver<Option<(WriteCmd, ReplyTx)>>,
+    pub go: oneshot::Receiver<Option<(WriteCmd, oneshot::Sender<Reply>)>>,
 }
 
 enum Item {
@@ -645,7 +717,8 @@ impl Region {
     }
 
     /// Queue a write; its reply arrives on `tx` once the entry holding it is applied.
-    pub fn submit(self: &Rc<Self>, cmd: WriteCmd, tx: ReplyTx) {
+    pub fn submit(self: &Rc<Self>, cmd: WriteCmd, tx: impl Into<ReplyTx>) {
+        let tx = tx.into();
         self.queue.borrow_mut().push_back(Item::Cmd(cmd, tx));
         self.schedule();
     }
@@ -692,7 +765,7 @@ impl Region {
             for item in self.queue.borrow_mut().drain(..) {
                 let tx = match item {
                     Item::Cmd(_, tx) => tx,
-                    Item::Fenced(f) => f.tx,
+                    Item::Fenced(f) => f.tx.into(),
                     Item::Cross(h) => {
                         let _ = h.held.send(Err(r.clone()));
                         continue;
@@ -779,7 +852,7 @@ impl Region {
                 }
             }
             let now = self.stamp();
-            self.propose(vec![cmd], vec![tx], now).await;
+            self.propose(vec![cmd], vec![tx.into()], now).await;
         }
     }
 
@@ -799,7 +872,7 @@ impl Region {
                 None => {
                     let _ = f.tx.send(Reply::Array(Vec::new()));
                 }
-                Some(cmd) => self.propose(vec![cmd], vec![f.tx], now).await,
+                Some(cmd) => self.propose(vec![cmd], vec![f.tx.into()], now).await,
             },
         }
     }

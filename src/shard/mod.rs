@@ -37,8 +37,10 @@ pub use shared::Shared;
 
 /// A message from one core to another.
 pub enum CoreMsg {
-    /// Propose `cmd` on `region` (owned by the receiving core) and reply on `tx`.
-    Write { region: u32, cmd: WriteCmd, tx: oneshot::Sender<Reply> },
+    /// Propose each `(region, cmd)` on its region (owned by the receiving core),
+    /// in order, and send every reply back together on `tx` (one message each
+    /// way per reactor turn, whatever the number of writes: see `Outgoing`).
+    Writes { items: Vec<(u32, WriteCmd)>, tx: oneshot::Sender<Vec<Reply>> },
     /// A transaction with watched keys for `region` (see `Region::submit_fenced`).
     Fenced { region: u32, f: Fenced },
     /// Hold `region`'s proposer for a cross-region write (see `cross`).
@@ -67,11 +69,58 @@ pub struct Core {
     /// This core's segment log: the Raft log of the regions it owns
     /// (`None` with `--raft-log rocksdb`). Opened by `start_regions`.
     pub raft_log: RefCell<Option<Rc<SegLog>>>,
+    /// Writes for regions of other cores, gathered over a reactor turn.
+    outgoing: Rc<Outgoing>,
+}
+
+/// Writes bound for other cores' regions: queued per core during a reactor
+/// turn and shipped as one message per core at its end, so a core that
+/// sleeps between turns is woken once per batch, not once per write.
+struct Outgoing {
+    queues: RefCell<Vec<Vec<(u32, WriteCmd, oneshot::Sender<Reply>)>>>,
+    scheduled: std::cell::Cell<bool>,
+}
+
+impl Outgoing {
+    fn push(self: &Rc<Self>, shared: &Arc<Shared>, owner: usize, item: (u32, WriteCmd, oneshot::Sender<Reply>)) {
+        self.queues.borrow_mut()[owner].push(item);
+        if self.scheduled.replace(true) {
+            return;
+        }
+        let (me, shared) = (self.clone(), shared.clone());
+        glommio::spawn_local(async move {
+            // Every connection with bytes ready this turn adds its writes first.
+            futures_lite::future::yield_now().await;
+            me.scheduled.set(false);
+            let queues: Vec<_> = me.queues.borrow_mut().iter_mut().map(std::mem::take).collect();
+            for (owner, q) in queues.into_iter().enumerate().filter(|(_, q)| !q.is_empty()) {
+                let (items, txs): (Vec<(u32, WriteCmd)>, Vec<_>) =
+                    q.into_iter().map(|(region, cmd, tx)| ((region, cmd), tx)).unzip();
+                let (tx, rx) = oneshot::channel();
+                if shared.mesh[owner].unbounded_send(CoreMsg::Writes { items, tx }).is_err() {
+                    for t in txs {
+                        let _ = t.send(Reply::error("ERR owning core stopped"));
+                    }
+                    continue;
+                }
+                glommio::spawn_local(async move {
+                    let replies = rx.await.unwrap_or_default();
+                    let mut replies = replies.into_iter();
+                    for t in txs {
+                        let _ = t.send(replies.next().unwrap_or_else(|| Reply::error("ERR write aborted")));
+                    }
+                })
+                .detach();
+            }
+        })
+        .detach();
+    }
 }
 
 impl Core {
     pub fn new(id: usize, shared: Arc<Shared>) -> Rc<Core> {
         let per_core = (shared.config().read_cache_mb << 20) / shared.mesh.len().max(1);
+        let shared_cores = shared.mesh.len();
         let links = shared.nodes.as_ref().map(|n| {
             let hello = crate::pb::PeerHello {
                 node_id: n.me,
@@ -88,6 +137,10 @@ impl Core {
             regions: RefCell::new(HashMap::new()),
             links,
             raft_log: RefCell::new(None),
+            outgoing: Rc::new(Outgoing {
+                queues: RefCell::new((0..shared_cores).map(|_| Vec::new()).collect()),
+                scheduled: std::cell::Cell::new(false),
+            }),
         })
     }
 
@@ -178,7 +231,7 @@ impl Core {
             found.extend(f);
         }
         let mine: Vec<u32> = routes.iter().map(|r| r.id).collect();
-        let void = self.shared.cross.opening(self.shared.mesh.len(), found, &mine).await;
+        let void = self.shared.cross.opening(self.shared.mesh.len(), found, &mine).await?;
         if void.is_empty() {
             return Ok(());
         }
@@ -296,10 +349,8 @@ impl Core {
                     let _ = tx.send(Reply::error("ERR region not started"));
                 }
             }
-        } else if let Err(e) = self.shared.mesh[owner].unbounded_send(CoreMsg::Write { region, cmd, tx }) {
-            if let CoreMsg::Write { tx, .. } = e.into_inner() {
-                let _ = tx.send(Reply::error("ERR owning core stopped"));
-            }
+        } else {
+            self.outgoing.push(&self.shared, owner, (region, cmd, tx));
         }
         rx
     }
@@ -332,12 +383,18 @@ impl Core {
     pub async fn serve_inbox(self: Rc<Self>, mut inbox: Inbox) {
         while let Some(msg) = inbox.next().await {
             match msg {
-                CoreMsg::Write { region, cmd, tx } => match self.local_region(region) {
-                    Some(r) => r.submit(cmd, tx),
-                    None => {
-                        let _ = tx.send(Reply::error("ERR region not owned by this core"));
+                CoreMsg::Writes { items, tx } => {
+                    let slots = crate::raft::region::Gather::slots(items.len(), tx);
+                    for ((region, cmd), slot) in items.into_iter().zip(slots) {
+                        let tx = crate::raft::region::ReplyTx::Batch(slot);
+                        match self.local_region(region) {
+                            Some(r) => r.submit(cmd, tx),
+                            None => {
+                                let _ = tx.send(Reply::error("ERR region not owned by this core"));
+                            }
+                        }
                     }
-                },
+                }
                 CoreMsg::Fenced { region, f } => match self.local_region(region) {
                     Some(r) => r.submit_fenced(f),
                     None => {

@@ -641,12 +641,16 @@ pub fn gen_zsets(r: &mut XorShift, step: usize) -> Vec<String> {
     c
 }
 
+/// Two cores and, by default, a region on each: multi-key commands, transactions
+/// and scripts over keys of both regions are cross-region writes (`shard::cross`).
+const REGION_PER_CORE: &[&str] = &["--cores", "2"];
+
 fn differential(seeds: std::ops::Range<u64>, steps: usize) {
     differential_with(seeds, steps, gen)
 }
 
 fn differential_with(seeds: std::ops::Range<u64>, steps: usize, gen: fn(&mut XorShift, usize) -> Vec<String>) {
-    let neo_server = Server::start();
+    let neo_server = Server::start_with(REGION_PER_CORE);
     let oracle = Oracle::start();
     let mut neo = neo_server.raw();
     let mut redis = oracle.raw();
@@ -775,7 +779,7 @@ fn txn_mismatch(neo_port: u16, redis_port: u16, seq: &[Step]) -> Option<(usize, 
 #[test]
 fn transactions_match_redis() {
     let seeds = std::env::var("NEOKV_DIFF_SEEDS").ok().and_then(|s| s.parse().ok()).unwrap_or(60u64);
-    let neo = Server::start();
+    let neo = Server::start_with(REGION_PER_CORE);
     let oracle = Oracle::start();
     for seed in 4000..4000 + seeds {
         let mut r = XorShift::new(seed);
@@ -833,7 +837,7 @@ fn sorted_sets_match_redis() {
 fn shrinker_finds_a_minimal_sequence() {
     // The shrinker itself must work: a planted difference (a command only one side
     // knows) is reduced to that one command.
-    let neo_server = Server::start();
+    let neo_server = Server::start_with(REGION_PER_CORE);
     let oracle = Oracle::start();
     let mut neo = neo_server.raw();
     let mut redis = oracle.raw();
@@ -1035,7 +1039,7 @@ fn setup_script_data(c: &mut Raw) {
 
 #[test]
 fn scripts_and_functions_match_redis() {
-    let neo_server = Server::start();
+    let neo_server = Server::start_with(REGION_PER_CORE);
     let oracle = Oracle::start();
     let mut failures = Vec::new();
     for resp in ["2", "3"] {

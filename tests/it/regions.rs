@@ -174,3 +174,50 @@ fn a_cross_region_write_replays_whole_after_a_crash_in_apply() {
     // It applied once: a transaction after it sees exactly its values.
     assert_eq!(r.cmd(&["INCRBY", &b, "5"]), ":7\r\n");
 }
+
+/// FLUSHALL with a region per core is one cross-region write: a reader of
+/// keys in both regions (one snapshot) never sees one flushed and the other not.
+#[test]
+fn flushall_across_regions_is_atomic() {
+    let s = Server::start_with(&["--cores", "2", "--regions", "2"]);
+    let (a, b) = one_per_region("fl");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let (port, stop, a, b) = (s.port, stop.clone(), a.clone(), b.clone());
+        std::thread::spawn(move || {
+            let mut r = crate::common::Raw::connect(port);
+            let mut seen = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let got = r.cmd(&["MGET", &a, &b]);
+                let both = got == "*2\r\n$1\r\n1\r\n$1\r\n1\r\n";
+                assert!(both || got == "*2\r\n$-1\r\n$-1\r\n", "half a FLUSHALL seen: {got:?}");
+                seen += both as u32;
+            }
+            seen
+        })
+    };
+    let mut w = s.raw();
+    for _ in 0..300 {
+        assert_eq!(w.cmd(&["MSET", &a, "1", &b, "1"]), "+OK\r\n");
+        assert_eq!(w.cmd(&["FLUSHALL"]), "+OK\r\n");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(reader.join().unwrap() > 0, "the reader saw the keys set at least once");
+    assert_eq!(w.cmd(&["DBSIZE"]), ":0\r\n");
+}
+
+/// A blocking move between keys of two regions waits, is woken by a push to
+/// its source, and moves the element whole.
+#[test]
+fn a_blocking_move_across_regions_is_woken() {
+    let s = Server::start_with(&["--cores", "2", "--regions", "2"]);
+    let (src, dst) = one_per_region("bl");
+    let mut blocked = s.raw();
+    blocked.send(&crate::common::encode_cmd(&[b"BLMOVE", src.as_bytes(), dst.as_bytes(), b"LEFT", b"RIGHT", b"5"]));
+    std::thread::sleep(Duration::from_millis(200));
+    let mut w = s.raw();
+    assert_eq!(w.cmd(&["RPUSH", &src, "x"]), ":1\r\n");
+    assert_eq!(blocked.read_reply(), b"$1\r\nx\r\n");
+    assert_eq!(w.cmd(&["LRANGE", &dst, "0", "-1"]), "*1\r\n$1\r\nx\r\n");
+    assert_eq!(w.cmd(&["EXISTS", &src]), ":0\r\n");
+}
