@@ -86,7 +86,7 @@ pub struct Found {
     pub participants: Vec<u32>,
     pub region: u32,
     pub index: u64,
-    /// Its copy there is voided already (a SHUTDOWN NOSAVE stopped its script).
+    /// Its copy there is voided already (an earlier open found it cut off).
     pub voided: bool,
 }
 
@@ -160,10 +160,14 @@ impl Rendezvous {
     }
 }
 
-/// Tests: a cross-region MSET whose first key starts with `prefix` (the crash
+/// The position of a voided marker that voids a whole cross entry (one a crash
+/// cut off): positions below it void one command of an entry.
+pub const CUT: u32 = u32::MAX;
+
+/// Tests: a cross-region MSET (the entry's first command) whose first key starts with `prefix` (the crash
 /// points `cross-cut` and `cross-applied` fire only for such a write).
 pub fn marked(cross: &crate::pb::Cross, prefix: &[u8]) -> bool {
-    match cross.cmd.as_deref().and_then(|c| c.op.as_ref()) {
+    match cross.cmds.first().and_then(|c| c.op.as_ref()) {
         Some(crate::pb::write_cmd::Op::Mset(m)) => m.keys.first().is_some_and(|k| k.starts_with(prefix)),
         _ => false,
     }

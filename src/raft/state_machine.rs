@@ -21,7 +21,7 @@ use openraft::storage::{EntryResponder, RaftStateMachine, Snapshot};
 use openraft::{EntryPayload, OptionalSend, RaftSnapshotBuilder};
 
 use super::codec::{decode_applied, decode_applied_full, encode_applied, encode_applied_full, invalid};
-use super::cross::{Arrival, Met, Txn};
+use super::cross::{Arrival, Met, Txn, CUT};
 use super::region::RegionDeps;
 use super::{LogId, SnapshotMeta, StoredMembership, TypeConfig};
 use crate::pb::write_cmd::Op;
@@ -217,7 +217,7 @@ impl StateMachine {
         let Some(Op::Cross(c)) = p.0.cmds.into_iter().next().and_then(|c| c.op) else {
             return Err(io_err("a cross entry without its command"));
         };
-        let reply = if self.voided.contains(&(index, 0)) {
+        let reply = if self.voided.contains(&(index, CUT)) {
             // Every copy is voided (settled at open): nobody meets.
             self.applied = Some(log_id);
             self.applied_now.set(now);
@@ -227,7 +227,7 @@ impl StateMachine {
                 state_key(self.region, StateKind::Applied),
                 encode_applied_full(self.applied.as_ref(), &self.membership, now, &self.removed),
             );
-            b.delete(Cf::RaftState, voided_key(self.region, index, 0));
+            b.delete(Cf::RaftState, voided_key(self.region, index, CUT));
             self.voided.retain(|&(i, _)| i > index);
             let mut backoff = crate::storage::Backoff::default();
             while self.storage.write_applied(&b).is_err() {
@@ -243,7 +243,7 @@ impl StateMachine {
             let (reply, at) = match met {
                 // The executor answers the client; this copy's reply is not shown.
                 Met::Done(at) => (Reply::Ok, at),
-                Met::Run(all) => self.run_cross(*c, all).await?,
+                Met::Run(all) => self.run_cross(c, all).await?,
             };
             self.applied = Some(log_id);
             self.applied_now.set(now.max(at));
@@ -257,11 +257,15 @@ impl StateMachine {
         Ok(())
     }
 
-    /// The executor of a cross entry: run `cmd` over every participant's slots
-    /// and write it in one batch with every participant's applied state.
+    /// The executor of a cross entry: run its commands over every participant's
+    /// slots and write them in one batch with every participant's applied
+    /// state. The reply is an array of the commands' replies.
     async fn run_cross(&mut self, cross: crate::pb::Cross, all: Vec<Arrival>) -> Result<(Reply, u64), io::Error> {
         let cross_marked = super::cross::marked(&cross, b"crash:applied");
-        let cmd = cross.cmd.map(|b| *b).unwrap_or_default();
+        let cmds = cross.cmds;
+        // Commands SHUTDOWN NOSAVE voided (a script it stopped): nothing.
+        let index = all[0].index;
+        let voided: Vec<u32> = self.voided.iter().filter(|&&(i, _)| i == index).map(|&(_, pos)| pos).collect();
         let now = all.iter().map(|a| a.now_ms).max().unwrap_or(0);
         let parts = all.iter().map(|a| (a.slots.0, a.slots.1, a.index)).collect();
         let mut ctx = ApplyCtx::new(&self.storage, 0, crate::cluster::SLOT_COUNT)
@@ -276,15 +280,24 @@ impl StateMachine {
         }
         ctx.begin_entry(all[0].index, now);
         let programs = ctx.programs();
-        let (mut ctx, reply) = if runs_long(programs.as_deref(), &cmd) {
+        let long = cmds.iter().any(|c| runs_long(programs.as_deref(), c));
+        let run = move |ctx: &mut ApplyCtx| -> Result<Reply, crate::storage::StorageError> {
+            let mut out = Vec::with_capacity(cmds.len());
+            for (pos, cmd) in cmds.iter().enumerate() {
+                ctx.cmd_pos = pos as u32;
+                out.push(if voided.contains(&(pos as u32)) { Reply::error(VOIDED) } else { apply_cmd(ctx, cmd)? });
+            }
+            Ok(Reply::Array(out))
+        };
+        let (mut ctx, reply) = if long {
             glommio::executor()
                 .spawn_blocking(move || {
-                    let r = apply_cmd(&mut ctx, &cmd);
+                    let r = run(&mut ctx);
                     (ctx, r)
                 })
                 .await
         } else {
-            let r = apply_cmd(&mut ctx, &cmd);
+            let r = run(&mut ctx);
             (ctx, r)
         };
         let reply = reply.map_err(io_err)?;
@@ -343,7 +356,7 @@ impl StateMachine {
                 participants: c.participants.clone(),
                 region,
                 index,
-                voided: voided.contains(&(index, 0)),
+                voided: voided.contains(&(index, CUT)),
             });
         }
         Ok(out)

@@ -9,9 +9,13 @@
 //! it once (`raft::cross`); the reply is the first region's.
 //!
 //! Every region takes part, not only those of the keys: a script may touch
-//! keys it did not declare, and a transaction may hold FLUSHALL. Cross writes
-//! are rarer than single-region ones; each costs one log round on every region.
+//! keys it did not declare, and a transaction may hold FLUSHALL. An entry costs
+//! a hold of every region and a log round on each, so a core's coordinator
+//! sends the cross-region writes that gathered meanwhile as one entry
+//! ([`CrossQueue`]).
 
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 use futures_channel::oneshot;
@@ -27,12 +31,36 @@ use crate::types::watches::Watched;
 /// cross-region write.
 pub const ALL_REGIONS: u32 = u32::MAX;
 
+/// The most writes one cross entry carries.
+const MAX_BATCH: usize = 1024;
+
+/// A core's cross-region writes waiting for its coordinator: while one entry
+/// is under way, the next ones gather, and go together as one entry (one
+/// hold of every region, one log round), so cross-region writes from many
+/// clients cost about what one does.
+#[derive(Default)]
+pub struct CrossQueue {
+    waiting: RefCell<VecDeque<Pending>>,
+    running: Cell<bool>,
+}
+
+struct Pending {
+    cmd: WriteCmd,
+    watched: Vec<Watched>,
+    tx: oneshot::Sender<Reply>,
+}
+
 impl Core {
     /// Run `cmd` as a cross-region write (see the module doc); with `watched`,
     /// only if none of those keys changed (else a null array, as EXEC).
     pub fn submit_cross(&self, cmd: WriteCmd, watched: Vec<Watched>) -> oneshot::Receiver<Reply> {
         let (tx, rx) = oneshot::channel();
+        self.cross.waiting.borrow_mut().push_back(Pending { cmd, watched, tx });
+        if self.cross.running.replace(true) {
+            return rx;
+        }
         let shared = self.shared.clone();
+        let queue = self.cross.clone();
         let regions: Vec<(u32, Hold)> = shared
             .router
             .regions()
@@ -46,12 +74,33 @@ impl Core {
             })
             .collect();
         glommio::spawn_local(async move {
-            let r = coordinate(&shared, regions, cmd, watched).await;
-            let _ = tx.send(r);
+            // Every connection with bytes ready this turn adds its writes first.
+            futures_lite::future::yield_now().await;
+            loop {
+                let batch = next_batch(&mut queue.waiting.borrow_mut());
+                if batch.is_empty() {
+                    queue.running.set(false);
+                    return;
+                }
+                coordinate(&shared, &regions, batch).await;
+            }
         })
         .detach();
         rx
     }
+}
+
+/// The next entry's writes, in order: a write with watched keys goes first in
+/// its entry (it is checked against everything before it) or alone.
+fn next_batch(waiting: &mut VecDeque<Pending>) -> Vec<Pending> {
+    let mut batch = Vec::new();
+    while let Some(p) = waiting.front() {
+        if batch.len() >= MAX_BATCH || (!batch.is_empty() && !p.watched.is_empty()) {
+            break;
+        }
+        batch.extend(waiting.pop_front());
+    }
+    batch
 }
 
 enum Hold {
@@ -59,11 +108,16 @@ enum Hold {
     There(usize),
 }
 
-async fn coordinate(shared: &super::Shared, regions: Vec<(u32, Hold)>, cmd: WriteCmd, watched: Vec<Watched>) -> Reply {
+async fn coordinate(shared: &super::Shared, regions: &[(u32, Hold)], mut batch: Vec<Pending>) {
+    let fail = |batch: Vec<Pending>, r: Reply| {
+        for p in batch {
+            let _ = p.tx.send(r.clone());
+        }
+    };
     let stopped = || Reply::error("ERR owning core stopped");
     // Hold every proposer, in ascending region id.
     let mut gos = Vec::with_capacity(regions.len());
-    for (id, hold) in &regions {
+    for (id, hold) in regions {
         let (held_tx, held_rx) = oneshot::channel();
         let (go_tx, go_rx) = oneshot::channel();
         let h = CrossHold { held: held_tx, go: go_rx };
@@ -71,46 +125,66 @@ async fn coordinate(shared: &super::Shared, regions: Vec<(u32, Hold)>, cmd: Writ
             Hold::Here(region) => region.submit_cross(h),
             Hold::There(core) => {
                 if shared.mesh[*core].unbounded_send(CoreMsg::Cross { region: *id, h }).is_err() {
-                    return stopped();
+                    return fail(batch, stopped());
                 }
             }
         }
         match held_rx.await {
             Ok(Ok(())) => gos.push(go_tx),
             // Dropping `gos` releases the regions held so far.
-            Ok(Err(r)) => return r,
-            Err(_) => return stopped(),
+            Ok(Err(r)) => return fail(batch, r),
+            Err(_) => return fail(batch, stopped()),
         }
     }
-    // Everything proposed anywhere is applied, and nothing moves.
-    if !watched.is_empty() {
-        match shared.watches.dirty(&shared.storage, &watched, crate::types::now_ms()) {
-            Ok(false) => {}
-            Ok(true) => return Reply::NilArray,
-            Err(e) => return Reply::error(format!("ERR {e}")),
+    // Everything proposed anywhere is applied, and nothing moves: a
+    // transaction's watched keys (only the first write of a batch has any).
+    if let Some(first) = batch.first().filter(|p| !p.watched.is_empty()) {
+        let dirty = match shared.watches.dirty(&shared.storage, &first.watched, crate::types::now_ms()) {
+            Ok(d) => d.then_some(Reply::NilArray),
+            Err(e) => Some(Reply::error(format!("ERR {e}"))),
+        };
+        if let Some(r) = dirty {
+            let _ = batch.remove(0).tx.send(r);
+            if batch.is_empty() {
+                return;
+            }
         }
     }
     let participants: Vec<u32> = regions.iter().map(|(id, _)| *id).collect();
     let txn: [u8; 16] = rand::random();
-    let entry = WriteCmd {
-        op: Some(Op::Cross(Box::new(Cross { txn: txn.to_vec().into(), participants, cmd: Some(Box::new(cmd)) }))),
-    };
+    let (cmds, txs): (Vec<WriteCmd>, Vec<_>) = batch.into_iter().map(|p| (p.cmd, p.tx)).unzip();
+    let entry = WriteCmd { op: Some(Op::Cross(Cross { txn: txn.to_vec().into(), participants, cmds })) };
     let mut replies = Vec::with_capacity(gos.len());
     for go in gos {
         let (tx, rx) = oneshot::channel();
         let _ = go.send(Some((entry.clone(), tx)));
         replies.push(rx);
     }
-    // The first region ran the command; another's error (the entry's fate
-    // unknown there) wins over it.
-    let mut first = None;
+    // The first region ran the writes and answers with their replies; another
+    // region's error (the entry's fate unknown there) is every write's answer.
+    let mut answer = None;
     for rx in replies {
         let r = rx.await.unwrap_or_else(|_| Reply::error("ERR write aborted"));
-        match &first {
-            None => first = Some(r),
-            Some(_) if r.is_error() => first = Some(r),
+        match &answer {
+            None => answer = Some(r),
+            Some(_) if r.is_error() => answer = Some(r),
             Some(_) => {}
         }
     }
-    first.unwrap_or_else(stopped)
+    match answer {
+        Some(Reply::Array(each)) if each.len() == txs.len() => {
+            for (tx, r) in txs.into_iter().zip(each) {
+                let _ = tx.send(r);
+            }
+        }
+        other => {
+            let r = match other {
+                Some(r) if r.is_error() => r,
+                _ => Reply::error("ERR cross-region write answered out of shape"),
+            };
+            for tx in txs {
+                let _ = tx.send(r.clone());
+            }
+        }
+    }
 }

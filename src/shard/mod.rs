@@ -71,6 +71,8 @@ pub struct Core {
     pub raft_log: RefCell<Option<Rc<SegLog>>>,
     /// Writes for regions of other cores, gathered over a reactor turn.
     outgoing: Rc<Outgoing>,
+    /// Cross-region writes waiting for this core's coordinator (`cross`).
+    cross: Rc<cross::CrossQueue>,
 }
 
 /// Writes bound for other cores' regions: queued per core during a reactor
@@ -141,6 +143,7 @@ impl Core {
                 queues: RefCell::new((0..shared_cores).map(|_| Vec::new()).collect()),
                 scheduled: std::cell::Cell::new(false),
             }),
+            cross: Rc::default(),
         })
     }
 
@@ -240,7 +243,7 @@ impl Core {
         for &(region, index) in &void {
             b.put(
                 crate::storage::Cf::RaftState,
-                crate::storage::keys::voided_key(region, index, 0).to_vec(),
+                crate::storage::keys::voided_key(region, index, crate::raft::cross::CUT).to_vec(),
                 Vec::new(),
             );
             eprintln!("region {region}: voided the cross-region write at log index {index}: a crash cut it off before every participant's log held it (it was never acknowledged)");

@@ -39,7 +39,7 @@ pub fn runs_long(programs: Option<&dyn Programs>, cmd: &WriteCmd) -> bool {
     match &cmd.op {
         Some(Op::Eval(_) | Op::Functions(_)) => true,
         Some(Op::Exec(o)) => programs.is_some_and(|p| p.queues_script(o)),
-        Some(Op::Cross(c)) => c.cmd.as_deref().is_some_and(|c| runs_long(programs, c)),
+        Some(Op::Cross(c)) => c.cmds.iter().any(|c| runs_long(programs, c)),
         _ => false,
     }
 }

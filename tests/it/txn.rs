@@ -541,3 +541,49 @@ fn transfers_survive_kill_9(args: &[&str], tag: &str) {
 fn rand_seed() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64 | 1
 }
+
+/// Optimistic locking across regions: clients increment a counter pair (keys
+/// in two regions) with WATCH / GET / MULTI / SET / SET / EXEC, retrying on a
+/// null reply. Cross-region writes gather into shared entries (`shard::cross`);
+/// a watched transaction must still see every write before it, so no
+/// increment is lost and both keys agree.
+#[test]
+fn watched_cross_region_increments_lose_nothing() {
+    let s = Server::start_with(&["--cores", "2", "--regions", "2"]);
+    let half = |k: &str| crate::common::key_slot(k.as_bytes()) >= 8192;
+    let a = (0..).map(|i| format!("ca{i}")).find(|k| !half(k)).unwrap();
+    let b = (0..).map(|i| format!("cb{i}")).find(|k| half(k)).unwrap();
+    s.raw().cmd(&["MSET", &a, "0", &b, "0"]);
+    const CLIENTS: usize = 8;
+    const EACH: usize = 40;
+    let workers: Vec<_> = (0..CLIENTS)
+        .map(|_| {
+            let (port, a, b) = (s.port, a.clone(), b.clone());
+            std::thread::spawn(move || {
+                let mut c = Raw::connect(port);
+                let mut retries = 0;
+                for _ in 0..EACH {
+                    loop {
+                        assert_eq!(c.cmd(&["WATCH", &a, &b]), "+OK\r\n");
+                        let v: i64 = c.cmd(&["GET", &a]).lines().nth(1).unwrap().parse().unwrap();
+                        let next = (v + 1).to_string();
+                        c.cmd(&["MULTI"]);
+                        c.cmd(&["SET", &a, &next]);
+                        c.cmd(&["SET", &b, &next]);
+                        match c.cmd(&["EXEC"]).as_str() {
+                            "*2\r\n+OK\r\n+OK\r\n" => break,
+                            "*-1\r\n" => retries += 1,
+                            other => panic!("EXEC answered {other:?}"),
+                        }
+                    }
+                }
+                retries
+            })
+        })
+        .collect();
+    let retries: usize = workers.into_iter().map(|w| w.join().unwrap()).sum();
+    let total = (CLIENTS * EACH).to_string();
+    let want = format!("*2\r\n${}\r\n{total}\r\n${}\r\n{total}\r\n", total.len(), total.len());
+    assert_eq!(s.raw().cmd(&["MGET", &a, &b]), want, "{retries} retries");
+    println!("{} increments, {retries} retries", CLIENTS * EACH);
+}
