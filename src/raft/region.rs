@@ -777,12 +777,17 @@ impl Region {
         }
         loop {
             let (cmds, waiters, fence) = self.take_until_fence();
+            // Taken at once, before the writes ahead of it are proposed: a
+            // flush task started meanwhile must not take a fence of its own
+            // (two holders would each believe the region still).
+            if fence.is_some() {
+                self.fenced.set(true);
+            }
             if !cmds.is_empty() {
                 let now = self.stamp();
                 self.propose(cmds, waiters, now).await;
             }
             let Some(f) = fence else { break };
-            self.fenced.set(true);
             match f {
                 Stop::Watched(f) => self.run_fenced(f).await,
                 Stop::Cross(h) => self.run_cross(h).await,

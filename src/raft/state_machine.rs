@@ -302,7 +302,11 @@ impl StateMachine {
         };
         let reply = reply.map_err(io_err)?;
         for a in &all {
-            ctx.put_raw(Cf::RaftState, state_key(a.region, StateKind::Applied).to_vec(), a.applied.clone());
+            // Every participant keeps the entry's time (the latest of its copies'),
+            // so none stamps a later entry earlier after a restart.
+            let (applied, membership, _, removed) = decode_applied_full(&a.applied)?;
+            let state = encode_applied_full(applied.as_ref(), &membership, now, &removed);
+            ctx.put_raw(Cf::RaftState, state_key(a.region, StateKind::Applied).to_vec(), state);
         }
         let mut applied = ctx.take();
         let mut backoff = crate::storage::Backoff::default();

@@ -794,10 +794,13 @@ fn staging_dirs(dir: &std::path::Path) -> Vec<String> {
 /// applied index over the new data, and apply old entries a second time.)
 #[test]
 fn a_snapshot_install_cut_short_by_a_crash_is_finished_on_restart() {
-    let (mut c, key, slot, leader, follower) = written_past_a_stopped_follower("crashsnap");
-    let leader_port = c.nodes[leader as usize - 1].port;
-    let want = region_state(leader_port, slot).unwrap();
-    eprintln!("the leader has {want:?}; restarting node {follower} to crash mid-install");
+    let (mut c, key, slot, _leader, follower) = written_past_a_stopped_follower("crashsnap");
+    // The state every running node has applied. (Leadership may have moved
+    // during the writes: the node that led at first may now be a follower one
+    // entry behind, and the snapshot is taken from whoever leads.)
+    let running: Vec<u16> = c.nodes.iter().filter(|n| n.id != follower).map(|n| n.port).collect();
+    let want = wait_replicas_agree(&running, slot, Duration::from_secs(30), "the running nodes never agreed", |_| true);
+    eprintln!("the running nodes have {want:?}; restarting node {follower} to crash mid-install");
     c.node(follower).spawn_with_env(&[("NEOKV_CRASH_POINT", "snapshot-ingest")]);
     let status = c.node(follower).wait_exit(Duration::from_secs(60));
     assert!(status.is_some(), "node {follower} never reached the crash point (no snapshot installed?)");

@@ -544,9 +544,10 @@ fn rand_seed() -> u64 {
 
 /// Optimistic locking across regions: clients increment a counter pair (keys
 /// in two regions) with WATCH / GET / MULTI / SET / SET / EXEC, retrying on a
-/// null reply. Cross-region writes gather into shared entries (`shard::cross`);
-/// a watched transaction must still see every write before it, so no
-/// increment is lost and both keys agree.
+/// null reply, while other clients keep both regions' proposers busy.
+/// Cross-region writes gather into shared entries (`shard::cross`), and a
+/// region is held by one coordinator at a time; a watched transaction must
+/// see every write before it, so no increment is lost and both keys agree.
 #[test]
 fn watched_cross_region_increments_lose_nothing() {
     let s = Server::start_with(&["--cores", "2", "--regions", "2"]);
@@ -554,6 +555,30 @@ fn watched_cross_region_increments_lose_nothing() {
     let a = (0..).map(|i| format!("ca{i}")).find(|k| !half(k)).unwrap();
     let b = (0..).map(|i| format!("cb{i}")).find(|k| half(k)).unwrap();
     s.raw().cmd(&["MSET", &a, "0", &b, "0"]);
+    // Pipelined writes to other keys of both regions keep their proposers busy,
+    // so holds arrive while writes ahead of them are still being proposed.
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..2)
+        .map(|w| {
+            let (port, stop) = (s.port, stop.clone());
+            std::thread::spawn(move || {
+                let mut c = Raw::connect(port);
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let mut batch = Vec::new();
+                    for i in 0..16 {
+                        let k = format!("busy{w}:{}", (n * 16 + i) % 1000);
+                        batch.extend(crate::common::encode_cmd(&[b"SET", k.as_bytes(), b"x"]));
+                    }
+                    c.send(&batch);
+                    for _ in 0..16 {
+                        assert_eq!(c.read_reply(), b"+OK\r\n");
+                    }
+                    n += 1;
+                }
+            })
+        })
+        .collect();
     const CLIENTS: usize = 8;
     const EACH: usize = 40;
     let workers: Vec<_> = (0..CLIENTS)
@@ -582,6 +607,10 @@ fn watched_cross_region_increments_lose_nothing() {
         })
         .collect();
     let retries: usize = workers.into_iter().map(|w| w.join().unwrap()).sum();
+    stop.store(true, Ordering::Relaxed);
+    for w in writers {
+        w.join().unwrap();
+    }
     let total = (CLIENTS * EACH).to_string();
     let want = format!("*2\r\n${}\r\n{total}\r\n${}\r\n{total}\r\n", total.len(), total.len());
     assert_eq!(s.raw().cmd(&["MGET", &a, &b]), want, "{retries} retries");
