@@ -318,6 +318,12 @@ fn raft_config(snapshot_logs: u64, cluster: bool) -> Result<Config, String> {
         // A node that was cut off asks first whether it could win, so it does
         // not depose a working leader when it comes back.
         enable_pre_vote: Some(cluster),
+        // A restarted leader of a cluster campaigns like any node instead of
+        // taking its leadership back at once: apply writes past RocksDB's WAL
+        // and the commit index is saved lazily, so a leader that restored
+        // itself could serve reads from a state machine behind what was
+        // committed (openraft documents this setting as unsafe then).
+        enable_leader_restore: Some(!cluster),
         heartbeat_interval: HEARTBEAT_MS,
         election_timeout_min: ELECTION_MIN_MS,
         election_timeout_max: ELECTION_MAX_MS,

@@ -262,7 +262,12 @@ fn ingest_all(storage: &Storage, files: &[(Cf, PathBuf)], move_files: bool) -> R
         };
         let mut tries = 0;
         loop {
-            storage.inner.db.flush_cf(storage.cf(*cf))?;
+            // Every column family at once (an atomic flush), never one alone:
+            // apply writes past the WAL, so a data column family flushed
+            // without the applied indexes in RaftState would, after kill -9,
+            // hold data ahead of its applied index, and the replay would apply
+            // those entries a second time (an APPEND twice).
+            storage.flush_all()?;
             let mut o = IngestExternalFileOptions::default();
             o.set_move_files(move_files);
             o.set_allow_blocking_flush(tries == 2);
