@@ -522,3 +522,12 @@ pub fn read_frame_strict<R: BufRead>(r: &mut R, out: &mut Vec<u8>) -> Result<(),
     }
     Ok(())
 }
+
+/// A key starting with `prefix` in each half of the slots (the regions of
+/// `--regions 2`): (region 0's, region 1's).
+pub fn one_per_region(prefix: &str) -> (String, String) {
+    let region = |k: &String| key_slot(k.as_bytes()) >= 8192;
+    let a = (0..).map(|i| format!("{prefix}{i}")).find(|k| !region(k)).unwrap();
+    let b = (0..).map(|i| format!("{prefix}{i}")).find(region).unwrap();
+    (a, b)
+}

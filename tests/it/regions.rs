@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::common::Server;
+use crate::common::{one_per_region, Server};
 
 #[test]
 fn single_key_commands_route_to_their_regions() {
@@ -73,15 +73,6 @@ fn a_pipeline_across_regions_takes_effect_in_order() {
     }
 }
 
-/// A key starting with `prefix` in each half of the slots (the regions of
-/// `--regions 2`): (region 0's, region 1's).
-fn one_per_region(prefix: &str) -> (String, String) {
-    let region = |k: &String| crate::common::key_slot(k.as_bytes()) >= 8192;
-    let a = (0..).map(|i| format!("{prefix}{i}")).find(|k| !region(k)).unwrap();
-    let b = (0..).map(|i| format!("{prefix}{i}")).find(region).unwrap();
-    (a, b)
-}
-
 fn voided_at_open(r: &mut crate::common::Raw) -> String {
     let info = r.cmd(&["INFO", "persistence"]);
     info.lines().find_map(|l| l.strip_prefix("neokv_cross_voided_at_open:")).unwrap_or("missing").to_string()
@@ -127,6 +118,23 @@ fn multi_key_commands_across_regions_are_atomic() {
     assert_eq!(voided_at_open(&mut r), "0");
 }
 
+/// On a two-region server in `dir` started with `NEOKV_CRASH_POINT=point`:
+/// write "before" to region 0's key (`first`) or "10" to region 1's, send
+/// `MSET a 1 b 2` over both regions (keys starting with `prefix`), see the
+/// crash point end the process, and restart it without one.
+fn cross_mset_crashes_at(dir: &std::path::Path, point: &str, prefix: &str, first: bool) -> (Server, String, String) {
+    let args = ["--cores", "2", "--regions", "2"];
+    let mut s = Server::start_in_env(dir, &args, &[("NEOKV_CRASH_POINT", point)]);
+    let mut r = s.raw();
+    let (a, b) = one_per_region(prefix);
+    let before = if first { ["SET", a.as_str(), "before"] } else { ["SET", b.as_str(), "10"] };
+    assert_eq!(r.cmd(&before), "+OK\r\n");
+    r.send(&crate::common::encode_cmd(&[b"MSET", a.as_bytes(), b"1", b.as_bytes(), b"2"]));
+    assert_eq!(s.wait_exit(Duration::from_secs(20)), Some(70), "the crash point must fire");
+    s.restart_with(&args, &[]);
+    (s, a, b)
+}
+
 /// A crash after a cross-region write reached one participant's log but
 /// before it reached the other's (`NEOKV_CRASH_POINT=cross-cut`): it was never
 /// acknowledged, so the restart voids the copy it finds and applies neither
@@ -134,14 +142,7 @@ fn multi_key_commands_across_regions_are_atomic() {
 #[test]
 fn a_cross_region_write_cut_off_before_every_log_held_it_is_voided() {
     let tmp = tempfile::tempdir().unwrap();
-    let args = ["--cores", "2", "--regions", "2"];
-    let mut s = Server::start_in_env(tmp.path(), &args, &[("NEOKV_CRASH_POINT", "cross-cut")]);
-    let mut r = s.raw();
-    let (a, b) = one_per_region("crash:cut:");
-    assert_eq!(r.cmd(&["SET", &a, "before"]), "+OK\r\n");
-    r.send(&crate::common::encode_cmd(&[b"MSET", a.as_bytes(), b"1", b.as_bytes(), b"2"]));
-    assert_eq!(s.wait_exit(Duration::from_secs(20)), Some(70), "the crash point must fire");
-    s.restart_with(&args, &[]);
+    let (mut s, a, b) = cross_mset_crashes_at(tmp.path(), "cross-cut", "crash:cut:", true);
     let mut r = s.raw();
     assert_eq!(voided_at_open(&mut r), "1", "region 0's log held the cut write");
     assert_eq!(r.cmd(&["MGET", &a, &b]), "*2\r\n$6\r\nbefore\r\n$-1\r\n");
@@ -160,14 +161,7 @@ fn a_cross_region_write_cut_off_before_every_log_held_it_is_voided() {
 #[test]
 fn a_cross_region_write_replays_whole_after_a_crash_in_apply() {
     let tmp = tempfile::tempdir().unwrap();
-    let args = ["--cores", "2", "--regions", "2"];
-    let mut s = Server::start_in_env(tmp.path(), &args, &[("NEOKV_CRASH_POINT", "cross-applied")]);
-    let mut r = s.raw();
-    let (a, b) = one_per_region("crash:applied:");
-    assert_eq!(r.cmd(&["SET", &b, "10"]), "+OK\r\n");
-    r.send(&crate::common::encode_cmd(&[b"MSET", a.as_bytes(), b"1", b.as_bytes(), b"2"]));
-    assert_eq!(s.wait_exit(Duration::from_secs(20)), Some(70), "the crash point must fire");
-    s.restart_with(&args, &[]);
+    let (s, a, b) = cross_mset_crashes_at(tmp.path(), "cross-applied", "crash:applied:", false);
     let mut r = s.raw();
     assert_eq!(r.cmd(&["MGET", &a, &b]), "*2\r\n$1\r\n1\r\n$1\r\n2\r\n");
     assert_eq!(voided_at_open(&mut r), "0");

@@ -551,9 +551,7 @@ fn rand_seed() -> u64 {
 #[test]
 fn watched_cross_region_increments_lose_nothing() {
     let s = Server::start_with(&["--cores", "2", "--regions", "2"]);
-    let half = |k: &str| crate::common::key_slot(k.as_bytes()) >= 8192;
-    let a = (0..).map(|i| format!("ca{i}")).find(|k| !half(k)).unwrap();
-    let b = (0..).map(|i| format!("cb{i}")).find(|k| half(k)).unwrap();
+    let (a, b) = crate::common::one_per_region("c");
     s.raw().cmd(&["MSET", &a, "0", &b, "0"]);
     // Pipelined writes to other keys of both regions keep their proposers busy,
     // so holds arrive while writes ahead of them are still being proposed.
