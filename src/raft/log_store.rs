@@ -47,6 +47,17 @@ impl LogStore {
         LogStore { storage, region, seg: None }
     }
 
+    /// The region's log where it lives: in its core's segment log `seg`
+    /// ([`LogStore::segments`]), or in RocksDB without one; errors name the region.
+    pub async fn open(storage: Storage, region: u32, seg: Option<&Rc<SegLog>>) -> Result<Self, String> {
+        match seg {
+            Some(seg) => Self::segments(storage, region, seg.clone())
+                .await
+                .map_err(|e| format!("region {region}: Raft log: {e}")),
+            None => Ok(Self::new(storage, region)),
+        }
+    }
+
     /// The region's log in its core's segment log `seg`. A log still in
     /// RocksDB is moved over first: copied whole and made durable, then
     /// deleted from RocksDB in one synced write (a crash in between copies it

@@ -349,12 +349,7 @@ impl Region {
     /// should lead it asks for an election at once, and the group is served
     /// from here on whoever wins.
     pub async fn start(deps: RegionDeps, route: &RegionRoute, opts: GroupOpts) -> Result<Rc<Region>, String> {
-        let log = match &opts.log {
-            Some(seg) => LogStore::segments(deps.storage.clone(), route.id, seg.clone())
-                .await
-                .map_err(|e| format!("region {}: Raft log: {e}", route.id))?,
-            None => LogStore::new(deps.storage.clone(), route.id),
-        };
+        let log = LogStore::open(deps.storage.clone(), route.id, opts.log.as_ref()).await?;
         let (storage, watches, nodes) = (deps.storage.clone(), deps.watches.clone(), deps.nodes.clone());
         let links = match &opts.network {
             Network::Cluster { links, .. } => Some(links.clone()),

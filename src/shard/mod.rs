@@ -222,12 +222,7 @@ impl Core {
         let storage = &self.shared.storage;
         let mut found = Vec::new();
         for route in routes {
-            let mut log = match seg {
-                Some(seg) => LogStore::segments(storage.clone(), route.id, seg.clone())
-                    .await
-                    .map_err(|e| format!("region {}: Raft log: {e}", route.id))?,
-                None => LogStore::new(storage.clone(), route.id),
-            };
+            let mut log = LogStore::open(storage.clone(), route.id, seg).await?;
             let f = StateMachine::cross_entries(storage, &mut log, route.id)
                 .await
                 .map_err(|e| format!("region {}: read the Raft log: {e}", route.id))?;
