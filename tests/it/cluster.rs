@@ -851,6 +851,115 @@ fn a_snapshot_install_cut_short_by_a_crash_is_finished_on_restart() {
     assert_eq!(v, redis::Value::BulkString(b"601".to_vec()));
 }
 
+/// A snapshot install flushes the node's memtables, and another region's
+/// applied entries sit in them too (apply writes past the WAL): they must reach
+/// disk together with that region's applied index, or a kill -9 right after
+/// leaves its data ahead of its index, and the restart's replay applies those
+/// entries a second time. Here a follower keeps applying APPENDs to a region A
+/// while it is cut off from the leader of region X; X's leader writes past
+/// several snapshots; the link heals, the follower installs X's snapshot and
+/// dies right after the ingest (`NEOKV_CRASH_POINT`); restarted, its copy of A
+/// must hold each APPEND once.
+#[test]
+fn a_snapshot_install_never_makes_another_regions_applies_durable_alone() {
+    // X's leadership may move while the follower is cut off from its leader
+    // (to A's leader, which reaches the follower: nothing to install then);
+    // the setup is tried again, at most three times.
+    for attempt in 1..=3 {
+        if snapshot_install_beside_applies() {
+            return;
+        }
+        eprintln!("attempt {attempt}: X's leadership moved during the cut; starting again");
+    }
+    panic!("X's leadership moved in each of three attempts");
+}
+
+/// [`a_snapshot_install_never_makes_another_regions_applies_durable_alone`];
+/// false if X's leadership moved.
+fn snapshot_install_beside_applies() -> bool {
+    let mut c = Cluster::start_with(3, &["--raft-snapshot-logs", "100"]);
+    c.wait_settled(Duration::from_secs(30));
+    // Tags for X and A led by two different nodes; the third is the follower.
+    let mut x = None;
+    let mut a = None;
+    for i in 0..200 {
+        let key = format!("t{i}");
+        let Some(l) = c.leader_of(&key) else { continue };
+        match &x {
+            None => x = Some((key, l)),
+            Some((_, lx)) if l != *lx => {
+                a = Some((key, l));
+                break;
+            }
+            Some(_) => {}
+        }
+    }
+    let (xkey, lx) = x.expect("a leader for some slot");
+    let (akey, la) = a.expect("two slots led by different nodes");
+    let f = (1..=3).find(|&i| i != lx && i != la).unwrap();
+    let xslot = key_slot(xkey.as_bytes());
+    let aslot = key_slot(akey.as_bytes());
+    eprintln!("X = {xkey} (slot {xslot}) led by node {lx}; A = {akey} (slot {aslot}) led by node {la}; follower {f}");
+    // The follower runs with the crash point from here on: it fires only in a
+    // snapshot install.
+    c.node(f).kill9();
+    c.node(f).spawn_with_env(&[("NEOKV_CRASH_POINT", "snapshot-ingest")]);
+    c.wait_ok(Duration::from_secs(60));
+    let mut client = Client::new(&c);
+    let mut want = String::new();
+    let append = |client: &mut Client, want: &mut String, i: usize| {
+        let token = format!("a{i},");
+        let n = client.cmd(&["APPEND", &akey, &token], Duration::from_secs(10)).unwrap();
+        want.push_str(&token);
+        assert_eq!(int(&n), want.len() as i64);
+    };
+    for i in 0..10 {
+        append(&mut client, &mut want, i);
+    }
+    let ports: Vec<u16> = c.nodes.iter().map(|n| n.port).collect();
+    wait_replicas_agree(&ports, aslot, Duration::from_secs(20), "A's replicas never agreed", |_| true);
+    // Cut the follower off from X's leader (both directions) only.
+    c.links[&(f, lx)].cut();
+    c.links[&(lx, f)].cut();
+    let fport = c.nodes[f as usize - 1].port;
+    let stuck = region_state(fport, xslot).expect("the follower's copy of X").1;
+    for _ in 0..600 {
+        client.cmd(&["INCR", &xkey], Duration::from_secs(10)).unwrap();
+    }
+    if c.leader_of(&xkey) != Some(lx) {
+        return false;
+    }
+    let xregion = region_state(c.nodes[lx as usize - 1].port, xslot).unwrap().0;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while purged_in(c.nodes[lx as usize - 1].port, xregion) <= stuck as u64 + 1 {
+        assert!(Instant::now() < deadline, "X's leader never purged its log past the follower");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // A goes on, and the follower applies it (into its memtables).
+    for i in 10..40 {
+        append(&mut client, &mut want, i);
+    }
+    let a_state = wait_replicas_agree(&ports, aslot, Duration::from_secs(20), "A's replicas never agreed", |_| true);
+    eprintln!("follower {f} applied A to {a_state:?} while X was cut off at {stuck}");
+    c.links[&(f, lx)].heal();
+    c.links[&(lx, f)].heal();
+    let status = c.node(f).wait_exit(Duration::from_secs(60));
+    assert!(status.is_some(), "node {f} never installed X's snapshot");
+    eprintln!("node {f} died right after ingesting X's snapshot ({status:?}); restarting it");
+    c.start_node(f);
+    c.wait_ok(Duration::from_secs(60));
+    let agreed =
+        wait_replicas_agree(&ports, aslot, Duration::from_secs(30), "A's replicas disagree after the restart", |s| {
+            s.1 >= a_state.1
+        });
+    eprintln!("every replica of A agrees after the restart: {agreed:?}");
+    let mut reader = c.nodes[f as usize - 1].client();
+    redis::cmd("READONLY").query::<()>(&mut reader).unwrap();
+    let got: String = redis::cmd("GET").arg(&akey).query(&mut reader).unwrap();
+    assert_eq!(got, want, "node {f}'s copy of A after the restart");
+    true
+}
+
 fn tool(name: &str) -> Option<Command> {
     let found = Command::new("sh").arg("-c").arg(format!("command -v {name}")).output().ok()?.status.success();
     if !found {
