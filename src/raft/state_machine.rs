@@ -28,8 +28,8 @@ use crate::pb::write_cmd::Op;
 use crate::protocol::Reply;
 use crate::storage::keys::{decode_meta_key, decode_voided_key, state_key, voided_key, StateKind};
 use crate::storage::{Cf, Storage};
-use crate::types::members::MemberIndex;
 use crate::types::write::{apply_cmd, runs_long};
+use crate::types::apply::Kept;
 use crate::types::ApplyCtx;
 
 fn io_err(e: impl std::fmt::Display) -> io::Error {
@@ -68,10 +68,11 @@ pub struct StateMachine {
     voided: Vec<(u64, u32)>,
     /// The time stamped on the last entry applied (kept with the applied state).
     applied_now: std::rc::Rc<std::cell::Cell<u64>>,
-    /// Apply's index of the sets SPOP draws from (`types::members`), carried
-    /// from one batch to the next; dropped when a batch fails or a snapshot
-    /// replaces the region.
-    members: MemberIndex,
+    /// What apply keeps in memory (`types::apply::Kept`: the index of the sets
+    /// SPOP draws from, sorted sets' rank-counter nodes), carried from one batch
+    /// to the next; dropped when a batch fails, a cross-region entry writes the
+    /// region or a snapshot replaces it.
+    kept: Kept,
 }
 
 impl StateMachine {
@@ -101,7 +102,7 @@ impl StateMachine {
             removed,
             voided,
             applied_now,
-            members: MemberIndex::default(),
+            kept: Kept::default(),
         })
     }
 
@@ -116,7 +117,7 @@ impl StateMachine {
         let mut ctx = ApplyCtx::new(&self.storage, self.slot_start, self.slot_end)
             .for_region(self.region)
             .with_watches(self.deps.watches.clone())
-            .with_members(std::mem::take(&mut self.members));
+            .with_kept(std::mem::take(&mut self.kept));
         if let Some(p) = &self.deps.programs {
             ctx = ctx.with_programs(p.clone());
         }
@@ -173,7 +174,7 @@ impl StateMachine {
         );
         let mut applied = ctx.take();
         // The index now matches what this batch leaves in storage.
-        self.members = ctx.take_members();
+        self.kept = ctx.take_kept();
         // Committed state must land: a write RocksDB refuses (it stops after a
         // flush fails on a full disk, until space is back) is retried, with new
         // writes refused meanwhile (`Storage::failure`, see `Region`).
@@ -249,8 +250,8 @@ impl StateMachine {
             self.applied_now.set(now.max(at));
             reply
         };
-        // The command may have written sets of this region behind the index's back.
-        self.members.clear();
+        // The command may have written sets of this region behind apply's back.
+        self.kept.clear();
         if let Some(r) = responder {
             r.send(vec![reply]);
         }
@@ -476,8 +477,8 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         let SnapshotData::Received { mut staged, now_ms, removed } = snapshot else {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "a snapshot without data to install"));
         };
-        // The snapshot replaces every set's members, whether or not it installs.
-        self.members.clear();
+        // The snapshot replaces every set, whether or not it installs.
+        self.kept.clear();
         let removed: BTreeSet<u64> = self.removed.union(&removed).copied().collect();
         let applied = encode_applied_full(meta.last_log_id.as_ref(), &meta.last_membership, now_ms, &removed);
         let name = staged.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

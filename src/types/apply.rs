@@ -15,6 +15,7 @@ use bytes::Bytes;
 use super::cache::{Epochs, ReadCache};
 use super::coll::Found;
 use super::members::{MemberIndex, Sorted};
+use super::zset::NodeCache;
 use super::mkey;
 use super::notify::{self, Event};
 use super::view::Source;
@@ -84,9 +85,28 @@ pub struct ApplyCtx {
     /// Per log entry: first and last member of sets SPOP drew from (see
     /// `set::pick_with`); cleared at every entry so replicas agree.
     pub pick_ends: AHashMap<Vec<u8>, (Bytes, Bytes)>,
-    /// The members of the sets SPOP draws from, kept in step with every element
-    /// write (see `members`); the state machine keeps it between batches.
-    members: MemberIndex,
+    /// What apply keeps in memory between batches (see [`Kept`]).
+    kept: Kept,
+}
+
+/// What apply keeps in memory from one batch to the next: exact copies of
+/// what the region's storage holds, kept in step with every element write
+/// through [`ApplyCtx`]. The state machine carries it between batches and
+/// clears it when something writes behind apply's back (a cross-region entry,
+/// a snapshot install) or an apply fails (the context, and it, are dropped).
+#[derive(Debug, Default)]
+pub struct Kept {
+    /// The members of the sets SPOP draws from (`types::members`).
+    pub members: MemberIndex,
+    /// Decoded rank-counter nodes of sorted sets (`zset::NodeCache`).
+    pub zset_nodes: NodeCache,
+}
+
+impl Kept {
+    pub fn clear(&mut self) {
+        self.members.clear();
+        self.zset_nodes.clear();
+    }
 }
 
 impl ApplyCtx {
@@ -115,7 +135,7 @@ impl ApplyCtx {
             versions_used: 0,
             cross: Vec::new(),
             pick_ends: AHashMap::new(),
-            members: MemberIndex::default(),
+            kept: Kept::default(),
         }
     }
 
@@ -132,16 +152,25 @@ impl ApplyCtx {
         self
     }
 
-    /// Keep `members` (the region's set index from the batches before) up to date
-    /// and use it.
-    pub fn with_members(mut self, members: MemberIndex) -> Self {
-        self.members = members;
+    /// Keep what the batches before kept in memory up to date, and use it.
+    pub fn with_kept(mut self, kept: Kept) -> Self {
+        self.kept = kept;
         self
     }
 
-    /// Hand the set index back, for the next batch (once this one is written).
-    pub fn take_members(&mut self) -> MemberIndex {
-        std::mem::take(&mut self.members)
+    /// Hand what is kept back, for the next batch (once this one is written).
+    pub fn take_kept(&mut self) -> Kept {
+        std::mem::take(&mut self.kept)
+    }
+
+    /// The rank-counter nodes kept between batches.
+    pub(crate) fn zset_nodes(&mut self) -> &mut NodeCache {
+        &mut self.kept.zset_nodes
+    }
+
+    /// Write (or, `None`, delete) a rank-counter node `zset_nodes` holds too.
+    pub(crate) fn put_node(&mut self, key: Vec<u8>, value: Option<Bytes>) {
+        self.elements[1].insert(key, value);
     }
 
     /// The set `found` in order from the index, indexing it first (one walk) if
@@ -149,12 +178,12 @@ impl ApplyCtx {
     pub fn indexed_members(&mut self, found: &Found) -> Result<Option<&Sorted>, StorageError> {
         // (An index that disagrees with the metadata is dropped and loaded again:
         // it must never answer for a set it does not copy exactly.)
-        if self.members.get(&found.prefix).is_some_and(|s| s.len() as u64 != found.coll.size) {
+        if self.kept.members.get(&found.prefix).is_some_and(|s| s.len() as u64 != found.coll.size) {
             debug_assert!(false, "the member index lost step with a set");
-            self.members.forget(&found.prefix);
+            self.kept.members.forget(&found.prefix);
         }
-        if self.members.get(&found.prefix).is_none() {
-            if !self.members.fits(found.coll.size) {
+        if self.kept.members.get(&found.prefix).is_none() {
+            if !self.kept.members.fits(found.coll.size) {
                 return Ok(None);
             }
             let mut all = Vec::with_capacity(found.coll.size as usize);
@@ -162,11 +191,11 @@ impl ApplyCtx {
                 all.push(Bytes::copy_from_slice(&k[found.prefix.len()..]));
                 true
             })?;
-            if all.len() as u64 != found.coll.size || !self.members.load(found.prefix.clone(), all) {
+            if all.len() as u64 != found.coll.size || !self.kept.members.load(found.prefix.clone(), all) {
                 return Ok(None);
             }
         }
-        Ok(self.members.get(&found.prefix))
+        Ok(self.kept.members.get(&found.prefix))
     }
 
     /// The storage under the overlay (what a script's host reads besides it).
@@ -298,7 +327,9 @@ impl ApplyCtx {
     pub fn put_element(&mut self, cf: Cf, key: Vec<u8>, value: impl Into<Bytes>) {
         let i = element_slot(cf).expect("an element column family");
         if i == 0 {
-            self.members.note(&key, true);
+            self.kept.members.note(&key, true);
+        } else if !self.kept.zset_nodes.is_empty() {
+            self.kept.zset_nodes.forget(&key);
         }
         self.elements[i].insert(key, Some(value.into()));
     }
@@ -306,7 +337,9 @@ impl ApplyCtx {
     pub fn del_element(&mut self, cf: Cf, key: Vec<u8>) {
         let i = element_slot(cf).expect("an element column family");
         if i == 0 {
-            self.members.note(&key, false);
+            self.kept.members.note(&key, false);
+        } else if !self.kept.zset_nodes.is_empty() {
+            self.kept.zset_nodes.forget(&key);
         }
         self.elements[i].insert(key, None);
     }
@@ -438,10 +471,10 @@ impl ApplyCtx {
     }
 
     fn drop_meta(&mut self, mk: Vec<u8>, old: &Meta) {
-        if self.members.sets() > 0 && old.kind == KeyType::Set {
+        if self.kept.members.sets() > 0 && old.kind == KeyType::Set {
             // A deleted set's prefix never comes back: its index goes now.
             if let Some(found) = decode_meta_key(&mk).and_then(|(_, key)| Found::from_meta(key, old.clone())) {
-                self.members.forget(&found.prefix);
+                self.kept.members.forget(&found.prefix);
             }
         }
         if old.expire_ms != 0 {
@@ -498,7 +531,7 @@ impl ApplyCtx {
         }
         self.overlay.clear();
         self.elements.iter_mut().for_each(BTreeMap::clear);
-        self.members.clear();
+        self.kept.clear();
         self.flushed = true;
         Ok(())
     }

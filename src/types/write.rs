@@ -211,6 +211,7 @@ mod tests {
         // between batches, one never indexes (every pop walks storage), one has
         // an index too small for the sets, which it drops and loads again as
         // they grow and shrink. Same replies, same state, or replicas diverge.
+        use crate::types::apply::Kept;
         use crate::types::members::MemberIndex;
         let seed = 0x5eed_u64;
         let mut rng = crate::types::coll::Rng::new(seed);
@@ -254,11 +255,12 @@ mod tests {
             }
             let mut replies = Vec::new();
             for ((_, s), idx) in replicas.iter().zip(indexes.iter_mut()) {
-                let mut ctx = ApplyCtx::new(s, 0, 16384).with_members(std::mem::take(idx));
+                let kept = Kept { members: std::mem::take(idx), ..Kept::default() };
+                let mut ctx = ApplyCtx::new(s, 0, 16384).with_kept(kept);
                 ctx.begin_entry(entry, 1);
                 replies.push(cmds.iter().map(|c| apply_cmd(&mut ctx, c).unwrap()).collect::<Vec<_>>());
                 let batch = ctx.take_batch();
-                *idx = ctx.take_members();
+                *idx = ctx.take_kept().members;
                 s.write(batch, false).unwrap();
             }
             used_index += (indexes[0].sets() > 0) as usize;

@@ -122,6 +122,67 @@ fn read_node(src: &impl Source, found: &Found, depth: usize, parent: &[u8]) -> R
     Ok(src.get(Cf::ZsetScore, &node_key(found, depth, parent))?.map(|v| decode_node(&v)).unwrap_or_default())
 }
 
+/// Apply's decoded rank-counter nodes, carried from one batch to the next
+/// (with the member index, see `ApplyCtx::with_kept`), so a ZADD neither reads
+/// its five nodes back from the memtable nor decodes them: every ZADD to a big
+/// set rewrites the same shallow nodes, and a point read of a key the memtable
+/// holds in many versions was most of a ZADD's apply. Written through: each
+/// node `zset_counters` writes is also put here, so it always equals what the
+/// batch leaves in storage; an absent node is kept as an empty one. Any other
+/// write of a `zset_score` entry forgets its key, and whatever writes behind
+/// apply's back (a FLUSH, a cross-region entry, a snapshot install, a failed
+/// apply) clears it all. A key's versions are never reused, so a deleted set's
+/// nodes are never asked for again. Bounded: past [`NodeCache::MAX_COUNTERS`]
+/// counters it starts again empty.
+#[derive(Debug, Default)]
+pub struct NodeCache {
+    nodes: ahash::AHashMap<Vec<u8>, Node>,
+    counters: usize,
+}
+
+impl NodeCache {
+    /// Most counters held (about 24 bytes each with their node's share).
+    pub const MAX_COUNTERS: usize = 1 << 20;
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    fn take(&mut self, key: &[u8]) -> Option<Node> {
+        let n = self.nodes.remove(key)?;
+        self.counters -= n.len();
+        Some(n)
+    }
+
+    fn get(&self, key: &[u8]) -> Option<&Node> {
+        self.nodes.get(key)
+    }
+
+    fn put(&mut self, key: Vec<u8>, node: Node) {
+        if self.counters + node.len() + self.nodes.len() > Self::MAX_COUNTERS {
+            self.clear();
+        }
+        self.counters += node.len();
+        if let Some(old) = self.nodes.insert(key, node) {
+            self.counters -= old.len();
+        }
+    }
+
+    /// Drop `key`'s node (written by other code).
+    pub fn forget(&mut self, key: &[u8]) {
+        self.take(key);
+    }
+
+    pub fn clear(&mut self) {
+        self.nodes.clear();
+        self.counters = 0;
+    }
+}
+
 /// Whether a root node accounts for every one of `size` members: true of
 /// every set this build wrote, false of one whose counters an earlier build
 /// kept as single entries (no nodes, or nodes a build between counted from
@@ -502,7 +563,10 @@ impl ApplyCtx {
     fn zset_counters(&mut self, found: &Found, e: &[u8; 8], delta: i64, from: usize) -> Result<(), StorageError> {
         for d in from..=DEPTHS {
             let nk = node_key(found, d, &e[..d - 1]);
-            let mut node = self.get_element(Cf::ZsetScore, &nk)?.map(|v| decode_node(&v)).unwrap_or_default();
+            let mut node = match self.zset_nodes().take(&nk) {
+                Some(node) => node,
+                None => self.get_element(Cf::ZsetScore, &nk)?.map(|v| decode_node(&v)).unwrap_or_default(),
+            };
             let at = node.partition_point(|&(b, _)| b < e[d - 1]);
             match node.get_mut(at) {
                 Some((b, c)) if *b == e[d - 1] => *c = c.wrapping_add(delta as u64),
@@ -511,11 +575,9 @@ impl ApplyCtx {
             if node[at].1 == 0 {
                 node.remove(at);
             }
-            if node.is_empty() {
-                self.del_element(Cf::ZsetScore, nk);
-            } else {
-                self.put_element(Cf::ZsetScore, nk, Bytes::from(encode_node(&node)));
-            }
+            let value = (!node.is_empty()).then(|| Bytes::from(encode_node(&node)));
+            self.put_node(nk.clone(), value);
+            self.zset_nodes().put(nk, node);
         }
         Ok(())
     }
@@ -530,9 +592,18 @@ impl ApplyCtx {
         if found.coll.size == 0 {
             return Ok(());
         }
-        let root = self.get_element(Cf::ZsetScore, &node_key(found, 1, &[]))?.map(|v| decode_node(&v));
-        if counted(&root.unwrap_or_default(), found.coll.size) {
-            return Ok(());
+        let rk = node_key(found, 1, &[]);
+        if let Some(root) = self.zset_nodes().get(&rk) {
+            if counted(root, found.coll.size) {
+                return Ok(());
+            }
+        } else {
+            let root = self.get_element(Cf::ZsetScore, &rk)?.map(|v| decode_node(&v)).unwrap_or_default();
+            let done = counted(&root, found.coll.size);
+            self.zset_nodes().put(rk, root);
+            if done {
+                return Ok(());
+            }
         }
         let n = found.prefix.len();
         let mut nodes: BTreeMap<(usize, Vec<u8>), BTreeMap<u8, u64>> = BTreeMap::new();
