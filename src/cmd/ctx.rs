@@ -224,6 +224,36 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// `f`, a read of one key's metadata and elements, made consistent without a
+    /// RocksDB snapshot when it can be: the key's stamp (`types::cache`) is
+    /// loaded first, `f` reads the latest data (the metadata and the key's
+    /// elements through the core's caches), and its answer stands if the stamp
+    /// is the same afterwards: no write of the key landed in between, so every
+    /// read saw the key as it was at one moment. Else, or while a write of the
+    /// key is in flight, `f` runs again over a snapshot. (A snapshot costs a
+    /// lock of the whole database per read; a big sorted set's rank counters,
+    /// read back from a memtable holding many versions of them, cost more.)
+    pub fn read_key(&self, key: &[u8], f: impl Fn(&ReadView<'_>) -> Result<Reply, CmdError>) -> CmdResult {
+        if let Env::Conn(core) = &self.env {
+            let epochs = &self.shared.epochs;
+            if let Some(stamp) = epochs.stamp(key) {
+                let reader = Reader::keyed(
+                    &self.shared.storage,
+                    (&core.cache, &core.elements),
+                    epochs,
+                    self.session.now_ms,
+                    key,
+                    stamp,
+                );
+                let r = f(&ReadView::Cached(reader));
+                if epochs.stamp(key) == Some(stamp) {
+                    return Ok(Plan::Reply(r?));
+                }
+            }
+        }
+        Ok(Plan::Reply(f(&self.snap())?))
+    }
+
     /// Run `f`, a read that walks whole keys, over a consistent read: inline when
     /// the keys are small, on the blocking pool when together they hold more than
     /// [`INLINE_WALK`] elements, so a big key never stalls the core's other

@@ -69,12 +69,14 @@ fn hincrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn hget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    reply(ht::get(&ctx.snap(), &args[1], &args[2])??.map(Reply::Bulk).unwrap_or(Reply::Nil))
+    ctx.read_key(&args[1], |s| Ok(ht::get(s, &args[1], &args[2])??.map(Reply::Bulk).unwrap_or(Reply::Nil)))
 }
 
 fn hmget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let vs = ht::mget(&ctx.snap(), &args[1], &args[2..])??;
-    reply(Reply::Array(vs.into_iter().map(|v| v.map(Reply::Bulk).unwrap_or(Reply::Nil)).collect()))
+    ctx.read_key(&args[1], |s| {
+        let vs = ht::mget(s, &args[1], &args[2..])??;
+        Ok(Reply::Array(vs.into_iter().map(|v| v.map(Reply::Bulk).unwrap_or(Reply::Nil)).collect()))
+    })
 }
 
 fn hlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -82,11 +84,11 @@ fn hlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn hexists(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    reply(Reply::Int(ht::get(&ctx.snap(), &args[1], &args[2])??.is_some() as i64))
+    ctx.read_key(&args[1], |s| Ok(Reply::Int(ht::get(s, &args[1], &args[2])??.is_some() as i64)))
 }
 
 fn hstrlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    reply(Reply::Int(ht::get(&ctx.snap(), &args[1], &args[2])??.map(|v| v.len() as i64).unwrap_or(0)))
+    ctx.read_key(&args[1], |s| Ok(Reply::Int(ht::get(s, &args[1], &args[2])??.map(|v| v.len() as i64).unwrap_or(0))))
 }
 
 /// HGETALL / HKEYS / HVALS.

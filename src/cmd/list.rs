@@ -52,15 +52,16 @@ fn rpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn llen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    reply(Reply::Int(lt::len(&ctx.snap(), &args[1])?? as i64))
+    ctx.read_key(&args[1], |s| Ok(Reply::Int(lt::len(s, &args[1])?? as i64)))
 }
 
 fn lindex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     // As Redis: the key is looked up (absent: nil; WRONGTYPE) before the index is parsed.
-    let s = ctx.snap();
-    let Some(found) = find(&s, &args[1], KeyType::List)?? else { return reply(Reply::Nil) };
-    let i = int(&args[2])?;
-    reply(lt::index(&s, &found, i)?.map(Reply::Bulk).unwrap_or(Reply::Nil))
+    ctx.read_key(&args[1], |s| {
+        let Some(found) = find(s, &args[1], KeyType::List)?? else { return Ok(Reply::Nil) };
+        let i = int(&args[2])?;
+        Ok(lt::index(s, &found, i)?.map(Reply::Bulk).unwrap_or(Reply::Nil))
+    })
 }
 
 fn lrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

@@ -40,19 +40,20 @@ fn smove(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn sismember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    reply(Reply::Int(st::is_member(&ctx.snap(), &args[1], &args[2])?? as i64))
+    ctx.read_key(&args[1], |s| Ok(Reply::Int(st::is_member(s, &args[1], &args[2])?? as i64)))
 }
 
 fn smismember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let s = ctx.snap();
-    let Some(found) = find(&s, &args[1], KeyType::Set)?? else {
-        return reply(Reply::Array(args[2..].iter().map(|_| Reply::Int(0)).collect()));
-    };
-    let mut out = Vec::with_capacity(args.len() - 2);
-    for m in &args[2..] {
-        out.push(Reply::Int(s.get(Cf::Subkey, &found.element(m))?.is_some() as i64));
-    }
-    reply(Reply::Array(out))
+    ctx.read_key(&args[1], |s| {
+        let Some(found) = find(s, &args[1], KeyType::Set)?? else {
+            return Ok(Reply::Array(args[2..].iter().map(|_| Reply::Int(0)).collect()));
+        };
+        let mut out = Vec::with_capacity(args.len() - 2);
+        for m in &args[2..] {
+            out.push(Reply::Int(s.get(Cf::Subkey, &found.element(m))?.is_some() as i64));
+        }
+        Ok(Reply::Array(out))
+    })
 }
 
 fn scard(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

@@ -85,23 +85,25 @@ fn zcard(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn zscore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let s = ctx.snap();
-    let Some(found) = find(&s, &args[1], KeyType::ZSet)?? else { return reply(Reply::Nil) };
-    reply(zt::score_of(&s, &found, &args[2])?.map(Reply::Double).unwrap_or(Reply::Nil))
+    ctx.read_key(&args[1], |s| {
+        let Some(found) = find(s, &args[1], KeyType::ZSet)?? else { return Ok(Reply::Nil) };
+        Ok(zt::score_of(s, &found, &args[2])?.map(Reply::Double).unwrap_or(Reply::Nil))
+    })
 }
 
 fn zmscore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let s = ctx.snap();
-    let found = find(&s, &args[1], KeyType::ZSet)??;
-    let mut out = Vec::with_capacity(args.len() - 2);
-    for m in &args[2..] {
-        let v = match &found {
-            Some(f) => zt::score_of(&s, f, m)?,
-            None => None,
-        };
-        out.push(v.map(Reply::Double).unwrap_or(Reply::Nil));
-    }
-    reply(Reply::Array(out))
+    ctx.read_key(&args[1], |s| {
+        let found = find(s, &args[1], KeyType::ZSet)??;
+        let mut out = Vec::with_capacity(args.len() - 2);
+        for m in &args[2..] {
+            let v = match &found {
+                Some(f) => zt::score_of(s, f, m)?,
+                None => None,
+            };
+            out.push(v.map(Reply::Double).unwrap_or(Reply::Nil));
+        }
+        Ok(Reply::Array(out))
+    })
 }
 
 fn zcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -133,12 +135,13 @@ fn rank_cmd(ctx: &mut Ctx<'_>, args: &[Bytes], rev: bool) -> CmdResult {
         4 if args[3].eq_ignore_ascii_case(b"WITHSCORE") => true,
         _ => return Err(ArgError::Syntax.into()),
     };
-    let s = ctx.snap();
-    let none = if with_score { Reply::NilArray } else { Reply::Nil };
-    let Some(found) = find(&s, &args[1], KeyType::ZSet)?? else { return reply(none) };
-    let Some((r, score)) = zt::rank(&s, &found, &args[2])? else { return reply(none) };
-    let r = if rev { found.coll.size - 1 - r } else { r } as i64;
-    reply(if with_score { Reply::Array(vec![Reply::Int(r), Reply::Double(score)]) } else { Reply::Int(r) })
+    let none = || if with_score { Reply::NilArray } else { Reply::Nil };
+    ctx.read_key(&args[1], |s| {
+        let Some(found) = find(s, &args[1], KeyType::ZSet)?? else { return Ok(none()) };
+        let Some((r, score)) = zt::rank(s, &found, &args[2])? else { return Ok(none()) };
+        let r = if rev { found.coll.size - 1 - r } else { r } as i64;
+        Ok(if with_score { Reply::Array(vec![Reply::Int(r), Reply::Double(score)]) } else { Reply::Int(r) })
+    })
 }
 
 fn zrank(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

@@ -28,8 +28,8 @@ use crate::pb::write_cmd::Op;
 use crate::protocol::Reply;
 use crate::storage::keys::{decode_meta_key, decode_voided_key, state_key, voided_key, StateKind};
 use crate::storage::{Cf, Storage};
-use crate::types::write::{apply_cmd, runs_long};
 use crate::types::apply::Kept;
+use crate::types::write::{apply_cmd, runs_long};
 use crate::types::ApplyCtx;
 
 fn io_err(e: impl std::fmt::Display) -> io::Error {

@@ -63,6 +63,10 @@ pub struct Core {
     /// This core's cache of metadata for point reads (see `types::cache`); the
     /// state machines of the regions this core owns fill it with what they write.
     pub cache: Rc<ReadCache>,
+    /// Elements of keys read by `Ctx::read_key` (a quarter of the read cache's
+    /// budget), kept exact by the same epochs: a hash field, a set member, a
+    /// sorted set's score or rank counters.
+    pub elements: Rc<ReadCache>,
     regions: RefCell<HashMap<u32, Rc<Region>>>,
     /// This core's links to the other nodes (cluster mode).
     pub links: Option<Rc<Links>>,
@@ -135,7 +139,8 @@ impl Core {
         Rc::new(Core {
             id,
             shared,
-            cache: Rc::new(ReadCache::new(per_core)),
+            cache: Rc::new(ReadCache::new(per_core - per_core / 4)),
+            elements: Rc::new(ReadCache::new(per_core / 4)),
             regions: RefCell::new(HashMap::new()),
             links,
             raft_log: RefCell::new(None),

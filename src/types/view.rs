@@ -58,17 +58,66 @@ pub struct Reader<'a> {
     pub storage: &'a Storage,
     pub now_ms: u64,
     cache: Option<(&'a ReadCache, &'a Epochs)>,
+    /// One key's elements through a core's element cache: the cache, the key's
+    /// metadata key (its elements' keys start with it, then the version), and
+    /// the key's stamp, loaded before the read.
+    elements: Option<(&'a ReadCache, Vec<u8>, u64)>,
 }
 
 impl<'a> Reader<'a> {
     /// A reader judging expiry at `now_ms`, without the read cache.
     pub fn at(storage: &'a Storage, now_ms: u64) -> Self {
-        Reader { storage, now_ms, cache: None }
+        Reader { storage, now_ms, cache: None, elements: None }
     }
 
     /// A reader whose metadata reads go through a core's read cache.
     pub fn cached(storage: &'a Storage, cache: &'a ReadCache, epochs: &'a Epochs, now_ms: u64) -> Self {
-        Reader { storage, now_ms, cache: Some((cache, epochs)) }
+        Reader { storage, now_ms, cache: Some((cache, epochs)), elements: None }
+    }
+
+    /// A reader of `key` whose point reads of its elements also go through a
+    /// core's element cache (`caches.1`), filed under `stamp`, the key's stamp
+    /// loaded before the read. Whoever reads through it must check afterwards
+    /// that the key's stamp is still `stamp` (no write of the key landed) before
+    /// trusting the answer (`Ctx::read_key`).
+    pub fn keyed(
+        storage: &'a Storage,
+        caches: (&'a ReadCache, &'a ReadCache),
+        epochs: &'a Epochs,
+        now_ms: u64,
+        key: &[u8],
+        stamp: u64,
+    ) -> Self {
+        Reader { storage, now_ms, cache: Some((caches.0, epochs)), elements: Some((caches.1, mkey(key), stamp)) }
+    }
+
+    /// A point read of an element of the reader's key through the element cache.
+    fn element(&self, cf: Cf, key: &[u8]) -> Option<Result<Option<Bytes>, StorageError>> {
+        let (c, mk, stamp) = self.elements.as_ref()?;
+        let tag = match cf {
+            Cf::Subkey => 0u8,
+            Cf::ZsetScore => 1,
+            _ => return None,
+        };
+        // Only the key's own elements: `[slot][len][key][version:8]...`.
+        if key.len() < mk.len() + 8 || !key.starts_with(mk) {
+            return None;
+        }
+        let mut ck = Vec::with_capacity(1 + key.len());
+        ck.push(tag);
+        ck.extend_from_slice(key);
+        if let Some(v) = c.get(&ck, *stamp) {
+            return Some(Ok(v));
+        }
+        if let Some(d) = slow_reads() {
+            std::thread::sleep(d);
+        }
+        let v = match self.storage.get(cf, key) {
+            Ok(v) => v,
+            Err(e) => return Some(Err(e)),
+        };
+        c.put(&ck, *stamp, v.clone());
+        Some(Ok(v))
     }
 
     fn raw_meta(&self, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
@@ -90,6 +139,17 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Tests: `NEOKV_SLOW_READS=<µs>` makes each element read of a keyed reader
+/// ([`Reader::keyed`]) that misses its cache take that much longer, so that
+/// reads span writes.
+fn slow_reads() -> Option<std::time::Duration> {
+    static SLOW: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
+    *SLOW.get_or_init(|| {
+        let us = std::env::var("NEOKV_SLOW_READS").ok()?.parse().ok()?;
+        Some(std::time::Duration::from_micros(us))
+    })
+}
+
 impl Source for Reader<'_> {
     fn now_ms(&self) -> u64 {
         self.now_ms
@@ -98,6 +158,9 @@ impl Source for Reader<'_> {
         Ok(Meta::live(self.raw_meta(key)?, self.now_ms))
     }
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
+        if let Some(v) = self.element(cf, key) {
+            return v;
+        }
         self.storage.get(cf, key)
     }
     fn scan(

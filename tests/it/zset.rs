@@ -326,3 +326,85 @@ fn lex_ranges_over_mixed_scores_match_redis() {
         both(&mut neo, &mut redis, &["ZRANGE", "c", "0", "-1", "WITHSCORES"]);
     }
 }
+
+/// A read of several parts of one sorted set (ZRANK: its rank counters, node
+/// after node; ZMSCORE: many members) is made consistent without a RocksDB
+/// snapshot when no write of the key lands meanwhile (`Ctx::read_key`), so a
+/// write between two of those reads must never show:
+///
+/// - member `x` of `z` moves back and forth between -1 and 499.5, both below
+///   `m0500`, whose rank is therefore always 501: a torn read would count `x`
+///   twice (at the root node for -1, three levels down for 499.5) or not at
+///   all (502 or 500);
+/// - the 200 members of `w` all move together between scores 1 and 2: a torn
+///   ZMSCORE would answer both.
+///
+/// Four readers (on both cores: a reader on the applying core cannot interleave
+/// with apply) for 4 s, while a client moves them in pipelines. Each element
+/// read that misses the element cache takes 20 µs longer (`NEOKV_SLOW_READS`),
+/// so that reads span writes. With the stamp left unchecked after the read it
+/// failed 2 runs of 8 (a torn ZMSCORE): a statistical guard, not a proof.
+#[test]
+fn a_read_of_several_parts_of_a_key_never_straddles_a_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start_in_env(dir.path(), &["--cores", "2"], &[("NEOKV_SLOW_READS", "20")]);
+    let mut c = s.client();
+    for chunk in 0..10 {
+        let mut args = vec!["ZADD".to_string(), "z".to_string()];
+        for i in chunk * 100..chunk * 100 + 100 {
+            args.push(i.to_string());
+            args.push(format!("m{i:04}"));
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_eq!(q::<i64>(&mut c, &args), 100);
+    }
+    assert_eq!(q::<i64>(&mut c, &["ZADD", "z", "-1", "x"]), 1);
+    let members: Vec<String> = (0..200).map(|i| format!("a{i}")).collect();
+    let move_w = |score: &str| {
+        let mut cmd = redis::cmd("ZADD");
+        cmd.arg("w");
+        for m in &members {
+            cmd.arg(score).arg(m);
+        }
+        cmd
+    };
+    assert_eq!(move_w("1").query::<i64>(&mut c).unwrap(), 200);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let (stop, mut r) = (stop.clone(), s.client());
+            let mut zmscore = redis::cmd("ZMSCORE");
+            zmscore.arg("w").arg(&members);
+            std::thread::spawn(move || {
+                let mut reads = 0u64;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let rank: i64 = q(&mut r, &["ZRANK", "z", "m0500"]);
+                    assert_eq!(rank, 501, "after {reads} reads: a rank read straddled a write of x");
+                    let scores: Vec<String> = zmscore.query(&mut r).unwrap();
+                    assert!(scores.iter().all(|s| *s == scores[0]), "after {reads} reads: a torn ZMSCORE: {scores:?}");
+                    reads += 1;
+                }
+                reads
+            })
+        })
+        .collect();
+    // Pipelines of 15 moves of each (an odd count: each pipeline leaves them at
+    // the other score), so that apply batches land one after another.
+    let deadline = Instant::now() + Duration::from_secs(4);
+    let mut moves = 0;
+    while Instant::now() < deadline {
+        let mut p = redis::pipe();
+        for i in 0..15 {
+            let (x, w) = if (moves + i) % 2 == 0 { ("499.5", "2") } else { ("-1", "1") };
+            p.cmd("ZADD").arg("z").arg(x).arg("x");
+            p.add_command(move_w(w));
+        }
+        let added: Vec<i64> = p.query(&mut c).unwrap();
+        assert!(added.iter().all(|&n| n == 0), "{added:?}");
+        moves += 15;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let reads: Vec<u64> = readers.into_iter().map(|h| h.join().expect("a reader failed")).collect();
+    eprintln!("{moves} moves of x and of w's members; reads per reader: {reads:?}");
+    assert!(moves >= 10 && reads.iter().all(|&n| n >= 20), "too few to tell: {moves} moves, reads {reads:?}");
+}
