@@ -344,6 +344,13 @@ impl ApplyCtx {
         self.elements[i].insert(key, None);
     }
 
+    /// Record that `key`'s elements were rewritten without changing what the
+    /// key holds (its rank counters rebuilt): readers' caches must drop them, but
+    /// WATCH does not see a change.
+    pub fn rewrote(&mut self, key: &[u8]) {
+        self.touched.push(mkey(key));
+    }
+
     /// Record that `key`'s elements changed though its metadata did not.
     pub fn touch(&mut self, key: &[u8]) {
         let mk = mkey(key);

@@ -132,17 +132,24 @@ fn read_node(src: &impl Source, found: &Found, depth: usize, parent: &[u8]) -> R
 /// write of a `zset_score` entry forgets its key, and whatever writes behind
 /// apply's back (a FLUSH, a cross-region entry, a snapshot install, a failed
 /// apply) clears it all. A key's versions are never reused, so a deleted set's
-/// nodes are never asked for again. Bounded: past [`NodeCache::MAX_COUNTERS`]
-/// counters it starts again empty.
+/// nodes are never asked for again. Bounded: past [`NodeCache::MAX_BYTES`]
+/// (keys included) it starts again empty.
 #[derive(Debug, Default)]
 pub struct NodeCache {
     nodes: ahash::AHashMap<Vec<u8>, Node>,
-    counters: usize,
+    /// What the entries cost, keys included (see [`NodeCache::cost`]).
+    bytes: usize,
 }
 
 impl NodeCache {
-    /// Most counters held (about 24 bytes each with their node's share).
-    pub const MAX_COUNTERS: usize = 1 << 20;
+    /// Most bytes held (keys, counters and per-entry overhead) per region.
+    pub const MAX_BYTES: usize = 32 << 20;
+
+    /// What an entry costs: its key, its counters, the map's and the vector's
+    /// overhead.
+    fn cost(key: &[u8], node: &Node) -> usize {
+        key.len() + node.capacity() * std::mem::size_of::<(u8, u64)>() + 64
+    }
 
     pub fn is_empty(&self) -> bool {
         self.nodes.is_empty()
@@ -154,7 +161,7 @@ impl NodeCache {
 
     fn take(&mut self, key: &[u8]) -> Option<Node> {
         let n = self.nodes.remove(key)?;
-        self.counters -= n.len();
+        self.bytes -= Self::cost(key, &n);
         Some(n)
     }
 
@@ -163,13 +170,13 @@ impl NodeCache {
     }
 
     fn put(&mut self, key: Vec<u8>, node: Node) {
-        if self.counters + node.len() + self.nodes.len() > Self::MAX_COUNTERS {
+        let cost = Self::cost(&key, &node);
+        if self.bytes + cost > Self::MAX_BYTES {
             self.clear();
         }
-        self.counters += node.len();
-        if let Some(old) = self.nodes.insert(key, node) {
-            self.counters -= old.len();
-        }
+        self.take(&key);
+        self.bytes += cost;
+        self.nodes.insert(key, node);
     }
 
     /// Drop `key`'s node (written by other code).
@@ -179,7 +186,7 @@ impl NodeCache {
 
     pub fn clear(&mut self) {
         self.nodes.clear();
-        self.counters = 0;
+        self.bytes = 0;
     }
 }
 
@@ -587,8 +594,11 @@ impl ApplyCtx {
     /// command first changes it (reads walk such a set until then): every
     /// counter entry it has goes, and the nodes its members make are written.
     /// One point read (of the root node) for any other set. Called once per
-    /// command, before its first change: `found` is the set as it was.
-    fn zset_counted(&mut self, found: &Found) -> Result<(), StorageError> {
+    /// command, before its first change: `found` is the set as it was, `key`
+    /// its name. A rebuild is announced for the key even if the command then
+    /// changes nothing, so that readers (`Ctx::read_key`) never trust elements
+    /// read before it.
+    fn zset_counted(&mut self, key: &[u8], found: &Found) -> Result<(), StorageError> {
         if found.coll.size == 0 {
             return Ok(());
         }
@@ -629,6 +639,7 @@ impl ApplyCtx {
             let node: Node = counts.into_iter().collect();
             self.put_element(Cf::ZsetScore, node_key(found, d, &parent), Bytes::from(encode_node(&node)));
         }
+        self.rewrote(key);
         Ok(())
     }
 
@@ -662,7 +673,7 @@ impl ApplyCtx {
 pub fn apply_zadd(ctx: &mut ApplyCtx, op: &pb::Zadd) -> ApplyResult {
     let key = &op.key;
     let (found, old) = tri!(ctx.open_coll(key, KeyType::ZSet)?);
-    ctx.zset_counted(&found)?;
+    ctx.zset_counted(key, &found)?;
     let mut coll = found.coll.clone();
     let (mut added, mut changed) = (0i64, 0i64);
     let mut last = None;
@@ -715,7 +726,7 @@ pub fn apply_zadd(ctx: &mut ApplyCtx, op: &pb::Zadd) -> ApplyResult {
 pub fn apply_zrem(ctx: &mut ApplyCtx, op: &pb::Zrem) -> ApplyResult {
     let key = &op.key;
     let Some(found) = tri!(find(ctx, key, KeyType::ZSet)?) else { return Ok(Ok(Reply::Int(0))) };
-    ctx.zset_counted(&found)?;
+    ctx.zset_counted(key, &found)?;
     let mut coll = found.coll.clone();
     let mut n = 0;
     for m in &op.members {
@@ -742,7 +753,7 @@ fn remove_selected(
 ) -> Result<Vec<(Bytes, f64)>, StorageError> {
     let gone = collect(ctx, found, q)?;
     if !gone.is_empty() {
-        ctx.zset_counted(found)?;
+        ctx.zset_counted(key, found)?;
     }
     for (m, s) in &gone {
         ctx.zset_del(found, m, *s)?;
