@@ -91,8 +91,10 @@ impl<'a> Reader<'a> {
         Reader { storage, now_ms, cache: Some((caches.0, epochs)), elements: Some((caches.1, mkey(key), stamp)) }
     }
 
-    /// A point read of an element of the reader's key through the element cache.
-    fn element(&self, cf: Cf, key: &[u8]) -> Option<Result<Option<Bytes>, StorageError>> {
+    /// Where a point read of `key` in `cf` is cached, if it is an element of
+    /// the reader's key: the element cache, the entry's key (tagged by column
+    /// family) and the stamp to file it under.
+    fn element_entry(&self, cf: Cf, key: &[u8]) -> Option<(&'a ReadCache, Vec<u8>, u64)> {
         let (c, mk, stamp) = self.elements.as_ref()?;
         let tag = match cf {
             Cf::Subkey => 0u8,
@@ -106,18 +108,7 @@ impl<'a> Reader<'a> {
         let mut ck = Vec::with_capacity(1 + key.len());
         ck.push(tag);
         ck.extend_from_slice(key);
-        if let Some(v) = c.get(&ck, *stamp) {
-            return Some(Ok(v));
-        }
-        if let Some(d) = slow_reads() {
-            std::thread::sleep(d);
-        }
-        let v = match self.storage.get(cf, key) {
-            Ok(v) => v,
-            Err(e) => return Some(Err(e)),
-        };
-        c.put(&ck, *stamp, v.clone());
-        Some(Ok(v))
+        Some((*c, ck, *stamp))
     }
 
     fn raw_meta(&self, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
@@ -158,10 +149,16 @@ impl Source for Reader<'_> {
         Ok(Meta::live(self.raw_meta(key)?, self.now_ms))
     }
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
-        if let Some(v) = self.element(cf, key) {
-            return v;
+        let Some((c, ck, stamp)) = self.element_entry(cf, key) else { return self.storage.get(cf, key) };
+        if let Some(v) = c.get(&ck, stamp) {
+            return Ok(v);
         }
-        self.storage.get(cf, key)
+        if let Some(d) = slow_reads() {
+            std::thread::sleep(d);
+        }
+        let v = self.storage.get(cf, key)?;
+        c.put(&ck, stamp, v.clone());
+        Ok(v)
     }
     fn scan(
         &self,

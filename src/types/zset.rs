@@ -155,10 +155,6 @@ impl NodeCache {
         self.nodes.is_empty()
     }
 
-    pub fn len(&self) -> usize {
-        self.nodes.len()
-    }
-
     fn take(&mut self, key: &[u8]) -> Option<Node> {
         let n = self.nodes.remove(key)?;
         self.bytes -= Self::cost(key, &n);
