@@ -251,6 +251,12 @@ pub fn redo(storage: &Storage, dir: &Path, cfs: &[Cf], done: Batch) -> Result<()
 /// if keys in the range arrived in between (nothing else writes a region being
 /// installed) is that tried again, and at last let through.
 fn ingest_all(storage: &Storage, files: &[(Cf, PathBuf)], move_files: bool) -> Result<()> {
+    // Every column family at once (an atomic flush), never one alone: apply
+    // writes past the WAL, so a data column family flushed without the applied
+    // indexes in RaftState would, after kill -9, hold data ahead of its applied
+    // index, and the replay would apply those entries a second time (an APPEND
+    // twice). Once for all the files: nothing writes the region meanwhile.
+    storage.flush_all()?;
     for (cf, path) in files {
         let source = if move_files {
             let link = path.with_extension("ingest");
@@ -262,12 +268,9 @@ fn ingest_all(storage: &Storage, files: &[(Cf, PathBuf)], move_files: bool) -> R
         };
         let mut tries = 0;
         loop {
-            // Every column family at once (an atomic flush), never one alone:
-            // apply writes past the WAL, so a data column family flushed
-            // without the applied indexes in RaftState would, after kill -9,
-            // hold data ahead of its applied index, and the replay would apply
-            // those entries a second time (an APPEND twice).
-            storage.flush_all()?;
+            if tries > 0 {
+                storage.flush_all()?;
+            }
             let mut o = IngestExternalFileOptions::default();
             o.set_move_files(move_files);
             o.set_allow_blocking_flush(tries == 2);
