@@ -234,6 +234,11 @@ impl<'a> Ctx<'a> {
     /// lock of the whole database per read; a big sorted set's rank counters,
     /// read back from a memtable holding many versions of them, cost more.)
     pub fn read_key(&self, key: &[u8], f: impl Fn(&ReadView<'_>) -> Result<Reply, CmdError>) -> CmdResult {
+        Ok(Plan::Reply(self.read_key_as(key, f)?))
+    }
+
+    /// [`Ctx::read_key`] for any answer.
+    pub fn read_key_as<T>(&self, key: &[u8], f: impl Fn(&ReadView<'_>) -> Result<T, CmdError>) -> Result<T, CmdError> {
         if let Env::Conn(core) = &self.env {
             let epochs = &self.shared.epochs;
             if let Some(stamp) = epochs.stamp(key) {
@@ -247,35 +252,59 @@ impl<'a> Ctx<'a> {
                 );
                 let r = f(&ReadView::Cached(reader));
                 if epochs.stamp(key) == Some(stamp) {
-                    return Ok(Plan::Reply(r?));
+                    return r;
                 }
             }
         }
-        Ok(Plan::Reply(f(&self.snap())?))
+        f(&self.snap())
+    }
+
+    /// A write that does nothing to a key that does not exist (a pop): what
+    /// apply would answer then is `absent`, shown as `shape`. On a standalone
+    /// server's connection with none of its own writes in flight, a key that a
+    /// read of the latest applied state finds absent (or expired) gets that
+    /// answer at once, with no log entry: the read is linearizable as a GET is,
+    /// and the connection's earlier writes are all applied, so the pop would
+    /// have found the key absent too. A queue polled empty then costs a read,
+    /// not a replicated, fsynced write. Anywhere else (a cluster, whose reads
+    /// need the leader's confirmation; a connection with writes pending, which
+    /// the pop must see; inside a transaction or script) it is a write.
+    pub fn write_unless_absent(&mut self, key: &[u8], op: Op, shape: Shape, absent: Reply) -> CmdResult {
+        if matches!(self.env, Env::Conn(_)) && !self.session.writes_pending && self.shared.nodes.is_none() {
+            if self.read_key_as(key, |s| Ok(s.meta(key)?.is_none()))? {
+                return Ok(Plan::Reply(shape.apply(absent)));
+            }
+        }
+        self.write(op, shape)
     }
 
     /// Run `f`, a read that walks whole keys, over a consistent read: inline when
     /// the keys are small, on the blocking pool when together they hold more than
     /// [`INLINE_WALK`] elements, so a big key never stalls the core's other
-    /// connections.
+    /// connections. Inline, a walk of one key is a [`Ctx::read_key`] (no
+    /// snapshot unless a write of the key lands during it).
     pub fn walk<'k>(
         &self,
         keys: impl IntoIterator<Item = &'k Bytes>,
-        f: impl FnOnce(&ReadView<'_>) -> Result<Reply, CmdError> + Send + 'static,
+        f: impl Fn(&ReadView<'_>) -> Result<Reply, CmdError> + Send + 'static,
     ) -> CmdResult {
         let mut total = 0u64;
         if !self.detached() {
             let r = self.reader();
-            for k in keys {
+            let mut one = None;
+            for (i, k) in keys.into_iter().enumerate() {
+                one = (i == 0).then_some(k);
                 if let Some(c) = r.meta(k)?.as_ref().and_then(Coll::from_meta) {
                     total += c.size;
                 }
+            }
+            if let Some(k) = one.filter(|_| total <= INLINE_WALK) {
+                return self.read_key(k, f);
             }
         }
         self.walk_sized(total, f)
     }
 
-    /// [`Ctx::walk`] for a read known to visit about `total` elements.
     pub fn walk_sized(
         &self,
         total: u64,

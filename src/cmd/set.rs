@@ -31,7 +31,8 @@ fn spop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let count = pop_count(args)?;
     // The leader draws the randomness; apply replays it identically everywhere.
     let seed = ctx.random();
-    ctx.write(Op::Spop(pb::Spop { key: args[1].clone(), count, seed }), Shape::Natural)
+    let absent = if count.is_none() { Reply::Nil } else { Reply::Set(Vec::new()) };
+    ctx.write_unless_absent(&args[1], Op::Spop(pb::Spop { key: args[1].clone(), count, seed }), Shape::Natural, absent)
 }
 
 fn smove(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use std::io::Write as _;
 
 use bytes::Bytes;
 
@@ -253,16 +254,19 @@ impl Observe {
 
     /// Log a slow command (arguments cut as Redis does: 32 of them, 128 bytes each).
     pub fn log_slow(&self, args: &[Bytes], took: Duration, client: &ClientEntry) {
-        let mut kept: Vec<Bytes> = Vec::new();
         let n = args.len().min(32);
+        let mut kept: Vec<Bytes> = Vec::with_capacity(n);
         for (i, a) in args.iter().take(n).enumerate() {
             if i == 31 && args.len() > 32 {
                 kept.push(Bytes::from(format!("... ({} more arguments)", args.len() - 31)));
                 break;
             }
             if a.len() > 128 {
-                let mut v = a[..128].to_vec();
-                v.extend_from_slice(format!("... ({} more bytes)", a.len() - 128).as_bytes());
+                // One allocation: under a write load every command may be slow
+                // (its time includes the fsynced commit), so this runs for each.
+                let mut v = Vec::with_capacity(128 + 32);
+                v.extend_from_slice(&a[..128]);
+                let _ = write!(v, "... ({} more bytes)", a.len() - 128);
                 kept.push(v.into());
             } else {
                 kept.push(a.clone());

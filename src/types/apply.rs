@@ -5,6 +5,7 @@
 //!
 //! Deterministic: time, versions and randomness come from the log entry.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -53,6 +54,11 @@ pub struct ApplyCtx {
     slot_start: u16,
     slot_end: u32,
     overlay: AHashMap<Vec<u8>, Option<Bytes>>,
+    /// Metadata this batch read from RocksDB (`None`: absent), so a key many
+    /// commands of one batch read costs one point read (SPOPs of a missing set,
+    /// each command's first look at a key). Only ever holds what RocksDB has
+    /// under the batch: the overlay shadows it, and it goes with the batch.
+    read_metas: RefCell<AHashMap<Vec<u8>, Option<Bytes>>>,
     /// Element writes (`subkey`, `zset_score`) not yet in RocksDB, in key order.
     elements: [BTreeMap<Vec<u8>, Option<Bytes>>; 2],
     /// Metadata keys of user keys whose elements changed without a metadata write
@@ -121,6 +127,7 @@ impl ApplyCtx {
             slot_start,
             slot_end,
             overlay: AHashMap::new(),
+            read_metas: RefCell::new(AHashMap::new()),
             elements: [BTreeMap::new(), BTreeMap::new()],
             touched: Vec::new(),
             modified: Vec::new(),
@@ -395,7 +402,12 @@ impl ApplyCtx {
         if self.flushed {
             return Ok(None);
         }
-        self.storage.get(Cf::Metadata, mk)
+        if let Some(v) = self.read_metas.borrow().get(mk) {
+            return Ok(v.clone());
+        }
+        let v = self.storage.get(Cf::Metadata, mk)?;
+        self.read_metas.borrow_mut().insert(mk.to_vec(), v.clone());
+        Ok(v)
     }
 
     /// The key's metadata if it exists and has not expired at the entry's time.
@@ -566,6 +578,7 @@ impl ApplyCtx {
     /// They follow any range deletion of a FLUSH in the batch, which the overlay
     /// already accounts for (a flush clears it).
     pub fn take(&mut self) -> Applied {
+        self.read_metas.get_mut().clear();
         let mut entries: Vec<(Vec<u8>, Option<Bytes>)> = self.overlay.drain().collect();
         entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut batch = std::mem::take(&mut self.batch);

@@ -87,3 +87,93 @@ fn spop_of_a_big_set_is_random_and_consistent() {
     }
     assert_eq!(q::<i64>(&mut c, &["SCARD", "big"]), (n - 500) as i64);
 }
+
+/// A pop of a key that does not exist answers without a log entry when the
+/// connection has no write in flight (`Ctx::write_unless_absent`). Its replies
+/// must be Redis's, byte for byte, in RESP2 and RESP3; and a pop sent in the
+/// same pipeline as the writes that create its key must still see them.
+#[test]
+fn a_pop_of_a_missing_key_sees_the_pipelined_writes_before_it() {
+    let s = Server::start();
+    let o = crate::common::Oracle::start();
+    // One at a time: nothing in flight, so the missing keys answer at once.
+    let alone: &[&[&str]] = &[
+        &["SPOP", "s"],
+        &["SPOP", "s", "2"],
+        &["LPOP", "l"],
+        &["LPOP", "l", "2"],
+        &["RPOP", "l"],
+        &["RPOP", "l", "0"],
+        &["ZPOPMIN", "z"],
+        &["ZPOPMAX", "z", "2"],
+        &["SET", "str", "v"],
+        &["SPOP", "str"],
+        &["LPOP", "str"],
+        &["ZPOPMIN", "str"],
+        &["DEL", "str"],
+    ];
+    // In one write: each pop must find what the writes before it did.
+    let piped: &[&[&str]] = &[
+        &["SADD", "s", "a"],
+        &["SPOP", "s"],
+        &["SPOP", "s"],
+        &["SADD", "s", "b"],
+        &["SPOP", "s", "5"],
+        &["SPOP", "s", "5"],
+        &["RPUSH", "l", "x", "y"],
+        &["LPOP", "l"],
+        &["RPOP", "l"],
+        &["LPOP", "l"],
+        &["RPUSH", "l", "z"],
+        &["LPOP", "l", "3"],
+        &["LPOP", "l", "3"],
+        &["ZADD", "z", "1", "a", "2", "b"],
+        &["ZPOPMIN", "z"],
+        &["ZPOPMAX", "z", "2"],
+        &["ZPOPMIN", "z"],
+    ];
+    let encode = |cmds: &[&[&str]]| {
+        let mut wire = Vec::new();
+        for c in cmds {
+            let a: Vec<&[u8]> = c.iter().map(|x| x.as_bytes()).collect();
+            wire.extend_from_slice(&crate::common::encode_cmd(&a));
+        }
+        wire
+    };
+    for resp in ["2", "3"] {
+        let mut replies = Vec::new();
+        for port in [s.port, o.port] {
+            let mut c = crate::common::Raw::connect(port);
+            c.cmd(&["HELLO", resp]);
+            let mut got = Vec::new();
+            for cmd in alone {
+                got.push(c.cmd(cmd));
+            }
+            c.send(&encode(piped));
+            got.extend(piped.iter().map(|_| String::from_utf8_lossy(&c.read_reply()).into_owned()));
+            replies.push(got);
+        }
+        for (i, c) in alone.iter().chain(piped).enumerate() {
+            assert_eq!(replies[0][i], replies[1][i], "RESP{resp}: {c:?} (NeoKV, then Redis)");
+        }
+    }
+    // With no write in flight, an acknowledged write by another connection is
+    // seen, and an expired key pops as absent.
+    let mut a = s.client();
+    let mut b = s.client();
+    for _ in 0..50 {
+        let _: i64 = q(&mut a, &["SADD", "q", "m"]);
+        let got: Option<String> = q(&mut b, &["SPOP", "q"]);
+        assert_eq!(got.as_deref(), Some("m"), "a pop must see the other connection's acknowledged SADD");
+        let _: i64 = q(&mut a, &["RPUSH", "ql", "m"]);
+        let got: Option<String> = q(&mut b, &["LPOP", "ql"]);
+        assert_eq!(got.as_deref(), Some("m"), "a pop must see the other connection's acknowledged RPUSH");
+    }
+    let _: i64 = q(&mut a, &["SADD", "e", "m"]);
+    let _: i64 = q(&mut a, &["PEXPIRE", "e", "30"]);
+    std::thread::sleep(std::time::Duration::from_millis(80));
+    let got: Option<String> = q(&mut b, &["SPOP", "e"]);
+    assert_eq!(got, None, "an expired set pops as absent");
+    let n: i64 = q(&mut b, &["EXISTS", "e"]);
+    assert_eq!(n, 0);
+}
