@@ -238,7 +238,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// [`Ctx::read_key`] for any answer.
-    pub fn read_key_as<T>(&self, key: &[u8], f: impl Fn(&ReadView<'_>) -> Result<T, CmdError>) -> Result<T, CmdError> {
+    fn read_key_as<T>(&self, key: &[u8], f: impl Fn(&ReadView<'_>) -> Result<T, CmdError>) -> Result<T, CmdError> {
         if let Env::Conn(core) = &self.env {
             let epochs = &self.shared.epochs;
             if let Some(stamp) = epochs.stamp(key) {
@@ -269,8 +269,15 @@ impl<'a> Ctx<'a> {
     /// not a replicated, fsynced write. Anywhere else (a cluster, whose reads
     /// need the leader's confirmation; a connection with writes pending, which
     /// the pop must see; inside a transaction or script) it is a write.
+    ///
+    /// While writes are refused (a full disk: RocksDB's or this core's Raft log
+    /// failing), the pop goes to its region, which answers `MISCONF` as Redis
+    /// refuses every write command then.
     pub fn write_unless_absent(&mut self, key: &[u8], op: Op, shape: Shape, absent: Reply) -> CmdResult {
-        if matches!(self.env, Env::Conn(_)) && !self.session.writes_pending && self.shared.nodes.is_none() {
+        let Env::Conn(core) = &self.env else { return self.write(op, shape) };
+        let failing = self.shared.storage.failure().is_some()
+            || core.raft_log.borrow().as_ref().is_some_and(|l| l.failure().is_some());
+        if !failing && !self.session.writes_pending && self.shared.nodes.is_none() {
             if self.read_key_as(key, |s| Ok(s.meta(key)?.is_none()))? {
                 return Ok(Plan::Reply(shape.apply(absent)));
             }
@@ -281,30 +288,25 @@ impl<'a> Ctx<'a> {
     /// Run `f`, a read that walks whole keys, over a consistent read: inline when
     /// the keys are small, on the blocking pool when together they hold more than
     /// [`INLINE_WALK`] elements, so a big key never stalls the core's other
-    /// connections. Inline, a walk of one key is a [`Ctx::read_key`] (no
-    /// snapshot unless a write of the key lands during it).
+    /// connections.
     pub fn walk<'k>(
         &self,
         keys: impl IntoIterator<Item = &'k Bytes>,
-        f: impl Fn(&ReadView<'_>) -> Result<Reply, CmdError> + Send + 'static,
+        f: impl FnOnce(&ReadView<'_>) -> Result<Reply, CmdError> + Send + 'static,
     ) -> CmdResult {
         let mut total = 0u64;
         if !self.detached() {
             let r = self.reader();
-            let mut one = None;
-            for (i, k) in keys.into_iter().enumerate() {
-                one = (i == 0).then_some(k);
+            for k in keys {
                 if let Some(c) = r.meta(k)?.as_ref().and_then(Coll::from_meta) {
                     total += c.size;
                 }
-            }
-            if let Some(k) = one.filter(|_| total <= INLINE_WALK) {
-                return self.read_key(k, f);
             }
         }
         self.walk_sized(total, f)
     }
 
+    /// [`Ctx::walk`] for a read known to visit about `total` elements.
     pub fn walk_sized(
         &self,
         total: u64,

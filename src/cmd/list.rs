@@ -67,22 +67,16 @@ fn lindex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn lrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (start, stop) = (int(&args[2])?, int(&args[3])?);
+    let s = ctx.snap();
+    let Some(found) = find(&s, &args[1], KeyType::List)?? else { return reply(Reply::Array(Vec::new())) };
+    let Some((a, b)) = lt::range_of(start, stop, found.coll.size) else { return reply(Reply::Array(Vec::new())) };
     let bulks = |v: Vec<Bytes>| Reply::Array(v.into_iter().map(Reply::Bulk).collect());
-    // Inline (`Ok`) when the range is short; else `Err(elements)`.
-    let inline = ctx.read_key_as(&args[1], |s| {
-        let Some(found) = find(s, &args[1], KeyType::List)?? else { return Ok(Ok(Reply::Array(Vec::new()))) };
-        let Some((a, b)) = lt::range_of(start, stop, found.coll.size) else { return Ok(Ok(Reply::Array(Vec::new()))) };
-        if b - a < INLINE_WALK {
-            return Ok(Ok(bulks(lt::elements(s, &found, a, b + 1)?)));
-        }
-        Ok(Err(b - a + 1))
-    })?;
-    let n = match inline {
-        Ok(r) => return reply(r),
-        Err(n) => n,
-    };
+    if b - a < INLINE_WALK {
+        return reply(bulks(lt::elements(&s, &found, a, b + 1)?));
+    }
+    drop(s);
     let key = args[1].clone();
-    ctx.walk_sized(n, move |s| Ok(bulks(lt::range(s, &key, start, stop)??)))
+    ctx.walk_sized(b - a + 1, move |s| Ok(bulks(lt::range(s, &key, start, stop)??)))
 }
 
 fn lpos(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

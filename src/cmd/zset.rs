@@ -116,17 +116,12 @@ fn zlexcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn count_range(ctx: &mut Ctx<'_>, args: &[Bytes], by: ZBy) -> CmdResult {
     let range = ZRange::parse(by, &args[2], &args[3])?;
-    // Inline (`Some`) when the count needs no walk of the set.
-    let inline = ctx.read_key_as(&args[1], |s| {
-        let Some(found) = find(s, &args[1], KeyType::ZSet)?? else { return Ok(Some(Reply::Int(0))) };
-        if by == ZBy::Score || found.coll.size <= INLINE_WALK {
-            return Ok(Some(Reply::Int(zt::count(s, &found, &range)? as i64)));
-        }
-        Ok(None)
-    })?;
-    if let Some(r) = inline {
-        return reply(r);
+    let s = ctx.snap();
+    let Some(found) = find(&s, &args[1], KeyType::ZSet)?? else { return reply(Reply::Int(0)) };
+    if by == ZBy::Score || found.coll.size <= INLINE_WALK {
+        return reply(Reply::Int(zt::count(&s, &found, &range)? as i64));
     }
+    drop(s);
     let key = args[1].clone();
     ctx.walk([&args[1]], move |s| {
         let Some(found) = find(s, &key, KeyType::ZSet)?? else { return Ok(Reply::Int(0)) };
@@ -230,28 +225,22 @@ fn scored(got: Vec<(Bytes, f64)>, with_scores: bool) -> Reply {
 
 fn range_read(ctx: &mut Ctx<'_>, args: &[Bytes], by: Option<ZBy>, rev: Option<bool>) -> CmdResult {
     let req = parse_range(args, 1, false, by, rev)?;
-    let (q, ws) = (req.query, req.with_scores);
-    // Inline when the answer is short for sure (`Ok`); long walks go to the
-    // blocking pool (`Err`, the set's size).
-    let inline = ctx.read_key_as(&args[1], |s| {
-        let Some(found) = find(s, &args[1], KeyType::ZSet)?? else { return Ok(Ok(Reply::Array(Vec::new()))) };
-        let short = match &q.range {
-            ZRange::Rank(a, b) => {
-                crate::types::list::range_of(*a, *b, found.coll.size).is_none_or(|(s, e)| e - s < INLINE_WALK)
-            }
-            _ => (0..=INLINE_WALK as i64).contains(&q.count) || found.coll.size <= INLINE_WALK,
-        };
-        if !short {
-            return Ok(Err(found.coll.size));
+    let s = ctx.snap();
+    let Some(found) = find(&s, &args[1], KeyType::ZSet)?? else { return reply(Reply::Array(Vec::new())) };
+    // Inline when the answer is short for sure; long walks go to the blocking pool.
+    let short = match &req.query.range {
+        ZRange::Rank(a, b) => {
+            crate::types::list::range_of(*a, *b, found.coll.size).is_none_or(|(s, e)| e - s < INLINE_WALK)
         }
-        Ok(Ok(scored(zt::collect(s, &found, &q)?, ws)))
-    })?;
-    let size = match inline {
-        Ok(r) => return reply(r),
-        Err(size) => size,
+        _ => (0..=INLINE_WALK as i64).contains(&req.query.count) || found.coll.size <= INLINE_WALK,
     };
+    let (q, ws) = (req.query, req.with_scores);
+    if short {
+        return reply(scored(zt::collect(&s, &found, &q)?, ws));
+    }
+    drop(s);
     let key = args[1].clone();
-    ctx.walk_sized(size, move |s| {
+    ctx.walk_sized(found.coll.size, move |s| {
         let Some(found) = find(s, &key, KeyType::ZSet)?? else { return Ok(Reply::Array(Vec::new())) };
         Ok(scored(zt::collect(s, &found, &q)?, ws))
     })

@@ -6,10 +6,10 @@
 //! latency monitor, which only slow commands reach.
 
 use std::collections::{BTreeMap, VecDeque};
+use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use std::io::Write as _;
 
 use bytes::Bytes;
 

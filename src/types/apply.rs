@@ -54,7 +54,8 @@ pub struct ApplyCtx {
     slot_start: u16,
     slot_end: u32,
     overlay: AHashMap<Vec<u8>, Option<Bytes>>,
-    /// Metadata this batch read from RocksDB (`None`: absent), so a key many
+    /// Metadata this batch read from RocksDB (`None`: absent; values up to
+    /// [`READ_MEMO_MAX`] bytes), so a key many
     /// commands of one batch read costs one point read (SPOPs of a missing set,
     /// each command's first look at a key). Only ever holds what RocksDB has
     /// under the batch: the overlay shadows it, and it goes with the batch.
@@ -406,7 +407,11 @@ impl ApplyCtx {
             return Ok(v.clone());
         }
         let v = self.storage.get(Cf::Metadata, mk)?;
-        self.read_metas.borrow_mut().insert(mk.to_vec(), v.clone());
+        // Absences and small values only (a collection's metadata, short
+        // strings): a batch deleting many big strings must not hold them all.
+        if v.as_ref().is_none_or(|v| v.len() <= READ_MEMO_MAX) {
+            self.read_metas.borrow_mut().insert(mk.to_vec(), v.clone());
+        }
         Ok(v)
     }
 
@@ -764,3 +769,7 @@ impl Applied {
 /// read cache as it writes it: big values would churn the cache for reads that
 /// may never come.
 pub const WRITE_THROUGH_MAX: usize = 16 * 1024;
+
+/// The largest metadata value an apply batch keeps after reading it
+/// (`ApplyCtx::read_metas`).
+const READ_MEMO_MAX: usize = 128;

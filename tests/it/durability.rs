@@ -391,6 +391,9 @@ fn a_full_log_disk_refuses_writes_then_resumes_by_itself() {
         "a write while the log cannot be written: {refused:?}"
     );
     assert!(!refused.contains("os error") && !refused.contains(".log"), "internals leaked: {refused}");
+    // A pop of a missing key changes nothing, yet it is a write: refused too.
+    let pop = b.cmd(&["LPOP", "no-such-list"]);
+    assert!(pop.starts_with("-MISCONF Errors writing to the Raft log"), "a pop while the log is full: {pop:?}");
     assert_eq!(b.cmd(&["STRLEN", &acked[0]]), format!(":{}\r\n", value.len()), "reads must be served");
 
     std::fs::remove_file(&filler).unwrap();
@@ -611,6 +614,8 @@ fn a_full_data_disk_refuses_writes_then_resumes_by_itself() {
         "a write while RocksDB cannot write: {refused:?}"
     );
     assert!(!refused.contains("os error") && !refused.contains(".sst") && !refused.contains("IO error"), "{refused}");
+    let pop = b.cmd(&["SPOP", "no-such-set"]);
+    assert!(pop.starts_with("-MISCONF Errors writing to the database"), "a pop while RocksDB cannot write: {pop:?}");
     b.w.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     assert_eq!(b.cmd(&["GET", "small:0"]), "$1\r\n1\r\n", "reads must be served");
 
