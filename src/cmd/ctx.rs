@@ -186,6 +186,11 @@ impl<'a> Ctx<'a> {
         !matches!(self.env, Env::Conn(_))
     }
 
+    /// True inside a read-only script, where writes are refused.
+    pub fn read_only(&self) -> bool {
+        matches!(self.env, Env::ReadOnly(_))
+    }
+
     /// The command's time (Redis's command time snapshot).
     pub fn now_ms(&self) -> u64 {
         self.session.now_ms

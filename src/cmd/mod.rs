@@ -26,6 +26,7 @@ pub mod cluster;
 pub mod ctx;
 pub mod elements;
 pub mod hash;
+pub mod hll;
 pub mod info;
 pub mod introspect;
 pub mod keyspace;

@@ -26,6 +26,7 @@ pub mod cache;
 pub mod coll;
 pub mod glob;
 pub mod hash;
+pub mod hll;
 pub mod keyspace;
 pub mod list;
 pub mod members;

@@ -12,7 +12,7 @@ use crate::pb::WriteCmd;
 use crate::protocol::Reply;
 use crate::storage::StorageError;
 
-use super::{hash, keyspace, list, set, string, zset, ApplyCtx};
+use super::{hash, hll, keyspace, list, set, string, zset, ApplyCtx};
 
 /// Runs what needs the whole command table inside apply: a transaction's
 /// commands (and, later, scripts). Implemented by the command layer and handed to
@@ -55,6 +55,9 @@ pub fn apply_cmd(ctx: &mut ApplyCtx, cmd: &WriteCmd) -> Result<Reply, StorageErr
         Op::Incrbyfloat(o) => string::apply_incrbyfloat(ctx, o),
         Op::Append(o) => string::apply_append(ctx, o),
         Op::Setrange(o) => string::apply_setrange(ctx, o),
+        Op::Pfadd(o) => hll::apply_pfadd(ctx, o),
+        Op::Pfcount(o) => hll::apply_pfcount(ctx, o),
+        Op::Pfmerge(o) => hll::apply_pfmerge(ctx, o),
         Op::Getdel(o) => string::apply_getdel(ctx, o),
         Op::Getex(o) => string::apply_getex(ctx, o),
         Op::Del(o) => keyspace::apply_del(ctx, o),

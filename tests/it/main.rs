@@ -10,6 +10,7 @@ mod durability;
 mod fuzz;
 mod gc;
 mod hash;
+mod hll;
 mod introspect;
 mod keyspace;
 mod linearizable;
