@@ -191,6 +191,14 @@ impl<'a> Ctx<'a> {
         matches!(self.env, Env::ReadOnly(_))
     }
 
+    /// True on a connection while writes are refused: RocksDB, or this core's
+    /// Raft log, cannot be written (a full disk).
+    pub fn writes_failing(&self) -> bool {
+        let Env::Conn(core) = &self.env else { return false };
+        self.shared.storage.failure().is_some()
+            || core.raft_log.borrow().as_ref().is_some_and(|l| l.failure().is_some())
+    }
+
     /// The command's time (Redis's command time snapshot).
     pub fn now_ms(&self) -> u64 {
         self.session.now_ms
@@ -279,10 +287,10 @@ impl<'a> Ctx<'a> {
     /// failing), the pop goes to its region, which answers `MISCONF` as Redis
     /// refuses every write command then.
     pub fn write_unless_absent(&mut self, key: &[u8], op: Op, shape: Shape, absent: Reply) -> CmdResult {
-        let Env::Conn(core) = &self.env else { return self.write(op, shape) };
-        let failing = self.shared.storage.failure().is_some()
-            || core.raft_log.borrow().as_ref().is_some_and(|l| l.failure().is_some());
-        if !failing && !self.session.writes_pending && self.shared.nodes.is_none() {
+        if !matches!(self.env, Env::Conn(_)) {
+            return self.write(op, shape);
+        }
+        if !self.writes_failing() && !self.session.writes_pending && self.shared.nodes.is_none() {
             if self.read_key_as(key, |s| Ok(s.meta(key)?.is_none()))? {
                 return Ok(Plan::Reply(shape.apply(absent)));
             }

@@ -18,8 +18,11 @@ fn pfadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 /// One key: its cached cardinality when the cache is valid; else a write that
 /// counts and stores the cache, as redis-server does (so the value's bytes,
-/// and WATCH, stay as Redis would have them). Several keys: the count of their
-/// union, over one snapshot, nothing stored.
+/// and WATCH, stay as Redis would have them). Where that write cannot be made
+/// (a read-only script, writes refused for a full disk) or might not be led
+/// here (cluster mode, where a follower serves READONLY reads), it counts
+/// without storing. Several keys: the count of their union, over one
+/// snapshot, nothing stored.
 fn pfcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args.len() == 2 {
         let Some(v) = st::get(&ctx.reader(), &args[1])?? else { return reply(Reply::Int(0)) };
@@ -27,8 +30,7 @@ fn pfcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if let Some(n) = hll::cached(&v) {
             return reply(Reply::Int(n as i64));
         }
-        if ctx.read_only() {
-            // A read-only script cannot store the cache: count only.
+        if ctx.read_only() || ctx.writes_failing() || ctx.shared.nodes.is_some() {
             return reply(Reply::Int(hll::estimate(&v).map_err(hll::type_error)? as i64));
         }
         return ctx.write(Op::Pfcount(pb::Pfcount { key: args[1].clone() }), Shape::Natural);

@@ -630,6 +630,10 @@ static KEY_SPECS: &[KeyInfo] = &[
     ki("setex", &[range(OW | UPDATE, 1, 0, 1)], SPECS),
     ki("setnx", &[range(OW | INSERT, 1, 0, 1)], SPECS),
     ki("setrange", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
+    ki("pfadd", &[range(RW | INSERT, 1, 0, 1)], SPECS),
+    // RW: PFCOUNT may store the cached cardinality (Redis's note says the same).
+    ki("pfcount", &[range(RW | ACCESS, 1, -1, 1)], SPECS),
+    ki("pfmerge", &[range(RW | ACCESS | INSERT, 1, 0, 1), range(RO | ACCESS, 2, -1, 1)], SPECS),
     ki("sinter", &[range(RO | ACCESS, 1, -1, 1)], SPECS),
     ki("sintercard", &[keynum(RO | ACCESS, 1, 0, 1, 1)], generic(0, 1, 2)),
     ki("sinterstore", &[range(RW | UPDATE, 1, 0, 1), range(RO | ACCESS, 2, -1, 1)], SPECS),

@@ -176,15 +176,17 @@ async fn drain(core: &Core, pending: &mut Vec<Pending>, out: &mut BytesMut, sess
 }
 
 /// CLIENT PAUSE holds this command (every command under ALL; under WRITE those
-/// that write or may replicate: PUBLISH, scripts, a transaction that writes).
+/// that write or may replicate: PUBLISH, scripts, PFCOUNT, which may store its
+/// cache, a transaction that writes).
 fn held_by_pause(spec: &CommandSpec, session: &Session, all: bool) -> bool {
-    all || spec.is_write()
+    let may_write = |s: &CommandSpec| s.is_write() || s.name == "pfcount";
+    all || may_write(spec)
         || matches!(spec.name, "publish" | "spublish" | "eval" | "evalsha" | "fcall")
         || (spec.name == "exec"
             && session
                 .multi
                 .as_ref()
-                .is_some_and(|m| m.queue.iter().any(|q| q.spec.is_write() || q.spec.flags & flag::PROGRAM != 0)))
+                .is_some_and(|m| m.queue.iter().any(|q| may_write(q.spec) || q.spec.flags & flag::PROGRAM != 0)))
 }
 
 /// Wait while CLIENT PAUSE holds `spec` (the pause may end early: UNPAUSE).

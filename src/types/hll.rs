@@ -543,8 +543,14 @@ fn count_histogram(hist: &[u64; 64]) -> u64 {
         z *= 0.5;
     }
     z += m * sigma(hist[0] as f64 / m);
-    // llroundl: nearest, halves away from zero.
-    (ALPHA_INF * m * m / z).round() as u64
+    // llroundl: nearest, halves away from zero; out of range (possible only for
+    // a hand-made value) it gives LLONG_MIN on x86-64, as Redis does there.
+    let e = (ALPHA_INF * m * m / z).round();
+    if e.is_finite() && e < 9_223_372_036_854_775_808.0 {
+        e as u64
+    } else {
+        i64::MIN as u64
+    }
 }
 
 /// hllCount of a stored HLL (dense or sparse); Err(Corrupt) where Redis reports a corrupt sparse HLL.
