@@ -6,6 +6,7 @@
 #
 #   perf/compare-types.sh             QUICK=1 for fewer requests
 #   NEOKV_ARGS="--cores 1" perf/compare-types.sh
+#   ONLY="PFADD PFCOUNT" perf/compare-types.sh   # some rows only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . perf/lib.sh
@@ -16,7 +17,9 @@ N16=${N16:-$([ -n "${QUICK:-}" ] && echo 100000 || echo 500000)}
 # label|redis-benchmark arguments (a -t test, or a command with __rand_int__).
 # Order matters: HSET fills myhash for HGET, SADD fills myset for SPOP, LPUSH
 # fills mylist for LPOP (-t lrange_100 fills its own list first), ZADD fills
-# myzset (random scores below 100000) for ZRANGEBYSCORE and ZRANK.
+# myzset (random scores below 100000) for ZRANGEBYSCORE and ZRANK, PFADD fills
+# myhll for PFCOUNT (whose first call stores the cache; the others read it)
+# and PFMERGE.
 WORKLOADS=(
   "HSET|-t hset"
   "HGET|HGET myhash element:__rand_int__"
@@ -28,7 +31,18 @@ WORKLOADS=(
   "ZADD|-t zadd"
   "ZRANGEBYSCORE|ZRANGEBYSCORE myzset __rand_int__ +inf LIMIT 0 10"
   "ZRANK|ZRANK myzset element:__rand_int__"
+  "PFADD|PFADD myhll element:__rand_int__"
+  "PFCOUNT|PFCOUNT myhll"
+  "PFMERGE|PFMERGE myhll2 myhll"
 )
+# ONLY="PFADD PFCOUNT" runs just those rows (a read row reads what its writer row wrote).
+if [ -n "${ONLY:-}" ]; then
+  kept=()
+  for w in "${WORKLOADS[@]}"; do
+    [[ " $ONLY " == *" ${w%%|*} "* ]] && kept+=("$w")
+  done
+  WORKLOADS=("${kept[@]}")
+fi
 
 bench() { # port pipeline args...
   local port=$1 p=$2; shift 2
@@ -58,7 +72,7 @@ done
 
 {
   echo
-  echo "## $(date -u +%Y-%m-%d) — composite types — $REV"
+  echo "## $(date -u +%Y-%m-%d) — data types — $REV"
   echo
   echo "Machine: $(nproc) cores, $(free -g | awk '/Mem:/{print $2}') GiB; $(redis-server --version | awk '{print $1, $2, $3}')."
   echo "NeoKV: \`neokv-server --appendfsync always ${NEOKV_ARGS:-}\`. Redis: \`--save '' --appendonly no\` and \`--appendonly yes --appendfsync always\`."
