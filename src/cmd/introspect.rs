@@ -51,7 +51,7 @@ use crate::shard::shared::heap_bytes;
 use crate::storage::keys::{decode_meta_key, slot_lower_bound, slot_upper_bound, KeyType};
 use crate::storage::meta::{expired, Meta, META_HEADER};
 use crate::storage::{Cf, StorageError};
-use crate::types::coll::{find, scan_page};
+use crate::types::coll::{each, find, scan_page, Found};
 use crate::types::Source;
 
 // ---- Redis 7.0's memory model ----
@@ -373,15 +373,59 @@ fn memory_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 // ---- OBJECT ----
 
 fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let Some(m) = ctx.reader().meta(&args[2])? else {
+    let s = ctx.snap();
+    let Some(m) = s.meta(&args[2])? else {
         return reply(Reply::Nil);
     };
     let enc = match m.kind {
+        // PFADD and PFMERGE build their value in place: raw in Redis, however short.
+        KeyType::String if crate::types::hll::validate(&m.payload).is_ok() => "raw",
         KeyType::String => string_encoding(&m.payload),
-        KeyType::Hash => "hashtable",
+        // Redis 7.0 keeps every list in a quicklist (a listpack alone is 7.2's).
         KeyType::List => "quicklist",
-        KeyType::Set => "hashtable",
-        KeyType::ZSet => "skiplist",
+        kind => {
+            let Some(found) = Found::from_meta(&args[2], m) else { return reply(Reply::Nil) };
+            let limit = |name: &str, default: u64| {
+                ctx.shared.config().param(name).and_then(|v| v.parse::<u64>().ok()).unwrap_or(default)
+            };
+            let (compact, big, entries, value) = match kind {
+                KeyType::Hash => (
+                    "listpack",
+                    "hashtable",
+                    limit("hash-max-listpack-entries", 128),
+                    limit("hash-max-listpack-value", 64),
+                ),
+                KeyType::ZSet => (
+                    "listpack",
+                    "skiplist",
+                    limit("zset-max-listpack-entries", 128),
+                    limit("zset-max-listpack-value", 64),
+                ),
+                _ => ("intset", "hashtable", limit("set-max-intset-entries", 512), 0),
+            };
+            // The compact encoding while the key is small and its elements are
+            // (an intset: integers only; a listpack: no field, value or member
+            // longer than the limit). Judged by what the key holds now: Redis
+            // never converts back, so a key that once grew past a limit and
+            // shrank stays in the big encoding there. Walks at most 8192.
+            let small = found.coll.size <= entries.min(8192) && {
+                let mut fits = true;
+                each(&s, Cf::Subkey, &found, false, |sub, v| {
+                    fits = match kind {
+                        KeyType::Set => sub.len() <= 20 && parse_i64(sub).is_some(),
+                        KeyType::Hash => sub.len() as u64 <= value && v.len() as u64 <= value,
+                        _ => sub.len() as u64 <= value,
+                    };
+                    fits
+                })?;
+                fits
+            };
+            if small {
+                compact
+            } else {
+                big
+            }
+        }
     };
     reply(Reply::bulk_str(enc))
 }

@@ -476,3 +476,79 @@ fn wait_forever_holds_only_its_client_and_ends_with_it() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// OBJECT ENCODING answers what redis-server 7.0 answers for keys built the
+/// same way: strings (int, embstr, raw), lists (quicklist), sets (intset up to
+/// 512 integers, else hashtable), hashes and sorted sets (listpack up to 128
+/// entries of at most 64 bytes, else hashtable / skiplist), HLLs (raw).
+#[test]
+fn object_encoding_matches_redis_by_size_and_content() {
+    let s = Server::start();
+    let o = Oracle::start();
+    let long = "v".repeat(65);
+    let fits = "v".repeat(64);
+    let mut setup: Vec<Vec<String>> = vec![
+        vec!["SET".into(), "s-int".into(), "12345".into()],
+        vec!["SET".into(), "s-neg".into(), "-7".into()],
+        vec!["SET".into(), "s-lead0".into(), "0123".into()],
+        vec!["SET".into(), "s-short".into(), "hello".into()],
+        vec!["SET".into(), "s-44".into(), "x".repeat(44)],
+        vec!["SET".into(), "s-45".into(), "x".repeat(45)],
+        vec!["RPUSH".into(), "l".into(), "a".into()],
+        vec!["SADD".into(), "set-int".into(), "1".into(), "-2".into(), "300".into()],
+        vec!["SADD".into(), "set-str".into(), "1".into(), "a".into()],
+        vec!["SADD".into(), "set-lead0".into(), "1".into(), "01".into()],
+        vec!["HSET".into(), "h-small".into(), "f".into(), fits.clone()],
+        vec!["HSET".into(), "h-longval".into(), "f".into(), long.clone()],
+        vec!["HSET".into(), "h-longfield".into(), long.clone(), "v".into()],
+        vec!["ZADD".into(), "z-small".into(), "1".into(), fits.clone()],
+        vec!["ZADD".into(), "z-long".into(), "1".into(), long.clone()],
+        vec!["PFADD".into(), "hll".into(), "a".into()],
+    ];
+    let mut set512 = vec!["SADD".to_string(), "set-512".into()];
+    let mut set513 = vec!["SADD".to_string(), "set-513".into()];
+    for i in 0..513 {
+        if i < 512 {
+            set512.push(i.to_string());
+        }
+        set513.push(i.to_string());
+    }
+    let mut h128 = vec!["HSET".to_string(), "h-128".into()];
+    let mut h129 = vec!["HSET".to_string(), "h-129".into()];
+    let mut z128 = vec!["ZADD".to_string(), "z-128".into()];
+    let mut z129 = vec!["ZADD".to_string(), "z-129".into()];
+    for i in 0..129 {
+        if i < 128 {
+            h128.extend([format!("f{i}"), "v".into()]);
+            z128.extend([i.to_string(), format!("m{i}")]);
+        }
+        h129.extend([format!("f{i}"), "v".into()]);
+        z129.extend([i.to_string(), format!("m{i}")]);
+    }
+    setup.extend([set512, set513, h128, h129, z128, z129]);
+    let keys: Vec<String> = setup.iter().map(|c| c[1].clone()).collect();
+    for port in [s.port, o.port] {
+        let mut c = Raw::connect(port);
+        // Redis 7.0's defaults, set on both: Debian's redis-server starts with
+        // hash-max-listpack-entries 512. NeoKV reads the limits from CONFIG.
+        for (name, v) in [
+            ("hash-max-listpack-entries", "128"),
+            ("hash-max-listpack-value", "64"),
+            ("zset-max-listpack-entries", "128"),
+            ("zset-max-listpack-value", "64"),
+            ("set-max-intset-entries", "512"),
+        ] {
+            assert_eq!(c.cmd(&["CONFIG", "SET", name, v]), "+OK\r\n", "CONFIG SET {name}");
+        }
+        for cmd in &setup {
+            let a: Vec<&str> = cmd.iter().map(|x| x.as_str()).collect();
+            let r = c.cmd(&a);
+            assert!(!r.starts_with('-'), "{a:?}: {r}");
+        }
+    }
+    let (mut n, mut r) = (s.raw(), o.raw());
+    for k in keys.iter().map(|k| k.as_str()).chain(["missing"]) {
+        let (got, want) = (n.cmd(&["OBJECT", "ENCODING", k]), r.cmd(&["OBJECT", "ENCODING", k]));
+        assert_eq!(got, want, "OBJECT ENCODING {k} (NeoKV, then Redis)");
+    }
+}
