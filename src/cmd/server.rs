@@ -39,8 +39,11 @@ fn quit(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Ok(Plan::Close(Reply::Ok))
 }
 
-fn select(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+fn select(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let n = parse_i64(&args[1]).filter(|n| i32::try_from(*n).is_ok()).ok_or(ArgError::NotInteger)?;
+    if n != 0 && ctx.shared.nodes.is_some() {
+        return Err(err("ERR SELECT is not allowed in cluster mode"));
+    }
     if n != 0 {
         return Err(err("ERR DB index is out of range"));
     }

@@ -545,6 +545,10 @@ fn three_nodes_serve_every_slot_and_redirect() {
     let e = crate::common::Raw::connect(c.nodes[0].port).cmd(&["MSET", "a", "1", "b", "2"]);
     assert_eq!(e, "-CROSSSLOT Keys in request don't hash to the same slot\r\n");
     send(&c, &["MSET", "{t}a", "1", "{t}b", "2"], Duration::from_secs(5)).unwrap();
+    // Redis Cluster serves database 0 only.
+    let mut raw = crate::common::Raw::connect(c.nodes[0].port);
+    assert_eq!(raw.cmd(&["SELECT", "0"]), "+OK\r\n");
+    assert_eq!(raw.cmd(&["SELECT", "1"]), "-ERR SELECT is not allowed in cluster mode\r\n");
 }
 
 /// kill -9 of the node leading a key's slot: another node takes over within
