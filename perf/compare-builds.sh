@@ -37,13 +37,7 @@ WORKLOADS=(
   "SPOP|-t spop"
 )
 # ONLY="HSET HGET" runs just those rows (a read row reads what its writer row wrote).
-if [ -n "${ONLY:-}" ]; then
-  kept=()
-  for w in "${WORKLOADS[@]}"; do
-    [[ " $ONLY " == *" ${w%%|*} "* ]] && kept+=("$w")
-  done
-  WORKLOADS=("${kept[@]}")
-fi
+only_workloads
 
 # Build a commit in a temporary worktree with a target dir of its own (a copy of
 # the main one the first time, so only the neokv crate is compiled): builds of

@@ -36,13 +36,7 @@ WORKLOADS=(
   "PFMERGE|PFMERGE myhll2 myhll"
 )
 # ONLY="PFADD PFCOUNT" runs just those rows (a read row reads what its writer row wrote).
-if [ -n "${ONLY:-}" ]; then
-  kept=()
-  for w in "${WORKLOADS[@]}"; do
-    [[ " $ONLY " == *" ${w%%|*} "* ]] && kept+=("$w")
-  done
-  WORKLOADS=("${kept[@]}")
-fi
+only_workloads
 
 bench() { # port pipeline args...
   local port=$1 p=$2; shift 2

@@ -66,3 +66,13 @@ start_cluster() {
     done
   done
 }
+
+# ONLY="A B" keeps the rows of WORKLOADS ("label|arguments") whose label is listed.
+only_workloads() {
+  [ -n "${ONLY:-}" ] || return 0
+  local kept=() w
+  for w in "${WORKLOADS[@]}"; do
+    [[ " $ONLY " == *" ${w%%|*} "* ]] && kept+=("$w")
+  done
+  WORKLOADS=("${kept[@]}")
+}
