@@ -287,10 +287,8 @@ impl<'a> Ctx<'a> {
     /// failing), the pop goes to its region, which answers `MISCONF` as Redis
     /// refuses every write command then.
     pub fn write_unless_absent(&mut self, key: &[u8], op: Op, shape: Shape, absent: Reply) -> CmdResult {
-        if !matches!(self.env, Env::Conn(_)) {
-            return self.write(op, shape);
-        }
-        if !self.writes_failing() && !self.session.writes_pending && self.shared.nodes.is_none() {
+        let conn = matches!(self.env, Env::Conn(_));
+        if conn && !self.writes_failing() && !self.session.writes_pending && self.shared.nodes.is_none() {
             if self.read_key_as(key, |s| Ok(s.meta(key)?.is_none()))? {
                 return Ok(Plan::Reply(shape.apply(absent)));
             }

@@ -55,10 +55,10 @@ pub struct ApplyCtx {
     slot_end: u32,
     overlay: AHashMap<Vec<u8>, Option<Bytes>>,
     /// Metadata this batch read from RocksDB (`None`: absent; values up to
-    /// [`READ_MEMO_MAX`] bytes), so a key many
-    /// commands of one batch read costs one point read (SPOPs of a missing set,
-    /// each command's first look at a key). Only ever holds what RocksDB has
-    /// under the batch: the overlay shadows it, and it goes with the batch.
+    /// [`READ_MEMO_MAX`] bytes), so a key many commands of one batch read costs
+    /// one point read (SPOPs of a missing set, each command's first look at a
+    /// key). Only ever holds what RocksDB has under the batch: the overlay
+    /// shadows it, and it goes with the batch.
     read_metas: RefCell<AHashMap<Vec<u8>, Option<Bytes>>>,
     /// Element writes (`subkey`, `zset_score`) not yet in RocksDB, in key order.
     elements: [BTreeMap<Vec<u8>, Option<Bytes>>; 2],

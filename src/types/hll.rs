@@ -308,22 +308,14 @@ fn sparse_to_dense(v: &mut Vec<u8>) -> Result<(), HllError> {
     dense[..HDR_SIZE].copy_from_slice(&v[..HDR_SIZE]);
     dense[ENCODING_AT] = ENC_DENSE;
     let regs = &mut dense[HDR_SIZE..];
-    let mut idx = 0usize;
-    let mut p = HDR_SIZE;
-    while p < v.len() {
-        let (value, run, oplen) = sparse_op(v, p);
+    let whole = each_run(v, |idx, run, value| {
         if value != 0 {
-            if idx + run > REGISTERS {
-                break;
-            }
             for r in idx..idx + run {
                 dense_put(regs, r, value);
             }
         }
-        idx += run;
-        p += oplen;
-    }
-    if idx != REGISTERS {
+    });
+    if !whole {
         return Err(HllError::Corrupt);
     }
     *v = dense;
@@ -482,18 +474,28 @@ pub fn add(v: &mut Vec<u8>, element: &[u8], sparse_max_bytes: usize) -> Result<b
 
 // ---- counting ----
 
-/// Register histogram of sparse opcodes (hllSparseRegHisto); false if they do not cover
-/// exactly 16384 registers.
-fn sparse_histogram(v: &[u8], hist: &mut [u64; 64]) -> bool {
+/// Visit the runs of a sparse value's opcodes in order, as `f(first register, length,
+/// value)`; false (corrupt) if they do not cover exactly 16384 registers. A run of non-zero
+/// values past the last register stops the walk before `f` sees it.
+fn each_run(v: &[u8], mut f: impl FnMut(usize, usize, u8)) -> bool {
     let mut idx = 0usize;
     let mut p = HDR_SIZE;
     while p < v.len() {
         let (value, run, oplen) = sparse_op(v, p);
-        hist[usize::from(value)] += run as u64;
+        if value != 0 && idx + run > REGISTERS {
+            return false;
+        }
+        f(idx, run, value);
         idx += run;
         p += oplen;
     }
     idx == REGISTERS
+}
+
+/// Register histogram of sparse opcodes (hllSparseRegHisto); false if they do not cover
+/// exactly 16384 registers.
+fn sparse_histogram(v: &[u8], hist: &mut [u64; 64]) -> bool {
+    each_run(v, |_, run, value| hist[usize::from(value)] += run as u64)
 }
 
 /// hllSigma from Ertl, "New cardinality estimation algorithms for HyperLogLog sketches".
@@ -592,24 +594,16 @@ pub fn merge_into(max: &mut [u8; REGISTERS], v: &[u8]) -> Result<bool, HllError>
         }
         return Ok(true);
     }
-    let mut i = 0usize;
-    let mut p = HDR_SIZE;
-    while p < v.len() {
-        let (value, run, oplen) = sparse_op(v, p);
+    let whole = each_run(v, |i, run, value| {
         if value != 0 {
-            if i + run > REGISTERS {
-                break;
-            }
             for m in &mut max[i..i + run] {
                 if value > *m {
                     *m = value;
                 }
             }
         }
-        i += run;
-        p += oplen;
-    }
-    if i != REGISTERS {
+    });
+    if !whole {
         return Err(HllError::Corrupt);
     }
     Ok(false)
@@ -713,15 +707,20 @@ pub fn apply_pfcount(ctx: &mut ApplyCtx, op: &pb::Pfcount) -> ApplyResult {
 /// destination and the sources goes into the destination, made dense first
 /// if any input was dense.
 pub fn apply_pfmerge(ctx: &mut ApplyCtx, op: &pb::Pfmerge) -> ApplyResult {
-    let mut max = Box::new([0u8; REGISTERS]);
-    let mut to_dense = false;
-    for k in std::iter::once(&op.dest).chain(&op.sources) {
-        let Some(m) = tri!(string_of(ctx, &mkey(k))?) else { continue };
-        tri!(validate(&m.payload).map_err(type_error));
-        to_dense |= tri!(merge_into(&mut max, &m.payload).map_err(type_error));
-    }
     let mk = mkey(&op.dest);
     let old = tri!(string_of(ctx, &mk)?);
+    let mut max = Box::new([0u8; REGISTERS]);
+    let mut to_dense = false;
+    // The destination is the first input, as in Redis (its errors come first).
+    let mut merge = |m: &Meta| merge_into(&mut max, &m.payload).map(|dense| to_dense |= dense).map_err(type_error);
+    if let Some(m) = &old {
+        tri!(merge(m));
+    }
+    for k in &op.sources {
+        if let Some(m) = tri!(string_of(ctx, &mkey(k))?) {
+            tri!(merge(&m));
+        }
+    }
     let mut v = match &old {
         Some(m) => m.payload.to_vec(),
         None => new_hll(),
