@@ -281,6 +281,17 @@ pub fn encode_cmd(args: &[&[u8]]) -> Vec<u8> {
     v
 }
 
+/// Commands (each a list of arguments: `&str`, `String`, `Vec<u8>`, ...) encoded
+/// back to back, to send as one pipeline.
+pub fn encode_pipeline<C: AsRef<[A]>, A: AsRef<[u8]>>(cmds: &[C]) -> Vec<u8> {
+    let mut wire = Vec::new();
+    for c in cmds {
+        let a: Vec<&[u8]> = c.as_ref().iter().map(|x| x.as_ref()).collect();
+        wire.extend_from_slice(&encode_cmd(&a));
+    }
+    wire
+}
+
 fn read_line<R: BufRead>(r: &mut R, out: &mut Vec<u8>) -> std::io::Result<Vec<u8>> {
     let mut line = Vec::new();
     r.read_until(b'\n', &mut line)?;

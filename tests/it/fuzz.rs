@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::common::{encode_cmd, Oracle, Raw, Server, XorShift};
+use crate::common::{encode_pipeline, Oracle, Raw, Server, XorShift};
 use crate::differential::{normalise, parse, V};
 
 /// The commands fuzzed, with whether their reply is random (compared by
@@ -292,12 +292,7 @@ fn gen(r: &mut XorShift, cmd: &str) -> Vec<String> {
 
 /// Send `cmds` in one write, read one reply each.
 fn pipeline(conn: &mut Raw, cmds: &[Vec<String>]) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    for c in cmds {
-        let a: Vec<&[u8]> = c.iter().map(|s| s.as_bytes()).collect();
-        out.extend_from_slice(&encode_cmd(&a));
-    }
-    conn.send(&out);
+    conn.send(&encode_pipeline(cmds));
     cmds.iter().map(|_| conn.read_reply()).collect()
 }
 

@@ -1,15 +1,11 @@
 //! HyperLogLog through the real binary, against redis-server: replies and the
 //! stored bytes (GET) must be the same, byte for byte.
 
-use crate::common::{encode_cmd, fuzz_seed, Oracle, Raw, Server, XorShift};
+use crate::common::{encode_pipeline, fuzz_seed, Oracle, Raw, Server, XorShift};
 
 /// Send `cmds` pipelined to both servers; every reply must be equal.
 fn both(n: &mut Raw, r: &mut Raw, cmds: &[Vec<Vec<u8>>], what: &str) {
-    let mut wire = Vec::new();
-    for c in cmds {
-        let a: Vec<&[u8]> = c.iter().map(|x| x.as_slice()).collect();
-        wire.extend_from_slice(&encode_cmd(&a));
-    }
+    let wire = encode_pipeline(cmds);
     n.send(&wire);
     r.send(&wire);
     for c in cmds {

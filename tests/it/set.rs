@@ -132,14 +132,6 @@ fn a_pop_of_a_missing_key_sees_the_pipelined_writes_before_it() {
         &["ZPOPMAX", "z", "2"],
         &["ZPOPMIN", "z"],
     ];
-    let encode = |cmds: &[&[&str]]| {
-        let mut wire = Vec::new();
-        for c in cmds {
-            let a: Vec<&[u8]> = c.iter().map(|x| x.as_bytes()).collect();
-            wire.extend_from_slice(&crate::common::encode_cmd(&a));
-        }
-        wire
-    };
     for resp in ["2", "3"] {
         let mut replies = Vec::new();
         for port in [s.port, o.port] {
@@ -149,7 +141,7 @@ fn a_pop_of_a_missing_key_sees_the_pipelined_writes_before_it() {
             for cmd in alone {
                 got.push(c.cmd(cmd));
             }
-            c.send(&encode(piped));
+            c.send(&crate::common::encode_pipeline(piped));
             got.extend(piped.iter().map(|_| String::from_utf8_lossy(&c.read_reply()).into_owned()));
             replies.push(got);
         }
