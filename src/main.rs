@@ -121,7 +121,10 @@ fn main() {
         Some(c) => 4 * c.peers.len(),
         None => cores,
     });
-    let mut config = Config::new(a.bind, a.port, a.dir, cores, regions, a.requirepass, a.appendfsync);
+    // An absolute path, as Redis's CONFIG GET dir shows it: glommio's io_uring
+    // opens of the segment log's directory fail on a relative one (EBADF).
+    let dir = std::path::absolute(&a.dir).unwrap_or_else(|e| fail(&format!("--dir {}: {e}", a.dir.display())));
+    let mut config = Config::new(a.bind, a.port, dir, cores, regions, a.requirepass, a.appendfsync);
     config.set_cluster(cluster);
     config.regions_explicit = a.regions.is_some();
     config.lease_reads = a.read_policy == "lease";

@@ -348,3 +348,40 @@ fn maxclients_is_enforced() {
         assert!(std::time::Instant::now() < deadline, "no slot freed after a client left");
     }
 }
+
+/// `make run` passes a relative data directory (`--dir ./data`): the server
+/// starts on it, writes, and `CONFIG GET dir` shows the absolute path, as
+/// redis-server does. (glommio's opens of the segment log's directory failed
+/// on a relative path with EBADF, so the server exited at start.)
+#[test]
+fn a_relative_data_directory_works() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = crate::common::free_port();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_neokv-server"))
+        .current_dir(tmp.path())
+        .args(["--dir", "./data", "--cores", "1", "--bind", "127.0.0.1", "--port", &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut con = loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("the server exited at start with a relative --dir: {status}");
+        }
+        if let Ok(c) = redis::Client::open(format!("redis://127.0.0.1:{port}")).unwrap().get_connection() {
+            break c;
+        }
+        assert!(std::time::Instant::now() < deadline, "the server did not listen within 30 s");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let _: () = cmd("SET").arg("k").arg("v").query(&mut con).unwrap();
+    let v: String = cmd("GET").arg("k").query(&mut con).unwrap();
+    assert_eq!(v, "v");
+    let dir: Vec<String> = cmd("CONFIG").arg("GET").arg("dir").query(&mut con).unwrap();
+    let want = tmp.path().canonicalize().unwrap().join("data");
+    assert_eq!(std::path::Path::new(&dir[1]).canonicalize().unwrap(), want, "CONFIG GET dir: {dir:?}");
+    assert!(std::path::Path::new(&dir[1]).is_absolute(), "CONFIG GET dir: {dir:?}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
