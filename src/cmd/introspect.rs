@@ -556,6 +556,10 @@ enum Proc {
     },
     /// SET: `OW update`, or `RW access update` with a GET argument.
     Set,
+    /// SORT and SORT_RO (their BY/GET and STORE specs are Redis's `unknown`):
+    /// the key `RO access`, and SORT's STORE destination `OW update`, found
+    /// as Redis's sortGetKeys finds it (the table's `Keys::Sort`).
+    Sort,
 }
 
 const SPECS: Proc = Proc::None;
@@ -682,6 +686,8 @@ static KEY_SPECS: &[KeyInfo] = &[
     ki("sintercard", &[keynum(RO | ACCESS, 1, 0, 1, 1)], generic(0, 1, 2)),
     ki("sinterstore", &[range(RW | UPDATE, 1, 0, 1), range(RO | ACCESS, 2, -1, 1)], SPECS),
     ki("sismember", &[range(RO, 1, 0, 1)], SPECS),
+    ki("sort", &[range(RO | ACCESS, 1, 0, 1)], Proc::Sort),
+    ki("sort_ro", &[range(RO | ACCESS, 1, 0, 1)], Proc::Sort),
     ki("smembers", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
     ki("smismember", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
     ki("smove", &[range(RW | ACCESS | DELETE, 1, 0, 1), range(RW | INSERT, 2, 0, 1)], SPECS),
@@ -809,7 +815,7 @@ fn command_keys(args: &[Bytes]) -> Result<Vec<(usize, u16)>, CmdError> {
         return Err(err("ERR Invalid number of arguments specified for command"));
     }
     let by_specs = match info.proc {
-        Proc::Set => None,
+        Proc::Set | Proc::Sort => None,
         _ => keys_by_specs(info.specs, args),
     };
     let keys = match (by_specs, info.proc) {
@@ -829,6 +835,10 @@ fn command_keys(args: &[Bytes]) -> Result<Vec<(usize, u16)>, CmdError> {
                 }
                 k
             }
+        }
+        (None, Proc::Sort) => {
+            let at = spec.keys_of(args).unwrap_or_default();
+            at.iter().enumerate().map(|(n, &i)| (i, if n == 0 { RO | ACCESS } else { OW | UPDATE })).collect()
         }
         (None, Proc::None) => Vec::new(),
     };

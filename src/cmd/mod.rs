@@ -37,6 +37,7 @@ pub mod server;
 pub mod session;
 pub mod set;
 pub mod shape;
+pub mod sort;
 pub mod string;
 pub mod table;
 pub mod txn;

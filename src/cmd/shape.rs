@@ -29,6 +29,9 @@ pub enum Shape {
     ZPopMany,
     /// BZPOPMIN / BZPOPMAX: `[key, member, score]`, or a null array.
     ZPopKeyed,
+    /// A one-command transaction's reply (SORT run inside apply): the first
+    /// of its replies.
+    Only,
 }
 
 /// A pop's natural result `[key, [items]]` taken apart.
@@ -69,6 +72,10 @@ impl Shape {
                 _ => Reply::Int(1),
             },
             Shape::Ok => Reply::Ok,
+            Shape::Only => match r {
+                Reply::Array(mut rs) if rs.len() == 1 => rs.pop().unwrap_or(Reply::Nil),
+                other => other,
+            },
             Shape::PopOne => match popped(r) {
                 Some((_, items)) => items.into_iter().next().unwrap_or(Reply::Nil),
                 None => Reply::Nil,

@@ -130,6 +130,11 @@ pub enum Keys {
         at: usize,
         dst: bool,
     },
+    /// SORT: the key at 1, and with `store` the key after the last STORE
+    /// (Redis's sortGetKeys, which skips LIMIT's, GET's and BY's arguments).
+    Sort {
+        store: bool,
+    },
 }
 
 /// `Keys::Range` for the rows.
@@ -196,7 +201,7 @@ impl CommandSpec {
 
     /// True if the keys follow a `numkeys` count (COMMAND INFO's `movablekeys`).
     pub fn movable_keys(&self) -> bool {
-        matches!(self.keys, Keys::Numkeys { .. })
+        matches!(self.keys, Keys::Numkeys { .. } | Keys::Sort { .. })
     }
 
     /// COMMAND INFO's first key, last key and step (Redis's legacy triple: a
@@ -206,6 +211,7 @@ impl CommandSpec {
             Keys::None | Keys::Numkeys { dst: false, .. } => (0, 0, 0),
             Keys::Numkeys { dst: true, .. } => (1, 1, 1),
             Keys::Range { first, last, step } => (first, last, step),
+            Keys::Sort { .. } => (1, 1, 1),
         }
     }
 
@@ -234,6 +240,23 @@ impl CommandSpec {
                     out.push(1);
                 }
                 out.extend(at + 1..=at + n as usize);
+            }
+            Keys::Sort { store } => {
+                out.push(1);
+                let mut dst = None;
+                let mut i = 2;
+                while store && i < args.len() {
+                    let a = &args[i];
+                    if a.eq_ignore_ascii_case(b"limit") {
+                        i += 2;
+                    } else if a.eq_ignore_ascii_case(b"get") || a.eq_ignore_ascii_case(b"by") {
+                        i += 1;
+                    } else if a.eq_ignore_ascii_case(b"store") && i + 1 < args.len() {
+                        dst = Some(i + 1);
+                    }
+                    i += 1;
+                }
+                out.extend(dst);
             }
         }
         Some(out)
@@ -333,6 +356,7 @@ pub fn table() -> &'static Table {
             super::set::COMMANDS,
             super::zset::COMMANDS,
             super::hll::COMMANDS,
+            super::sort::COMMANDS,
             super::txn::COMMANDS,
             super::script::COMMANDS,
             super::pubsub::COMMANDS,
@@ -375,6 +399,7 @@ mod tests {
                 Keys::Numkeys { at, .. } => {
                     assert!(at >= 1 && r.arity < 0, "{}: numkeys after the name, variable arity", r.name)
                 }
+                Keys::Sort { .. } => assert!(r.arity == -2, "{}: SORT's key and options", r.name),
                 Keys::None => {}
             }
             if let Some((parent, _)) = r.parent_and_sub() {
@@ -419,5 +444,16 @@ mod tests {
         for name in ["zunionstore", "zinterstore", "zdiffstore"] {
             assert_eq!(t.get(name).unwrap().legacy_keys(), (1, 1, 1), "{name}");
         }
+    }
+
+    #[test]
+    fn sort_key_positions_as_redis_sortgetkeys() {
+        let t = table();
+        assert_eq!(positions(t, "SORT k"), Some(vec![1]));
+        assert_eq!(positions(t, "SORT k STORE d BY w_* STORE e LIMIT 0 1"), Some(vec![1, 7]), "the last STORE");
+        assert_eq!(positions(t, "SORT k LIMIT store x"), Some(vec![1]), "LIMIT skips two");
+        assert_eq!(positions(t, "SORT k GET store BY store"), Some(vec![1]), "GET and BY skip one");
+        assert_eq!(positions(t, "SORT k store"), Some(vec![1]), "STORE without a key");
+        assert_eq!(positions(t, "SORT_RO k STORE d"), Some(vec![1]), "SORT_RO stores nothing");
     }
 }

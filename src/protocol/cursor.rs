@@ -106,6 +106,13 @@ pub fn parse_i64(s: &[u8]) -> Option<i64> {
 extern "C" {
     fn neokv_string2d(s: *const std::os::raw::c_char, len: usize, out: *mut f64) -> std::os::raw::c_int;
     fn neokv_strtod_bound(s: *const std::os::raw::c_char, len: usize, out: *mut f64) -> std::os::raw::c_int;
+    fn neokv_strtod_sort(s: *const std::os::raw::c_char, len: usize, out: *mut f64) -> std::os::raw::c_int;
+    fn neokv_strcoll(
+        a: *const std::os::raw::c_char,
+        alen: usize,
+        b: *const std::os::raw::c_char,
+        blen: usize,
+    ) -> std::os::raw::c_int;
     fn neokv_timeout_ms(s: *const std::os::raw::c_char, len: usize, out: *mut i64) -> std::os::raw::c_int;
 }
 
@@ -125,6 +132,23 @@ pub fn parse_f64_bound(s: &[u8]) -> Option<f64> {
     let mut v = 0.0;
     // SAFETY: as in `parse_f64`.
     (unsafe { neokv_strtod_bound(s.as_ptr().cast(), s.len(), &mut v) } == 1).then_some(v)
+}
+
+/// A SORT weight as Redis's SORT reads it: C `strtod` of the value up to its
+/// first NUL byte, which must reach it; a leading space and the empty string
+/// (0) are accepted, overflow, underflow and NaN are not.
+pub fn parse_f64_sort(s: &[u8]) -> Option<f64> {
+    let mut v = 0.0;
+    // SAFETY: as in `parse_f64`.
+    (unsafe { neokv_strtod_sort(s.as_ptr().cast(), s.len(), &mut v) } == 1).then_some(v)
+}
+
+/// C `strcoll` of two values as C strings (each up to its first NUL byte)
+/// under the process's `LC_COLLATE`, as Redis's SORT ALPHA compares.
+pub fn strcoll(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    // SAFETY: the C side reads `alen` bytes of `a` and `blen` of `b`.
+    let r = unsafe { neokv_strcoll(a.as_ptr().cast(), a.len(), b.as_ptr().cast(), b.len()) };
+    r.cmp(&0)
 }
 
 /// A blocking timeout in seconds as Redis reads it (a C `long double`), in
@@ -149,6 +173,20 @@ mod tests {
         for bad in [&b""[..], b"-", b"-0", b"01", b"+1", b" 1", b"1 ", b"9223372036854775808", b"1.0", b"abc"] {
             assert_eq!(parse_i64(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn sort_weights_read_as_strtod_does() {
+        assert_eq!(parse_f64_sort(b"1.5"), Some(1.5));
+        assert_eq!(parse_f64_sort(b""), Some(0.0), "the empty string is 0");
+        assert_eq!(parse_f64_sort(b" 2"), Some(2.0), "leading space");
+        assert_eq!(parse_f64_sort(b"3\0junk"), Some(3.0), "ends at a NUL byte");
+        assert_eq!(parse_f64_sort(b"inf"), Some(f64::INFINITY));
+        for bad in [&b"nan"[..], b"1e400", b"1e-400", b"2 ", b"abc"] {
+            assert_eq!(parse_f64_sort(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+        assert_eq!(strcoll(b"a", b"b"), std::cmp::Ordering::Less);
+        assert_eq!(strcoll(b"a\0z", b"a\0b"), std::cmp::Ordering::Equal, "C strings end at NUL");
     }
 
     #[test]

@@ -121,3 +121,31 @@ int neokv_timeout_ms(const char *s, size_t len, long long *ms) {
         *ms = (-9223372036854775807LL - 1);
     return 1;
 }
+
+/* A SORT weight as Redis's sortCommand reads it: C strtod of the value as a C
+ * string (so it ends at a NUL byte), which must reach that end; overflow,
+ * underflow (ERANGE) and NaN are refused, a leading space and the empty string
+ * (0) are not. Returns 1 on success. */
+int neokv_strtod_sort(const char *s, size_t len, double *dp) {
+    char *b = cstr(s, len), *eptr;
+    double v;
+    int ok;
+    if (b == NULL) return 0;
+    errno = 0;
+    v = strtod(b, &eptr);
+    ok = eptr[0] == '\0' && errno != ERANGE && !isnan(v);
+    free(b);
+    if (ok) *dp = v;
+    return ok;
+}
+
+/* strcoll of two values as C strings (each ends at its first NUL byte), as
+ * Redis's SORT ALPHA compares them under the process's LC_COLLATE. */
+int neokv_strcoll(const char *a, size_t alen, const char *b, size_t blen) {
+    char *x = cstr(a, alen), *y = cstr(b, blen);
+    int r = 0;
+    if (x != NULL && y != NULL) r = strcoll(x, y);
+    free(x);
+    free(y);
+    return r;
+}

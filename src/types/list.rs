@@ -105,6 +105,24 @@ impl ApplyCtx {
     }
 }
 
+/// Replace `dst` (whatever it held, its TTL included) by a list of `values`
+/// in order; none deletes it (SORT ... STORE).
+pub fn store_list(ctx: &mut ApplyCtx, dst: &[u8], values: &[Bytes]) -> Result<(), StorageError> {
+    let mk = mkey(dst);
+    let old = ctx.any_meta(&mk)?;
+    if values.is_empty() {
+        if let Some(old) = old {
+            ctx.del_any(mk, &old);
+        }
+        return Ok(());
+    }
+    let mut coll = Coll::new(KeyType::List, ctx.new_version(dst));
+    let found = Found::fresh(dst, &coll);
+    ctx.list_push(&found, &mut coll, false, values);
+    ctx.put_meta_over(mk, old.as_ref(), coll.encode());
+    Ok(())
+}
+
 /// LPUSH / RPUSH / LPUSHX / RPUSHX.
 pub fn apply_push(ctx: &mut ApplyCtx, op: &pb::Push) -> ApplyResult {
     let key = &op.key;

@@ -6,7 +6,8 @@
 //! reader or snapshot, or apply's batch). One file per type (`string.rs` ...
 //! `zset.rs`), plus what they share: `view` (the read interface), `apply` (the
 //! batch overlay), `coll` (composite keys), `members` (apply's in-memory
-//! index of the sets SPOP draws from), `blocked` (clients waiting on keys).
+//! index of the sets SPOP draws from), `blocked` (clients waiting on keys),
+//! and `sort` (SORT over lists, sets and sorted sets).
 //! Depends on `storage`, `cluster` (slot of a key) and `protocol` (the `Reply`
 //! each write produces). Never touches sockets, Raft or cores.
 
@@ -32,6 +33,7 @@ pub mod list;
 pub mod members;
 pub mod notify;
 pub mod set;
+pub mod sort;
 pub mod string;
 pub mod view;
 pub mod watches;

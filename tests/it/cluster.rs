@@ -549,6 +549,37 @@ fn three_nodes_serve_every_slot_and_redirect() {
     let mut raw = crate::common::Raw::connect(c.nodes[0].port);
     assert_eq!(raw.cmd(&["SELECT", "0"]), "+OK\r\n");
     assert_eq!(raw.cmd(&["SELECT", "1"]), "-ERR SELECT is not allowed in cluster mode\r\n");
+    // SORT: patterns must name keys of the sorted key's slot (a hash tag), as
+    // in Redis Cluster; STORE runs in apply on the slot's leader.
+    let t = Duration::from_secs(5);
+    send(&c, &["RPUSH", "{s}l", "b", "a", "c"], t).unwrap();
+    send(&c, &["MSET", "{s}w_a", "3", "{s}w_b", "1", "{s}w_c", "2", "{s}o_a", "A"], t).unwrap();
+    // An error is retried until its limit: short ones.
+    let quick = Duration::from_millis(800);
+    let e = send(&c, &["SORT", "{s}l", "BY", "w_*"], quick).unwrap_err();
+    assert!(e.contains("BY option of SORT denied in Cluster mode when keys formed"), "{e}");
+    let e = send(&c, &["SORT_RO", "{s}l", "ALPHA", "GET", "o_*"], quick).unwrap_err();
+    assert!(e.contains("GET option of SORT denied in Cluster mode when keys formed"), "{e}");
+    let bulks = |v: redis::Value| -> Vec<Option<String>> {
+        let redis::Value::Array(items) = v else { panic!("not an array: {v:?}") };
+        items
+            .into_iter()
+            .map(|i| match i {
+                redis::Value::BulkString(b) => Some(String::from_utf8(b).unwrap()),
+                redis::Value::Nil => None,
+                i => panic!("not a bulk: {i:?}"),
+            })
+            .collect()
+    };
+    let v = send(&c, &["SORT", "{s}l", "BY", "{s}w_*", "GET", "#", "GET", "{s}o_*"], t).unwrap();
+    let want = [Some("b"), None, Some("c"), None, Some("a"), Some("A")];
+    assert_eq!(bulks(v), want.map(|x| x.map(String::from)));
+    let v = send(&c, &["SORT", "{s}l", "ALPHA", "DESC", "STORE", "{s}d"], t).unwrap();
+    assert_eq!(int(&v), 3);
+    let v = send(&c, &["LRANGE", "{s}d", "0", "-1"], t).unwrap();
+    assert_eq!(bulks(v), ["c", "b", "a"].map(|x| Some(x.to_string())));
+    let e = send(&c, &["SORT", "{s}l", "STORE", "{x}d"], quick).unwrap_err();
+    assert!(e.contains("hash to the same slot"), "{e}");
 }
 
 /// kill -9 of the node leading a key's slot: another node takes over within

@@ -370,6 +370,12 @@ fn command_getkeysandflags_matches_redis() {
         &["OBJECT", "FREQ", "k"],
         &["MEMORY", "USAGE", "k"],
         &["MEMORY", "USAGE", "k", "SAMPLES", "5"],
+        &["SORT", "k"],
+        &["SORT", "k", "STORE", "d", "BY", "w_*", "STORE", "e", "LIMIT", "0", "1"],
+        &["SORT", "k", "LIMIT", "store", "x"],
+        &["SORT", "k", "GET", "store", "BY", "store", "store"],
+        &["SORT_RO", "k", "STORE", "d"],
+        &["PFMERGE", "d", "a", "b"],
         // Errors.
         &["PING", "x"],
         &["PUBLISH", "ch", "m"],

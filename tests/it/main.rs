@@ -24,6 +24,7 @@ mod script;
 mod script_fuzz;
 mod server;
 mod set;
+mod sort;
 mod string;
 mod txn;
 mod zset;
