@@ -190,6 +190,11 @@ fn memory_usage(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     let key = args[2].clone();
     let Some(meta) = ctx.reader().meta(&key)? else { return reply(Reply::Nil) };
+    if meta.kind == KeyType::String && meta.chunked {
+        // Longer than any embedded or integer string: an object and its sds.
+        let len = crate::types::string::value_len(&meta);
+        return reply(Reply::Int((key_size(&key) + ROBJ + sds_size(len)) as i64));
+    }
     if meta.kind == KeyType::String {
         return reply(Reply::Int((key_size(&key) + string_size(&meta.payload)) as i64));
     }
@@ -378,6 +383,7 @@ fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return reply(Reply::Nil);
     };
     let enc = match m.kind {
+        KeyType::String if m.chunked => "raw",
         // PFADD and PFMERGE build their value in place: raw in Redis, however short.
         KeyType::String if crate::types::hll::validate(&m.payload).is_ok() => "raw",
         KeyType::String => string_encoding(&m.payload),
@@ -464,6 +470,7 @@ fn object_idletime(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn object_refcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let Some(m) = ctx.reader().meta(&args[2])? else { return reply(Reply::Nil) };
     let shared_int = m.kind == KeyType::String
+        && !m.chunked
         && string_encoding(&m.payload) == "int"
         && parse_i64(&m.payload).is_some_and(|v| (0..10_000).contains(&v))
         && !(policy(ctx).contains("lru") || policy(ctx).contains("lfu"));

@@ -4,11 +4,14 @@ use bytes::Bytes;
 
 use super::args::{int, invalid_expire};
 use super::table::{flag::*, keys, row, CommandSpec, Group};
-use super::{err, reply, CmdError, CmdResult, Ctx, Shape};
+use super::{err, reply, CmdError, CmdResult, Ctx, Shape, INLINE_WALK};
 use crate::pb::{self, write_cmd::Op};
 use crate::protocol::cursor::ArgError;
 use crate::protocol::{ArgCursor, Reply};
+use crate::storage::keys::KeyType;
+use crate::storage::meta::Meta;
 use crate::types::string as st;
+use crate::types::{ReadView, Source};
 
 /// Which command's option grammar applies (Redis `parseExtendedStringArgumentsOrReply`).
 #[derive(PartialEq, Clone, Copy)]
@@ -75,11 +78,45 @@ fn expire_at(ctx: &Ctx<'_>, name: &str, unit: i64, relative: bool, v: &[u8]) -> 
     Ok(ms as u64)
 }
 
-fn get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    match st::get(&ctx.reader(), &args[1])?? {
-        Some(v) => reply(Reply::Bulk(v)),
-        None => reply(Reply::Nil),
+/// The bytes a read of a chunked value may take inline on the core; a bigger
+/// read goes to the blocking pool.
+const BIG_READ: u64 = 1 << 20;
+
+/// Answer a read of the string `key` with `f`, given its live metadata and a
+/// view consistent with it (WRONGTYPE for another type). An inline value is
+/// its metadata: one cached point read. A chunked one (`types::string`) is
+/// read from one snapshot, so its chunks and length are of one moment; on
+/// the blocking pool when `need` (the bytes `f` will read) is more than
+/// [`BIG_READ`].
+pub(super) fn read_string(
+    ctx: &Ctx<'_>,
+    key: &Bytes,
+    need: impl Fn(&Meta) -> u64,
+    f: impl Fn(&ReadView<'_>, Option<Meta>) -> Result<Reply, CmdError> + Send + 'static,
+) -> CmdResult {
+    let r = ctx.reader();
+    match r.typed(key, KeyType::String)?? {
+        Some(m) if m.chunked => {
+            let n = need(&m);
+            drop(r);
+            let key = key.clone();
+            ctx.walk_sized(n * INLINE_WALK / BIG_READ, move |v| {
+                let m = v.typed(&key, KeyType::String)??;
+                f(v, m)
+            })
+        }
+        m => reply(f(&r, m)?),
     }
+}
+
+fn get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let key = args[1].clone();
+    read_string(ctx, &args[1], st::value_len, move |v, m| {
+        Ok(match m {
+            Some(m) => Reply::Bulk(st::value(v, &key, &m)?),
+            None => Reply::Nil,
+        })
+    })
 }
 
 fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -127,7 +164,16 @@ fn getset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn mget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     // Several keys are read from one snapshot: MGET is atomic, as in Redis (point
     // reads could straddle an apply batch that changes two of them).
-    let r = if args.len() > 2 { ctx.snap() } else { ctx.reader() };
+    if args.len() == 2 {
+        let key = args[1].clone();
+        return read_string(ctx, &args[1], st::value_len, move |v, m| {
+            Ok(Reply::Array(vec![match m {
+                Some(m) => Reply::Bulk(st::value(v, &key, &m)?),
+                None => Reply::Nil,
+            }]))
+        });
+    }
+    let r = ctx.snap();
     let mut out = Vec::with_capacity(args.len() - 1);
     for k in &args[1..] {
         out.push(match st::get(&r, k)? {
@@ -193,16 +239,28 @@ fn append(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn strlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let v = st::get(&ctx.reader(), &args[1])??;
-    reply(Reply::Int(v.map(|v| v.len() as i64).unwrap_or(0)))
+    let m = ctx.reader().typed(&args[1], KeyType::String)??;
+    reply(Reply::Int(m.map_or(0, |m| st::value_len(&m) as i64)))
 }
 
 fn getrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let start = int(&args[2])?;
     let end = int(&args[3])?;
-    let v = st::get(&ctx.reader(), &args[1])??.unwrap_or_default();
-    let part = st::getrange(&v, start, end);
-    reply(Reply::Bulk(v.slice_ref(part)))
+    let key = args[1].clone();
+    let span = move |m: &Meta| st::range_of(st::value_len(m), start, end);
+    read_string(
+        ctx,
+        &args[1],
+        move |m| span(m).map_or(0, |(s, e)| e - s),
+        move |v, m| {
+            let Some(m) = m else { return Ok(Reply::Bulk(Bytes::new())) };
+            let Some((s, e)) = span(&m) else { return Ok(Reply::Bulk(Bytes::new())) };
+            if !m.chunked {
+                return Ok(Reply::Bulk(m.payload.slice(s as usize..e as usize)));
+            }
+            Ok(Reply::Bulk(Bytes::from(st::read_range(v, &key, &m, s, e)?)))
+        },
+    )
 }
 
 fn setrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -222,7 +280,7 @@ fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let o = parse_ext(&args[2..], Grammar::Get)?;
     // Redis looks the key up before it validates the expire time: a missing key is
     // nil and a wrong type is WRONGTYPE whatever the options.
-    let Some(_) = st::get(&ctx.reader(), &args[1])?? else {
+    let Some(_) = ctx.reader().typed(&args[1], KeyType::String)?? else {
         return reply(Reply::Nil);
     };
     let mut op = pb::Getex { key: args[1].clone(), ..Default::default() };
@@ -239,8 +297,9 @@ fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn lcs(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    // Redis checks both keys' types before the options.
-    let r = ctx.reader();
+    // Redis checks both keys' types before the options. One snapshot: both
+    // values (and a chunked one's chunks) of one moment.
+    let r = ctx.snap();
     let a = st::get(&r, &args[1])?.map_err(|_| err("ERR The specified keys must contain string values"))?;
     let b = st::get(&r, &args[2])?.map_err(|_| err("ERR The specified keys must contain string values"))?;
     let (mut getidx, mut getlen, mut withmatchlen, mut minmatchlen) = (false, false, false, 0i64);

@@ -1,11 +1,21 @@
 //! Metadata values: `[flags:1][expire_ms:8]` then the type's payload.
-//! `flags = 0x80 | type`; `expire_ms = 0` means no TTL.
+//! `flags = 0x80 | type`, plus [`CHUNKED`] for a string stored in chunks;
+//! `expire_ms = 0` means no TTL.
+//!
+//! A string is held in its metadata value up to `types::string::INLINE_MAX`
+//! bytes. A longer one is *chunked*: its metadata is a collection's
+//! (`[version:8][size:8]`, size in bytes) and its bytes live in fixed-size
+//! chunks under the key's version in `subkey` (`types::string`), so a write
+//! of a few bytes (SETBIT, SETRANGE, APPEND) rewrites one chunk, not the
+//! value; deleting, renaming, copying and reclaiming it are a collection's.
 
 use bytes::Bytes;
 
 use super::keys::KeyType;
 
 pub const META_HEADER: usize = 9;
+/// The flag bit of a chunked string's metadata.
+pub const CHUNKED: u8 = 0x40;
 /// List head/tail pointers start in the middle of the u64 range.
 pub const LIST_INITIAL_INDEX: u64 = u64::MAX / 2;
 
@@ -16,6 +26,8 @@ pub struct Meta {
     pub kind: KeyType,
     pub expire_ms: u64,
     pub payload: Bytes,
+    /// A string stored in chunks: `payload` is a collection's (see the module doc).
+    pub chunked: bool,
 }
 
 impl Meta {
@@ -26,7 +38,8 @@ impl Meta {
         }
         let kind = KeyType::from_u8(raw[0] & 0x0f)?;
         let expire_ms = u64::from_be_bytes(raw[1..9].try_into().ok()?);
-        Some(Meta { kind, expire_ms, payload: raw.slice(META_HEADER..) })
+        let chunked = raw[0] & CHUNKED != 0;
+        Some(Meta { kind, expire_ms, payload: raw.slice(META_HEADER..), chunked })
     }
 
     /// A stored value as a key's live metadata at `now_ms`: `None` if absent,
@@ -49,7 +62,11 @@ impl Meta {
     }
 
     pub fn encode(&self) -> Vec<u8> {
-        encode(self.kind, self.expire_ms, &self.payload)
+        let mut v = encode(self.kind, self.expire_ms, &self.payload);
+        if self.chunked {
+            v[0] |= CHUNKED;
+        }
+        v
     }
 
     /// Version of a composite key.
@@ -88,11 +105,12 @@ impl Coll {
         Coll { kind, expire_ms: 0, version, size: 0, head: LIST_INITIAL_INDEX, tail: LIST_INITIAL_INDEX, owner: None }
     }
 
-    /// Decode a composite key's metadata; `None` for strings or malformed payloads.
+    /// Decode a composite key's (or a chunked string's) metadata; `None` for
+    /// strings held inline, or malformed payloads.
     pub fn from_meta(m: &Meta) -> Option<Coll> {
         let p = &m.payload;
         let fixed = match m.kind {
-            KeyType::String => return None,
+            KeyType::String if !m.chunked => return None,
             KeyType::List => 32,
             _ => 16,
         };
@@ -122,7 +140,11 @@ impl Coll {
         } else {
             let mut p = composite_payload(self.version, self.size).to_vec();
             p.extend_from_slice(owner);
-            encode(self.kind, self.expire_ms, &p)
+            let mut v = encode(self.kind, self.expire_ms, &p);
+            if self.kind == KeyType::String {
+                v[0] |= CHUNKED;
+            }
+            v
         }
     }
 
@@ -198,6 +220,16 @@ mod tests {
         assert_eq!((m.version(), m.size(), m.payload.len()), (Some(7), Some(1), 16));
         assert_eq!(Coll::from_meta(&m).unwrap().data_key(b"h"), b"h");
         assert!(Coll::from_meta(&Meta::decode(Bytes::from(encode(KeyType::String, 0, b"x"))).unwrap()).is_none());
+        // A chunked string is a collection of its bytes.
+        let mut s = Coll::new(KeyType::String, 9);
+        s.size = 1 << 20;
+        s.expire_ms = 5;
+        let raw = s.encode();
+        assert_eq!(raw[0], 0x80 | CHUNKED | 1);
+        let m = Meta::decode(Bytes::from(raw.clone())).unwrap();
+        assert!(m.chunked && m.kind == KeyType::String);
+        assert_eq!(Coll::from_meta(&m), Some(s));
+        assert_eq!(Meta { expire_ms: 7, ..m }.encode()[0], raw[0], "a new TTL keeps it chunked");
     }
 
     #[test]

@@ -1,5 +1,16 @@
 //! String semantics: SET family, INCR family, APPEND, SETRANGE, GETDEL, GETEX
-//! (apply), and GET/MGET/STRLEN/GETRANGE/LCS (reads).
+//! (apply), and GET/MGET/STRLEN/GETRANGE/LCS (reads); and how a value is
+//! stored.
+//!
+//! A value of up to [`INLINE_MAX`] bytes is the key's metadata payload: one
+//! point read. A longer one is *chunked* (`storage::meta`): `[CHUNK]`-byte
+//! chunks in `subkey` under the key's version, chunk `i` at
+//! `[prefix][i:8]` holding bytes `[i * CHUNK, (i + 1) * CHUNK)`. A chunk may
+//! be missing or short: the bytes it lacks are zeros (SETBIT far past the end
+//! writes one chunk, not the zeros before it). A write of a few bytes
+//! ([`ApplyCtx::write_string_range`]: SETRANGE, APPEND, SETBIT, BITFIELD)
+//! rewrites the chunks it touches; a read of a range ([`read_range`]) reads
+//! only those.
 
 use bytes::Bytes;
 
@@ -7,12 +18,157 @@ use crate::pb;
 use crate::protocol::number::{incr_by_float, FloatIncrError};
 use crate::protocol::Reply;
 use crate::storage::keys::KeyType;
-use crate::storage::meta::{self, Meta};
+use crate::storage::meta::{self, Coll, Meta};
+use crate::storage::{Cf, StorageError};
 
+use super::coll::Found;
 use super::notify::{GENERIC, STRING};
 use super::view::Source;
 use super::write::ApplyResult;
 use super::{mkey, ApplyCtx, ReadResult, TypeError, MAX_STRING_LEN};
+
+/// The longest value held inline in its metadata.
+pub const INLINE_MAX: usize = 16 * 1024;
+/// The size of a chunked value's chunks.
+pub const CHUNK: u64 = 4096;
+
+fn chunk_key(found: &Found, i: u64) -> Vec<u8> {
+    found.element(&i.to_be_bytes())
+}
+
+/// The length in bytes of the string whose live metadata is `m`.
+pub fn value_len(m: &Meta) -> u64 {
+    if m.chunked {
+        m.size().unwrap_or(0)
+    } else {
+        m.payload.len() as u64
+    }
+}
+
+/// Bytes `[from, to)` of the string `key` whose live metadata (read from
+/// `src`) is `m`, clamped to its length.
+pub fn read_range(src: &impl Source, key: &[u8], m: &Meta, from: u64, to: u64) -> Result<Vec<u8>, StorageError> {
+    let to = to.min(value_len(m));
+    if from >= to {
+        return Ok(Vec::new());
+    }
+    if !m.chunked {
+        return Ok(m.payload[from as usize..to as usize].to_vec());
+    }
+    let mut out = vec![0u8; (to - from) as usize];
+    let Some(found) = Found::from_meta(key, m.clone()) else { return Ok(out) };
+    let n = found.prefix.len();
+    let (first, last) = (from / CHUNK, (to - 1) / CHUNK);
+    src.scan(Cf::Subkey, &chunk_key(&found, first), &chunk_key(&found, last + 1), false, |k, v| {
+        let Some(i) = k.get(n..).and_then(|s| <[u8; 8]>::try_from(s).ok()).map(u64::from_be_bytes) else {
+            return true;
+        };
+        let base = i * CHUNK;
+        let (s, e) = (base.max(from), (base + v.len() as u64).min(to));
+        if s < e {
+            out[(s - from) as usize..(e - from) as usize].copy_from_slice(&v[(s - base) as usize..(e - base) as usize]);
+        }
+        true
+    })?;
+    Ok(out)
+}
+
+/// The whole value of the string `key` whose live metadata is `m`.
+pub fn value(src: &impl Source, key: &[u8], m: &Meta) -> Result<Bytes, StorageError> {
+    if !m.chunked {
+        return Ok(m.payload.clone());
+    }
+    Ok(Bytes::from(read_range(src, key, m, 0, value_len(m))?))
+}
+
+impl ApplyCtx {
+    /// The metadata value of `key` holding the whole new string `value`:
+    /// inline, or chunked under a new version with its chunks written (chunks
+    /// of zeros left out).
+    pub fn string_meta(&mut self, key: &[u8], expire_ms: u64, value: &[u8]) -> Vec<u8> {
+        if value.len() <= INLINE_MAX {
+            return meta::encode(KeyType::String, expire_ms, value);
+        }
+        let mut c = Coll::new(KeyType::String, self.new_version(key));
+        c.expire_ms = expire_ms;
+        c.size = value.len() as u64;
+        let found = Found::fresh(key, &c);
+        for (i, part) in value.chunks(CHUNK as usize).enumerate() {
+            if part.iter().any(|&b| b != 0) {
+                self.put_element(Cf::Subkey, chunk_key(&found, i as u64), Bytes::copy_from_slice(part));
+            }
+        }
+        c.encode()
+    }
+
+    /// Write `bytes` at `offset` of the string `key`, whose live metadata is
+    /// `old` (`None`: absent), zero-padding past its end; keeps its TTL.
+    /// Returns the new length. A chunked value (or one growing past
+    /// [`INLINE_MAX`]) has only the chunks the range touches rewritten.
+    pub fn write_string_range(
+        &mut self,
+        key: &[u8],
+        old: Option<&Meta>,
+        offset: u64,
+        bytes: &[u8],
+    ) -> Result<u64, StorageError> {
+        let mk = mkey(key);
+        let end = offset + bytes.len() as u64;
+        let new_len = old.map_or(0, value_len).max(end);
+        let expire = old.map_or(0, |m| m.expire_ms);
+        let chunked = old.and_then(|m| m.chunked.then(|| Found::from_meta(key, m.clone())).flatten());
+        if chunked.is_none() && new_len <= INLINE_MAX as u64 {
+            let mut v = old.map(|m| m.payload.to_vec()).unwrap_or_default();
+            if (v.len() as u64) < end {
+                v.resize(end as usize, 0);
+            }
+            v[offset as usize..end as usize].copy_from_slice(bytes);
+            self.put_meta_over(mk, old, meta::encode(KeyType::String, expire, &v));
+            return Ok(new_len);
+        }
+        let grew_into_chunks = chunked.is_none();
+        let found = match chunked {
+            Some(f) => f,
+            None => {
+                // Inline (or absent) until now: a new version, its bytes as
+                // the first chunks.
+                let mut c = Coll::new(KeyType::String, self.new_version(key));
+                c.expire_ms = expire;
+                let f = Found::fresh(key, &c);
+                let inline = old.map(|m| m.payload.clone()).unwrap_or_default();
+                for (i, part) in inline.chunks(CHUNK as usize).enumerate() {
+                    self.put_element(Cf::Subkey, chunk_key(&f, i as u64), Bytes::copy_from_slice(part));
+                }
+                f
+            }
+        };
+        let mut pos = offset;
+        while pos < end {
+            let base = pos / CHUNK * CHUNK;
+            let stop = end.min(base + CHUNK);
+            let k = chunk_key(&found, base / CHUNK);
+            let mut chunk = self.get(Cf::Subkey, &k)?.map(|b| b.to_vec()).unwrap_or_default();
+            let need = (stop - base) as usize;
+            if chunk.len() < need {
+                chunk.resize(need, 0);
+            }
+            chunk[(pos - base) as usize..need]
+                .copy_from_slice(&bytes[(pos - offset) as usize..(stop - offset) as usize]);
+            self.put_element(Cf::Subkey, k, Bytes::from(chunk));
+            pos = stop;
+        }
+        let mut coll = found.coll.clone();
+        if grew_into_chunks || coll.size != new_len {
+            coll.size = new_len;
+            self.put_meta_over(mk, old, coll.encode());
+        } else {
+            // The chunks changed, the metadata did not: WATCH and the read
+            // caches must still see it.
+            self.touch(key);
+        }
+        Ok(new_len)
+    }
+}
 
 fn string_value(m: Option<Meta>) -> Result<Option<Meta>, TypeError> {
     match m {
@@ -26,7 +182,8 @@ pub fn apply_set(ctx: &mut ApplyCtx, op: &pb::Set) -> ApplyResult {
     if !(op.nx || op.xx || op.get || op.keepttl) {
         // A plain SET needs nothing of the old value: write blind (no read). A stale
         // expire index entry of the old value is dropped when it comes due.
-        ctx.put_meta(mk, meta::encode(KeyType::String, op.at_ms, &op.value));
+        let value = ctx.string_meta(&op.key, op.at_ms, &op.value);
+        ctx.put_meta(mk, value);
         set_events(ctx, op);
         return Ok(Ok(Reply::Ok));
     }
@@ -35,7 +192,7 @@ pub fn apply_set(ctx: &mut ApplyCtx, op: &pb::Set) -> ApplyResult {
     if op.get {
         match &old {
             Some(m) if m.kind != KeyType::String => return Ok(Err(TypeError::WrongType)),
-            Some(m) => reply = Reply::Bulk(m.payload.clone()),
+            Some(m) => reply = Reply::Bulk(value(ctx, &op.key, m)?),
             None => reply = Reply::Nil,
         }
     }
@@ -44,7 +201,8 @@ pub fn apply_set(ctx: &mut ApplyCtx, op: &pb::Set) -> ApplyResult {
         return Ok(Ok(if op.get { reply } else { Reply::Nil }));
     }
     let expire = if op.keepttl { old.as_ref().map(|m| m.expire_ms).unwrap_or(0) } else { op.at_ms };
-    ctx.put_meta_over(mk, old.as_ref(), meta::encode(KeyType::String, expire, &op.value));
+    let value = ctx.string_meta(&op.key, expire, &op.value);
+    ctx.put_meta_over(mk, old.as_ref(), value);
     set_events(ctx, op);
     Ok(Ok(reply))
 }
@@ -67,7 +225,8 @@ pub fn apply_mset(ctx: &mut ApplyCtx, op: &pb::Mset) -> ApplyResult {
         }
     }
     for (k, v) in op.keys.iter().zip(&op.values) {
-        ctx.put_meta(mkey(k), meta::encode(KeyType::String, 0, v));
+        let value = ctx.string_meta(k, 0, v);
+        ctx.put_meta(mkey(k), value);
         ctx.event(STRING, "set", k);
     }
     Ok(Ok(Reply::Ok))
@@ -77,6 +236,8 @@ pub fn apply_incrby(ctx: &mut ApplyCtx, op: &pb::Incrby) -> ApplyResult {
     let mk = mkey(&op.key);
     let old = tri!(string_value(ctx.live_meta(&mk)?));
     let (cur, expire) = match &old {
+        // A chunked value is longer than any number.
+        Some(m) if m.chunked => return Ok(Err(TypeError::NotInteger)),
         Some(m) => match crate::protocol::cursor::parse_i64(&m.payload) {
             Some(v) => (v, m.expire_ms),
             None => return Ok(Err(TypeError::NotInteger)),
@@ -95,6 +256,10 @@ pub fn apply_incrby(ctx: &mut ApplyCtx, op: &pb::Incrby) -> ApplyResult {
 pub fn apply_incrbyfloat(ctx: &mut ApplyCtx, op: &pb::Incrbyfloat) -> ApplyResult {
     let mk = mkey(&op.key);
     let old = tri!(string_value(ctx.live_meta(&mk)?));
+    if old.as_ref().is_some_and(|m| m.chunked) {
+        // Longer than Redis reads a float (5 KiB).
+        return Ok(Err(TypeError::NotFloat));
+    }
     let new = match incr_by_float(old.as_ref().map(|m| &m.payload[..]), &op.incr) {
         Ok(v) => v,
         Err(FloatIncrError::CurrentNotFloat) | Err(FloatIncrError::IncrNotFloat) => {
@@ -111,17 +276,11 @@ pub fn apply_incrbyfloat(ctx: &mut ApplyCtx, op: &pb::Incrbyfloat) -> ApplyResul
 pub fn apply_append(ctx: &mut ApplyCtx, op: &pb::Append) -> ApplyResult {
     let mk = mkey(&op.key);
     let old = tri!(string_value(ctx.live_meta(&mk)?));
-    let add = &op.value;
-    let (mut v, expire) = match &old {
-        Some(m) => (m.payload.to_vec(), m.expire_ms),
-        None => (Vec::new(), 0),
-    };
-    if v.len() + add.len() > MAX_STRING_LEN {
+    let at = old.as_ref().map_or(0, value_len);
+    if at as usize + op.value.len() > MAX_STRING_LEN {
         return Ok(Err(TypeError::TooBig));
     }
-    v.extend_from_slice(add);
-    let len = v.len();
-    ctx.put_meta_over(mk, old.as_ref(), meta::encode(KeyType::String, expire, &v));
+    let len = ctx.write_string_range(&op.key, old.as_ref(), at, &op.value)?;
     ctx.event(STRING, "append", &op.key);
     Ok(Ok(Reply::Int(len as i64)))
 }
@@ -130,37 +289,18 @@ pub fn apply_setrange(ctx: &mut ApplyCtx, op: &pb::Setrange) -> ApplyResult {
     let mk = mkey(&op.key);
     let old = tri!(string_value(ctx.live_meta(&mk)?));
     let add = &op.value;
+    if add.is_empty() {
+        return Ok(Ok(Reply::Int(old.as_ref().map_or(0, value_len) as i64)));
+    }
     let Some(end) = usize::try_from(op.offset).ok().and_then(|o| o.checked_add(add.len())) else {
         return Ok(Err(TypeError::TooBig));
     };
-    let offset = op.offset as usize;
-    let Some(m) = old else {
-        if add.is_empty() {
-            return Ok(Ok(Reply::Int(0)));
-        }
-        if end > MAX_STRING_LEN {
-            return Ok(Err(TypeError::TooBig));
-        }
-        let mut v = vec![0u8; end];
-        v[offset..].copy_from_slice(add);
-        ctx.put_meta(mk, meta::encode(KeyType::String, 0, &v));
-        ctx.event(STRING, "setrange", &op.key);
-        return Ok(Ok(Reply::Int(v.len() as i64)));
-    };
-    if add.is_empty() {
-        return Ok(Ok(Reply::Int(m.payload.len() as i64)));
-    }
     if end > MAX_STRING_LEN {
         return Ok(Err(TypeError::TooBig));
     }
-    let mut v = m.payload.to_vec();
-    if v.len() < end {
-        v.resize(end, 0);
-    }
-    v[offset..end].copy_from_slice(add);
-    ctx.put_meta_over(mk, Some(&m), meta::encode(KeyType::String, m.expire_ms, &v));
+    let len = ctx.write_string_range(&op.key, old.as_ref(), op.offset, add)?;
     ctx.event(STRING, "setrange", &op.key);
-    Ok(Ok(Reply::Int(v.len() as i64)))
+    Ok(Ok(Reply::Int(len as i64)))
 }
 
 pub fn apply_getdel(ctx: &mut ApplyCtx, op: &pb::Getdel) -> ApplyResult {
@@ -168,9 +308,10 @@ pub fn apply_getdel(ctx: &mut ApplyCtx, op: &pb::Getdel) -> ApplyResult {
     match tri!(string_value(ctx.live_meta(&mk)?)) {
         None => Ok(Ok(Reply::Nil)),
         Some(m) => {
+            let v = value(ctx, &op.key, &m)?;
             ctx.del_key(mk, &m);
             ctx.event(GENERIC, "del", &op.key);
-            Ok(Ok(Reply::Bulk(m.payload)))
+            Ok(Ok(Reply::Bulk(v)))
         }
     }
 }
@@ -178,17 +319,17 @@ pub fn apply_getdel(ctx: &mut ApplyCtx, op: &pb::Getdel) -> ApplyResult {
 pub fn apply_getex(ctx: &mut ApplyCtx, op: &pb::Getex) -> ApplyResult {
     let mk = mkey(&op.key);
     let Some(m) = tri!(string_value(ctx.live_meta(&mk)?)) else { return Ok(Ok(Reply::Nil)) };
-    let reply = Reply::Bulk(m.payload.clone());
+    let reply = Reply::Bulk(value(ctx, &op.key, &m)?);
     if let Some(at) = op.at_ms {
         if at <= ctx.now_ms {
             ctx.del_key(mk, &m);
             ctx.event(GENERIC, "del", &op.key);
         } else {
-            ctx.put_meta_over(mk, Some(&m), meta::encode(KeyType::String, at, &m.payload));
+            ctx.put_meta_over(mk, Some(&m), Meta { expire_ms: at, ..m.clone() }.encode());
             ctx.event(GENERIC, "expire", &op.key);
         }
     } else if op.persist && m.expire_ms != 0 {
-        ctx.put_meta_over(mk, Some(&m), meta::encode(KeyType::String, 0, &m.payload));
+        ctx.put_meta_over(mk, Some(&m), Meta { expire_ms: 0, ..m.clone() }.encode());
         ctx.event(GENERIC, "persist", &op.key);
     }
     Ok(Ok(reply))
@@ -198,14 +339,18 @@ pub fn apply_getex(ctx: &mut ApplyCtx, op: &pb::Getex) -> ApplyResult {
 
 /// GET: the value, `None` if absent.
 pub fn get(src: &impl Source, key: &[u8]) -> ReadResult<Option<Bytes>> {
-    Ok(src.typed(key, KeyType::String)?.map(|m| m.map(|m| m.payload)))
+    Ok(Ok(match tri!(src.typed(key, KeyType::String)?) {
+        Some(m) => Some(value(src, key, &m)?),
+        None => None,
+    }))
 }
 
-/// GETRANGE with Redis's index clamping.
-pub fn getrange(v: &[u8], mut start: i64, mut end: i64) -> &[u8] {
-    let len = v.len() as i64;
+/// GETRANGE's byte range `[from, to)` of a string of `len` bytes, with
+/// Redis's index clamping (`None`: empty).
+pub fn range_of(len: u64, mut start: i64, mut end: i64) -> Option<(u64, u64)> {
+    let len = len.min(i64::MAX as u64) as i64;
     if start < 0 && end < 0 && start > end {
-        return b"";
+        return None;
     }
     if start < 0 {
         start += len;
@@ -219,9 +364,14 @@ pub fn getrange(v: &[u8], mut start: i64, mut end: i64) -> &[u8] {
         end = len - 1;
     }
     if start > end || len == 0 {
-        return b"";
+        return None;
     }
-    &v[start as usize..=end as usize]
+    Some((start as u64, end as u64 + 1))
+}
+
+/// GETRANGE with Redis's index clamping, over a whole value.
+pub fn getrange(v: &[u8], start: i64, end: i64) -> &[u8] {
+    range_of(v.len() as u64, start, end).map_or(b"", |(s, e)| &v[s as usize..e as usize])
 }
 
 /// A match of LCS IDX: ((a_start, a_end), (b_start, b_end), length).

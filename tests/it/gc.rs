@@ -141,3 +141,57 @@ fn composite_keys_survive_kill_9() {
     assert_eq!(all.len(), 6002, "a big HGETALL (on the blocking pool) returns everything");
     assert_eq!(q::<Vec<String>>(&mut c, &["SMEMBERS", "s"]).len(), 2999);
 }
+
+/// A chunked string (past 16 KiB) is a collection of its chunks: a SETRANGE
+/// writes the chunk it touches, kill -9 keeps every acknowledged write, and
+/// deleting, overwriting or renaming it leaves its chunks to the collector,
+/// which drops them and nothing live.
+#[test]
+fn chunked_strings_survive_kill_9_and_are_collected() {
+    let mut s = Server::start();
+    let mut c = s.client();
+    let v: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8 + 1).collect();
+    let _: () = redis::cmd("SET").arg("big").arg(&v).query(&mut c).unwrap();
+    let _: () = redis::cmd("SET").arg("gone").arg(&v).query(&mut c).unwrap();
+    let _: () = redis::cmd("SET").arg("overwritten").arg(&v).query(&mut c).unwrap();
+    let _: () = redis::cmd("SET").arg("renamed").arg(&v).query(&mut c).unwrap();
+    // 1 MB past the end: one chunk written, the hole is zeros.
+    assert_eq!(q::<i64>(&mut c, &["SETRANGE", "big", "1000000", "tail"]), 1_000_004);
+    assert_eq!(q::<i64>(&mut c, &["SETRANGE", "big", "5000", "mid"]), 1_000_004);
+    assert_eq!(q::<i64>(&mut c, &["APPEND", "big", "!"]), 1_000_005);
+    drop(c);
+    s.kill_and_restart();
+    let mut c = s.client();
+    let mut want = v.clone();
+    want.resize(1_000_000, 0);
+    want.extend_from_slice(b"tail!");
+    want[5000..5003].copy_from_slice(b"mid");
+    let got: Vec<u8> = redis::cmd("GET").arg("big").query(&mut c).unwrap();
+    assert!(got == want, "GET after kill -9 differs ({} bytes, want {})", got.len(), want.len());
+    assert_eq!(q::<i64>(&mut c, &["DEL", "gone"]), 1);
+    q::<String>(&mut c, &["SET", "overwritten", "short"]);
+    assert_eq!(q::<String>(&mut c, &["RENAME", "renamed", "moved"]), "OK");
+    assert_eq!(q::<i64>(&mut c, &["SETRANGE", "moved", "99999", "Z"]), 100_000);
+    assert_eq!(q::<String>(&mut c, &["SAVE"]), "OK");
+    drop(c);
+    s.kill9();
+    {
+        let storage = Storage::open(&s.dir, &Default::default()).unwrap();
+        let before = count(&storage, Cf::Subkey);
+        storage.compact_all().unwrap();
+        let after = count(&storage, Cf::Subkey);
+        // big: its 25 chunks of the first 100 000 bytes and the one at 1 MB;
+        // moved: 25 (in the namespace it kept). Nothing else.
+        assert_eq!(after, 26 + 25, "chunks before compaction: {before}");
+        assert!(before >= after + 50, "the deleted and overwritten values' chunks were there: {before}");
+    }
+    s.kill_and_restart();
+    let mut c = s.client();
+    let got: Vec<u8> = redis::cmd("GET").arg("big").query(&mut c).unwrap();
+    assert!(got == want, "GET after compaction differs");
+    let moved: Vec<u8> = redis::cmd("GETRANGE").arg("moved").arg(99_990).arg(-1).query(&mut c).unwrap();
+    let mut tail = v[99_990..].to_vec();
+    tail[9] = b'Z';
+    assert_eq!(moved, tail);
+    assert_eq!(q::<String>(&mut c, &["GET", "overwritten"]), "short");
+}
