@@ -49,7 +49,7 @@ use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::Reply;
 use crate::shard::shared::heap_bytes;
 use crate::storage::keys::{decode_meta_key, slot_lower_bound, slot_upper_bound, KeyType};
-use crate::storage::meta::{expired, Meta, META_HEADER};
+use crate::storage::meta::{expired, Meta, CHUNKED, META_HEADER};
 use crate::storage::{Cf, StorageError};
 use crate::types::coll::{each, find, scan_page, Found};
 use crate::types::Source;
@@ -234,13 +234,13 @@ fn dataset(r: &impl Source) -> Result<Dataset, StorageError> {
         d.keys += 1;
         d.expires += (at != 0) as u64;
         let value = &v[META_HEADER..];
+        let size = |value: &[u8]| value.get(8..16).and_then(|b| b.try_into().ok()).map(u64::from_be_bytes).unwrap_or(0);
         d.bytes += key_size(key)
             + match kind {
+                // A chunked value's metadata holds its length, not its bytes.
+                KeyType::String if v[0] & CHUNKED != 0 => ROBJ + sds_size(size(value)),
                 KeyType::String => string_size(value),
-                _ => {
-                    let n = value.get(8..16).and_then(|b| b.try_into().ok()).map(u64::from_be_bytes).unwrap_or(0);
-                    collection_size(kind, n, typical_element(kind))
-                }
+                _ => collection_size(kind, size(value), typical_element(kind)),
             };
         true
     })?;
@@ -563,6 +563,9 @@ enum Proc {
     },
     /// SET: `OW update`, or `RW access update` with a GET argument.
     Set,
+    /// BITFIELD: `RO access` with GETs only, else `RW access update`
+    /// (Redis's bitfieldGetKeys; its spec has variable flags).
+    Bitfield,
     /// SORT and SORT_RO (their BY/GET and STORE specs are Redis's `unknown`):
     /// the key `RO access`, and SORT's STORE destination `OW update`, found
     /// as Redis's sortGetKeys finds it (the table's `Keys::Sort`).
@@ -597,6 +600,11 @@ use kf::*;
 /// COMMAND INFO of redis-server 7.0 reports them). Shard channels are not keys.
 static KEY_SPECS: &[KeyInfo] = &[
     ki("append", &[range(RW | INSERT, 1, 0, 1)], SPECS),
+    ki("bitcount", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("bitfield", &[range(RW | ACCESS | UPDATE | VARIABLE, 1, 0, 1)], Proc::Bitfield),
+    ki("bitfield_ro", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("bitop", &[range(OW | UPDATE, 2, 0, 1), range(RO | ACCESS, 3, -1, 1)], SPECS),
+    ki("bitpos", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
     ki("blmove", &[range(RW | ACCESS | DELETE, 1, 0, 1), range(RW | INSERT, 2, 0, 1)], SPECS),
     ki("blmpop", &[keynum(RW | ACCESS | DELETE, 2, 0, 1, 1)], generic(0, 2, 3)),
     ki("blpop", &[range(RW | ACCESS | DELETE, 1, -2, 1)], SPECS),
@@ -620,6 +628,7 @@ static KEY_SPECS: &[KeyInfo] = &[
     opt("fcall", &[keynum(RW | ACCESS | UPDATE, 2, 0, 1, 1)], generic(0, 2, 3)),
     opt("fcall_ro", &[keynum(RO | ACCESS, 2, 0, 1, 1)], generic(0, 2, 3)),
     ki("get", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("getbit", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
     ki("getdel", &[range(RW | ACCESS | DELETE, 1, 0, 1)], SPECS),
     ki("getex", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
     ki("getrange", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
@@ -684,6 +693,7 @@ static KEY_SPECS: &[KeyInfo] = &[
     ki("set", &[range(RW | ACCESS | UPDATE | VARIABLE, 1, 0, 1)], Proc::Set),
     ki("setex", &[range(OW | UPDATE, 1, 0, 1)], SPECS),
     ki("setnx", &[range(OW | INSERT, 1, 0, 1)], SPECS),
+    ki("setbit", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
     ki("setrange", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
     ki("pfadd", &[range(RW | INSERT, 1, 0, 1)], SPECS),
     // RW: PFCOUNT may store the cached cardinality (Redis's note says the same).
@@ -822,7 +832,7 @@ fn command_keys(args: &[Bytes]) -> Result<Vec<(usize, u16)>, CmdError> {
         return Err(err("ERR Invalid number of arguments specified for command"));
     }
     let by_specs = match info.proc {
-        Proc::Set | Proc::Sort => None,
+        Proc::Set | Proc::Sort | Proc::Bitfield => None,
         _ => keys_by_specs(info.specs, args),
     };
     let keys = match (by_specs, info.proc) {
@@ -842,6 +852,25 @@ fn command_keys(args: &[Bytes]) -> Result<Vec<(usize, u16)>, CmdError> {
                 }
                 k
             }
+        }
+        (None, Proc::Bitfield) => {
+            let mut read_only = true;
+            let mut i = 2;
+            while i < args.len() {
+                let left = args.len() - i - 1;
+                let a = &args[i];
+                if a.eq_ignore_ascii_case(b"get") && left >= 2 {
+                    i += 2;
+                } else if a.eq_ignore_ascii_case(b"overflow") && left >= 1 {
+                    i += 1;
+                } else {
+                    // SET, INCRBY, or a syntax error: not read-only.
+                    read_only = false;
+                    break;
+                }
+                i += 1;
+            }
+            vec![(1, if read_only { RO | ACCESS } else { RW | ACCESS | UPDATE })]
         }
         (None, Proc::Sort) => {
             let at = spec.keys_of(args).unwrap_or_default();

@@ -22,6 +22,7 @@
 
 pub mod admin;
 pub mod args;
+pub mod bitmap;
 pub mod cluster;
 pub mod ctx;
 pub mod elements;

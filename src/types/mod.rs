@@ -22,6 +22,8 @@ macro_rules! tri {
 }
 
 pub mod apply;
+pub mod bitmap;
+pub mod bits;
 pub mod blocked;
 pub mod cache;
 pub mod coll;

@@ -30,7 +30,7 @@ use super::{mkey, ApplyCtx, ReadResult, TypeError, MAX_STRING_LEN};
 /// The longest value held inline in its metadata.
 pub const INLINE_MAX: usize = 16 * 1024;
 /// The size of a chunked value's chunks.
-pub const CHUNK: u64 = 4096;
+pub const CHUNK: u64 = 1024;
 
 fn chunk_key(found: &Found, i: u64) -> Vec<u8> {
     found.element(&i.to_be_bytes())

@@ -12,7 +12,7 @@ use crate::pb::WriteCmd;
 use crate::protocol::Reply;
 use crate::storage::StorageError;
 
-use super::{hash, hll, keyspace, list, set, string, zset, ApplyCtx};
+use super::{bitmap, hash, hll, keyspace, list, set, string, zset, ApplyCtx};
 
 /// Runs what needs the whole command table inside apply: a transaction's
 /// commands (and, later, scripts). Implemented by the command layer and handed to
@@ -58,6 +58,9 @@ pub fn apply_cmd(ctx: &mut ApplyCtx, cmd: &WriteCmd) -> Result<Reply, StorageErr
         Op::Pfadd(o) => hll::apply_pfadd(ctx, o),
         Op::Pfcount(o) => hll::apply_pfcount(ctx, o),
         Op::Pfmerge(o) => hll::apply_pfmerge(ctx, o),
+        Op::Setbit(o) => bitmap::apply_setbit(ctx, o),
+        Op::Bitop(o) => bitmap::apply_bitop(ctx, o),
+        Op::Bitfield(o) => bitmap::apply_bitfield(ctx, o),
         Op::Getdel(o) => string::apply_getdel(ctx, o),
         Op::Getex(o) => string::apply_getex(ctx, o),
         Op::Del(o) => keyspace::apply_del(ctx, o),

@@ -2,6 +2,7 @@
 //! loopback port and talks to it through a real client or raw RESP bytes.
 
 mod admin;
+mod bitmap;
 mod cluster;
 mod common;
 mod connections;
