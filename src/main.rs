@@ -102,10 +102,6 @@ fn main() {
     if std::env::var_os("RUST_MIN_STACK").is_none() {
         std::env::set_var("RUST_MIN_STACK", THREAD_STACK);
     }
-    // As redis-server does at start: SORT ALPHA (and Lua's string comparison)
-    // collate by the environment's locale.
-    // SAFETY: no other thread exists yet to read the locale.
-    unsafe { libc::setlocale(libc::LC_COLLATE, c"".as_ptr()) };
     let a = Args::parse();
     let cores = a.cores.unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     let cluster = match (a.node_id, a.cluster_port, a.peers) {

@@ -9,7 +9,7 @@ use super::{reply, CmdResult, Ctx, Shape};
 use crate::pb::{self, write_cmd::Op};
 use crate::protocol::Reply;
 use crate::types::hll;
-use crate::types::string as st;
+use crate::types::Source;
 
 fn pfadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let op = pb::Pfadd { key: args[1].clone(), elements: args[2..].to_vec() };
@@ -25,7 +25,10 @@ fn pfadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// snapshot, nothing stored.
 fn pfcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args.len() == 2 {
-        let Some(v) = st::get(&ctx.reader(), &args[1])?? else { return reply(Reply::Int(0)) };
+        // A chunked value (past 16 KiB) is read from one snapshot.
+        let chunked = ctx.reader().meta(&args[1])?.is_some_and(|m| m.chunked);
+        let v = if chunked { hll::read(&ctx.snap(), &args[1])?? } else { hll::read(&ctx.reader(), &args[1])?? };
+        let Some(v) = v else { return reply(Reply::Int(0)) };
         hll::validate(&v).map_err(hll::type_error)?;
         if let Some(n) = hll::cached(&v) {
             return reply(Reply::Int(n as i64));
@@ -38,7 +41,7 @@ fn pfcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let s = ctx.snap();
     let mut max = Box::new([0u8; hll::REGISTERS]);
     for k in &args[1..] {
-        let Some(v) = st::get(&s, k)?? else { continue };
+        let Some(v) = hll::read(&s, k)?? else { continue };
         hll::merge_into(&mut max, &v).map_err(hll::type_error)?;
     }
     reply(Reply::Int(hll::estimate_raw(&max) as i64))

@@ -566,6 +566,10 @@ enum Proc {
     /// BITFIELD: `RO access` with GETs only, else `RW access update`
     /// (Redis's bitfieldGetKeys; its spec has variable flags).
     Bitfield,
+    /// GEORADIUS and GEORADIUSBYMEMBER (their STORE/STOREDIST specs are
+    /// keyword searches Redis answers with georadiusGetKeys): the key `RO
+    /// access`, the destination `OW update`.
+    Georadius,
     /// SORT and SORT_RO (their BY/GET and STORE specs are Redis's `unknown`):
     /// the key `RO access`, and SORT's STORE destination `OW update`, found
     /// as Redis's sortGetKeys finds it (the table's `Keys::Sort`).
@@ -627,6 +631,16 @@ static KEY_SPECS: &[KeyInfo] = &[
     ki("expiretime", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
     opt("fcall", &[keynum(RW | ACCESS | UPDATE, 2, 0, 1, 1)], generic(0, 2, 3)),
     opt("fcall_ro", &[keynum(RO | ACCESS, 2, 0, 1, 1)], generic(0, 2, 3)),
+    ki("geoadd", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
+    ki("geodist", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("geohash", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("geopos", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("georadius", &[range(RO | ACCESS, 1, 0, 1)], Proc::Georadius),
+    ki("georadius_ro", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("georadiusbymember", &[range(RO | ACCESS, 1, 0, 1)], Proc::Georadius),
+    ki("georadiusbymember_ro", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("geosearch", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("geosearchstore", &[range(OW | UPDATE, 1, 0, 1), range(RO | ACCESS, 2, 0, 1)], SPECS),
     ki("get", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
     ki("getbit", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
     ki("getdel", &[range(RW | ACCESS | DELETE, 1, 0, 1)], SPECS),
@@ -832,7 +846,7 @@ fn command_keys(args: &[Bytes]) -> Result<Vec<(usize, u16)>, CmdError> {
         return Err(err("ERR Invalid number of arguments specified for command"));
     }
     let by_specs = match info.proc {
-        Proc::Set | Proc::Sort | Proc::Bitfield => None,
+        Proc::Set | Proc::Sort | Proc::Bitfield | Proc::Georadius => None,
         _ => keys_by_specs(info.specs, args),
     };
     let keys = match (by_specs, info.proc) {
@@ -871,6 +885,18 @@ fn command_keys(args: &[Bytes]) -> Result<Vec<(usize, u16)>, CmdError> {
                 i += 1;
             }
             vec![(1, if read_only { RO | ACCESS } else { RW | ACCESS | UPDATE })]
+        }
+        (None, Proc::Georadius) => {
+            // Redis's keyword specs: the first STORE, then the first
+            // STOREDIST, from the first option on.
+            let from = if spec.name == "georadius" { 6 } else { 5 };
+            let mut keys = vec![(1, RO | ACCESS)];
+            for word in [&b"store"[..], b"storedist"] {
+                if let Some(i) = (from..args.len().saturating_sub(1)).find(|&i| args[i].eq_ignore_ascii_case(word)) {
+                    keys.push((i + 1, OW | UPDATE));
+                }
+            }
+            keys
         }
         (None, Proc::Sort) => {
             let at = spec.keys_of(args).unwrap_or_default();

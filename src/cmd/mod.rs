@@ -26,6 +26,7 @@ pub mod bitmap;
 pub mod cluster;
 pub mod ctx;
 pub mod elements;
+pub mod geo;
 pub mod hash;
 pub mod hll;
 pub mod info;

@@ -162,26 +162,37 @@ fn getset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn mget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    // Several keys are read from one snapshot: MGET is atomic, as in Redis (point
-    // reads could straddle an apply batch that changes two of them).
-    if args.len() == 2 {
-        let key = args[1].clone();
-        return read_string(ctx, &args[1], st::value_len, move |v, m| {
-            Ok(Reply::Array(vec![match m {
-                Some(m) => Reply::Bulk(st::value(v, &key, &m)?),
-                None => Reply::Nil,
-            }]))
-        });
-    }
-    let r = ctx.snap();
-    let mut out = Vec::with_capacity(args.len() - 1);
-    for k in &args[1..] {
-        out.push(match st::get(&r, k)? {
-            Ok(Some(v)) => Reply::Bulk(v),
-            _ => Reply::Nil,
-        });
-    }
-    reply(Reply::Array(out))
+    // A key of another type is nil, as in Redis.
+    let strings = |v: &ReadView<'_>, keys: &[Bytes]| -> Result<Reply, CmdError> {
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            out.push(match v.meta(k)? {
+                Some(m) if m.kind == KeyType::String => Reply::Bulk(st::value(v, k, &m)?),
+                _ => Reply::Nil,
+            });
+        }
+        Ok(Reply::Array(out))
+    };
+    let big: u64 = {
+        let r = ctx.reader();
+        let mut big = 0;
+        for k in &args[1..] {
+            if let Some(m) = r.meta(k)?.filter(|m| m.kind == KeyType::String && m.chunked) {
+                big += st::value_len(&m);
+            }
+        }
+        if big == 0 && args.len() == 2 {
+            // One inline value: its metadata is the answer.
+            return reply(strings(&r, &args[1..])?);
+        }
+        big
+    };
+    // Several keys are read from one snapshot: MGET is atomic, as in Redis
+    // (point reads could straddle an apply batch that changes two of them);
+    // chunked values too (their chunks and length of one moment), on the
+    // blocking pool past 1 MiB.
+    let keys = args[1..].to_vec();
+    ctx.walk_sized(big * INLINE_WALK / BIG_READ, move |v| strings(v, &keys))
 }
 
 fn mset_generic(ctx: &mut Ctx<'_>, args: &[Bytes], nx: bool) -> CmdResult {

@@ -70,6 +70,7 @@ pub enum Group {
     SortedSet,
     Hyperloglog,
     Bitmap,
+    Geo,
     Transactions,
     Scripting,
     PubSub,
@@ -87,6 +88,7 @@ impl Group {
             Group::SortedSet => "sorted-set",
             Group::Hyperloglog => "hyperloglog",
             Group::Bitmap => "bitmap",
+            Group::Geo => "geo",
             Group::Connection => "connection",
             Group::Server => "server",
             Group::Transactions => "transactions",
@@ -105,6 +107,7 @@ impl Group {
             Group::SortedSet => "@sortedset",
             Group::Hyperloglog => "@hyperloglog",
             Group::Bitmap => "@bitmap",
+            Group::Geo => "@geo",
             Group::Connection => "@connection",
             Group::Server => "@admin",
             Group::Transactions => "@transaction",
@@ -138,6 +141,9 @@ pub enum Keys {
     Sort {
         store: bool,
     },
+    /// GEORADIUS and GEORADIUSBYMEMBER: the key at 1, and the key after the
+    /// last STORE or STOREDIST from argument 5 on (Redis's georadiusGetKeys).
+    Georadius,
 }
 
 /// `Keys::Range` for the rows.
@@ -204,7 +210,7 @@ impl CommandSpec {
 
     /// True if the keys follow a `numkeys` count (COMMAND INFO's `movablekeys`).
     pub fn movable_keys(&self) -> bool {
-        matches!(self.keys, Keys::Numkeys { .. } | Keys::Sort { .. })
+        matches!(self.keys, Keys::Numkeys { .. } | Keys::Sort { .. } | Keys::Georadius)
     }
 
     /// COMMAND INFO's first key, last key and step (Redis's legacy triple: a
@@ -214,7 +220,7 @@ impl CommandSpec {
             Keys::None | Keys::Numkeys { dst: false, .. } => (0, 0, 0),
             Keys::Numkeys { dst: true, .. } => (1, 1, 1),
             Keys::Range { first, last, step } => (first, last, step),
-            Keys::Sort { .. } => (1, 1, 1),
+            Keys::Sort { .. } | Keys::Georadius => (1, 1, 1),
         }
     }
 
@@ -256,6 +262,21 @@ impl CommandSpec {
                         i += 1;
                     } else if a.eq_ignore_ascii_case(b"store") && i + 1 < args.len() {
                         dst = Some(i + 1);
+                    }
+                    i += 1;
+                }
+                out.extend(dst);
+            }
+            Keys::Georadius => {
+                out.push(1);
+                let mut dst = None;
+                let mut i = 5;
+                while i < args.len() {
+                    let a = &args[i];
+                    if (a.eq_ignore_ascii_case(b"store") || a.eq_ignore_ascii_case(b"storedist")) && i + 1 < args.len()
+                    {
+                        dst = Some(i + 1);
+                        i += 1;
                     }
                     i += 1;
                 }
@@ -361,6 +382,7 @@ pub fn table() -> &'static Table {
             super::hll::COMMANDS,
             super::sort::COMMANDS,
             super::bitmap::COMMANDS,
+            super::geo::COMMANDS,
             super::txn::COMMANDS,
             super::script::COMMANDS,
             super::pubsub::COMMANDS,
@@ -404,6 +426,7 @@ mod tests {
                     assert!(at >= 1 && r.arity < 0, "{}: numkeys after the name, variable arity", r.name)
                 }
                 Keys::Sort { .. } => assert!(r.arity == -2, "{}: SORT's key and options", r.name),
+                Keys::Georadius => assert!(r.arity <= -5, "{}: GEORADIUS's key and options", r.name),
                 Keys::None => {}
             }
             if let Some((parent, _)) = r.parent_and_sub() {

@@ -144,7 +144,8 @@ pub fn parse_f64_sort(s: &[u8]) -> Option<f64> {
 }
 
 /// C `strcoll` of two values as C strings (each up to its first NUL byte)
-/// under the process's `LC_COLLATE`, as Redis's SORT ALPHA compares.
+/// under the environment's `LC_COLLATE` (made once; the process's own locale
+/// stays "C"), as Redis's SORT ALPHA compares on the server it runs on.
 pub fn strcoll(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
     // SAFETY: the C side reads `alen` bytes of `a` and `blen` of `b`.
     let r = unsafe { neokv_strcoll(a.as_ptr().cast(), a.len(), b.as_ptr().cast(), b.len()) };

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ctype.h>
+#include <locale.h>
+#include <pthread.h>
 
 #define MAX_LONG_DOUBLE_CHARS (5 * 1024)
 
@@ -139,12 +141,31 @@ int neokv_strtod_sort(const char *s, size_t len, double *dp) {
     return ok;
 }
 
+/* The environment's collation (LC_ALL / LC_COLLATE / LANG), as redis-server
+ * sets it at start; made once, used through strcoll_l so that nothing else in
+ * the process (Lua's string comparison, which must be the same on every
+ * replica) changes with it. */
+static locale_t collation;
+static pthread_once_t collation_once = PTHREAD_ONCE_INIT;
+
+static void make_collation(void) {
+    collation = newlocale(LC_COLLATE_MASK, "", (locale_t)0);
+    if (collation == (locale_t)0) collation = newlocale(LC_COLLATE_MASK, "C", (locale_t)0);
+}
+
 /* strcoll of two values as C strings (each ends at its first NUL byte), as
- * Redis's SORT ALPHA compares them under the process's LC_COLLATE. */
+ * Redis's SORT ALPHA compares them under the environment's LC_COLLATE. */
 int neokv_strcoll(const char *a, size_t alen, const char *b, size_t blen) {
-    char *x = cstr(a, alen), *y = cstr(b, blen);
+    char *x, *y;
     int r = 0;
-    if (x != NULL && y != NULL) r = strcoll(x, y);
+    pthread_once(&collation_once, make_collation);
+    /* C strings: only the bytes before the first NUL count. */
+    const char *na = memchr(a, 0, alen), *nb = memchr(b, 0, blen);
+    if (na != NULL) alen = (size_t)(na - a);
+    if (nb != NULL) blen = (size_t)(nb - b);
+    x = cstr(a, alen);
+    y = cstr(b, blen);
+    if (x != NULL && y != NULL) r = collation ? strcoll_l(x, y, collation) : strcmp(x, y);
     free(x);
     free(y);
     return r;

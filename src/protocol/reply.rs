@@ -38,6 +38,9 @@ pub enum Reply {
     Pairs(Vec<(Reply, Reply)>),
     /// RESP3 double; RESP2 bulk string in `%.17g`.
     Double(f64),
+    /// A double already written as Redis writes it (GEOPOS's human long
+    /// double): RESP3 double, RESP2 bulk string, of this text.
+    DoubleText(String),
     /// RESP3 verbatim string (`=len\r\ntxt:...`); RESP2 bulk string.
     Verbatim(Bytes),
     /// A verbatim string of another format than `txt` (scripts return these).
@@ -158,6 +161,13 @@ impl Reply {
                     line(out, b',', s.as_bytes());
                 } else {
                     bulk(out, s.as_bytes());
+                }
+            }
+            Reply::DoubleText(t) => {
+                if resp >= 3 {
+                    line(out, b',', t.as_bytes());
+                } else {
+                    bulk(out, t.as_bytes());
                 }
             }
             Reply::Verbatim(b) => verbatim(out, resp, b"txt", b),

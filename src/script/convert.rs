@@ -64,6 +64,8 @@ pub fn reply_to_lua(lua: &Lua, r: Reply, resp: u8) -> mlua::Result<Value> {
         Reply::Pairs(pairs) => array(lua, pairs.into_iter().flat_map(|(k, v)| [k, v]).collect(), resp)?,
         Reply::Double(d) if resp3 => wrap(lua, "double", Value::Number(d))?,
         Reply::Double(d) => s(crate::protocol::number::fmt_double(d).as_bytes())?,
+        Reply::DoubleText(t) if resp3 => wrap(lua, "double", Value::Number(t.parse().unwrap_or(0.0)))?,
+        Reply::DoubleText(t) => s(t.as_bytes())?,
         Reply::Verbatim(b) | Reply::VerbatimAs(_, b) if !resp3 => s(&b)?,
         Reply::Verbatim(b) => verbatim(lua, b"txt", &b)?,
         Reply::VerbatimAs(f, b) => verbatim(lua, &f, &b)?,

@@ -59,12 +59,21 @@ pub fn apply_bitop(ctx: &mut ApplyCtx, op: &pb::Bitop) -> ApplyResult {
         2 => BitOp::Xor,
         _ => BitOp::Not,
     };
+    // Each key is read once however often it is named (a big value named
+    // many times costs its bytes once).
+    let mut read: std::collections::HashMap<&[u8], Bytes> = std::collections::HashMap::new();
     let mut values: Vec<Bytes> = Vec::with_capacity(op.sources.len());
     for k in &op.sources {
-        values.push(match tri!(string_meta_of(ctx, k)?) {
+        if let Some(v) = read.get(&k[..]) {
+            values.push(v.clone());
+            continue;
+        }
+        let v = match tri!(string_meta_of(ctx, k)?) {
             Some(m) => value(ctx, k, &m)?,
             None => Bytes::new(),
-        });
+        };
+        read.insert(&k[..], v.clone());
+        values.push(v);
     }
     let srcs: Vec<&[u8]> = values.iter().map(|v| &v[..]).collect();
     let out = bits::bitop(which, &srcs);

@@ -3,7 +3,7 @@
 //! BITCOUNT and BITPOS, bit-field reads and writes with the overflow rules, and
 //! BITOP.
 //!
-//! Callers read string values lazily (big strings live in 4 KiB chunks), so
+//! Callers read string values lazily (big strings live in 1 KiB chunks), so
 //! nothing here needs a whole value: range functions take the string's length
 //! and return a [`Span`] of bytes to read; the scanning functions take exactly
 //! those bytes; field accessors take a byte window.

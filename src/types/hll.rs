@@ -28,7 +28,7 @@ use super::{mkey, ApplyCtx, TypeError};
 use crate::pb;
 use crate::protocol::Reply;
 use crate::storage::keys::KeyType;
-use crate::storage::meta::{self, Meta};
+use crate::storage::meta::Meta;
 use crate::storage::StorageError;
 
 /// Why a value is not usable as an HLL.
@@ -651,29 +651,67 @@ pub fn type_error(e: HllError) -> TypeError {
 }
 
 /// A string key's value, WRONGTYPE for another type.
-fn string_of(ctx: &ApplyCtx, mk: &[u8]) -> Result<Result<Option<Meta>, TypeError>, StorageError> {
-    Ok(match ctx.live_meta(mk)? {
+/// The value of a string to be read as an HLL: inline, or (past 16 KiB)
+/// chunked. A chunked value is read whole only when its header is an HLL's
+/// (a sparse one, the only kind that long; Redis then reads its opcodes as
+/// far as it needs); any other answers Redis's type error at once, as
+/// Redis's magic check does, without reading the value.
+fn hll_value(
+    src: &impl super::view::Source,
+    key: &[u8],
+    m: &Meta,
+) -> Result<Result<bytes::Bytes, TypeError>, StorageError> {
+    if !m.chunked {
+        return Ok(Ok(m.payload.clone()));
+    }
+    let head = super::string::read_range(src, key, m, 0, HDR_SIZE as u64)?;
+    if &head[..4] != MAGIC || encoding(&head) != ENC_SPARSE {
+        return Ok(Err(type_error(HllError::NotHll)));
+    }
+    Ok(Ok(super::string::value(src, key, m)?))
+}
+
+/// `key` for an HLL write: its live metadata and value, `None` if absent.
+fn string_of(ctx: &ApplyCtx, key: &[u8]) -> Result<Result<Option<(Meta, bytes::Bytes)>, TypeError>, StorageError> {
+    Ok(match ctx.live_meta(&mkey(key))? {
         Some(m) if m.kind != KeyType::String => Err(TypeError::WrongType),
-        m => Ok(m),
+        Some(m) => match hll_value(ctx, key, &m)? {
+            Ok(v) => Ok(Some((m, v))),
+            Err(e) => Err(e),
+        },
+        None => Ok(None),
+    })
+}
+
+/// The value of `key` for a read of an HLL: `None` if absent; WRONGTYPE for
+/// another type (see `hll_value` for a chunked string).
+pub fn read(
+    src: &impl super::view::Source,
+    key: &[u8],
+) -> Result<Result<Option<bytes::Bytes>, TypeError>, StorageError> {
+    Ok(match src.typed(key, KeyType::String)? {
+        Err(e) => Err(e),
+        Ok(Some(m)) => hll_value(src, key, &m)?.map(Some),
+        Ok(None) => Ok(None),
     })
 }
 
 /// Store `v` as the key's value, keeping its TTL.
-fn store(ctx: &mut ApplyCtx, mk: Vec<u8>, old: Option<&Meta>, v: &[u8]) {
+fn store(ctx: &mut ApplyCtx, key: &[u8], old: Option<&Meta>, v: &[u8]) {
     let expire = old.map(|m| m.expire_ms).unwrap_or(0);
-    ctx.put_meta_over(mk, old, meta::encode(KeyType::String, expire, v));
+    let meta = ctx.string_meta(key, expire, v);
+    ctx.put_meta_over(mkey(key), old, meta);
 }
 
 /// PFADD (Redis's `pfaddCommand`): a new key counts as a change, and any
 /// change invalidates the cached cardinality.
 pub fn apply_pfadd(ctx: &mut ApplyCtx, op: &pb::Pfadd) -> ApplyResult {
-    let mk = mkey(&op.key);
-    let old = tri!(string_of(ctx, &mk)?);
+    let old = tri!(string_of(ctx, &op.key)?);
     let (mut v, mut updated) = match &old {
         None => (new_hll(), true),
-        Some(m) => {
-            tri!(validate(&m.payload).map_err(type_error));
-            (m.payload.to_vec(), false)
+        Some((_, val)) => {
+            tri!(validate(val).map_err(type_error));
+            (val.to_vec(), false)
         }
     };
     for e in &op.elements {
@@ -681,7 +719,7 @@ pub fn apply_pfadd(ctx: &mut ApplyCtx, op: &pb::Pfadd) -> ApplyResult {
     }
     if updated {
         invalidate_cache(&mut v);
-        store(ctx, mk, old.as_ref(), &v);
+        store(ctx, &op.key, old.as_ref().map(|(m, _)| m), &v);
         ctx.event(STRING, "pfadd", &op.key);
     }
     Ok(Ok(Reply::Int(updated as i64)))
@@ -690,16 +728,15 @@ pub fn apply_pfadd(ctx: &mut ApplyCtx, op: &pb::Pfadd) -> ApplyResult {
 /// PFCOUNT of one key: count it and store the cache (unless it became valid
 /// meanwhile). A change of the key for WATCH, as in Redis; no event.
 pub fn apply_pfcount(ctx: &mut ApplyCtx, op: &pb::Pfcount) -> ApplyResult {
-    let mk = mkey(&op.key);
-    let Some(m) = tri!(string_of(ctx, &mk)?) else { return Ok(Ok(Reply::Int(0))) };
-    tri!(validate(&m.payload).map_err(type_error));
-    if let Some(n) = cached(&m.payload) {
+    let Some((m, val)) = tri!(string_of(ctx, &op.key)?) else { return Ok(Ok(Reply::Int(0))) };
+    tri!(validate(&val).map_err(type_error));
+    if let Some(n) = cached(&val) {
         return Ok(Ok(Reply::Int(n as i64)));
     }
-    let n = tri!(estimate(&m.payload).map_err(type_error));
-    let mut v = m.payload.to_vec();
+    let n = tri!(estimate(&val).map_err(type_error));
+    let mut v = val.to_vec();
     set_cache(&mut v, n);
-    store(ctx, mk, Some(&m), &v);
+    store(ctx, &op.key, Some(&m), &v);
     Ok(Ok(Reply::Int(n as i64)))
 }
 
@@ -707,26 +744,25 @@ pub fn apply_pfcount(ctx: &mut ApplyCtx, op: &pb::Pfcount) -> ApplyResult {
 /// destination and the sources goes into the destination, made dense first
 /// if any input was dense.
 pub fn apply_pfmerge(ctx: &mut ApplyCtx, op: &pb::Pfmerge) -> ApplyResult {
-    let mk = mkey(&op.dest);
-    let old = tri!(string_of(ctx, &mk)?);
+    let old = tri!(string_of(ctx, &op.dest)?);
     let mut max = Box::new([0u8; REGISTERS]);
     let mut to_dense = false;
     // The destination is the first input, as in Redis (its errors come first).
-    let mut merge = |m: &Meta| merge_into(&mut max, &m.payload).map(|dense| to_dense |= dense).map_err(type_error);
-    if let Some(m) = &old {
-        tri!(merge(m));
+    let mut merge = |v: &[u8]| merge_into(&mut max, v).map(|dense| to_dense |= dense).map_err(type_error);
+    if let Some((_, val)) = &old {
+        tri!(merge(val));
     }
     for k in &op.sources {
-        if let Some(m) = tri!(string_of(ctx, &mkey(k))?) {
-            tri!(merge(&m));
+        if let Some((_, val)) = tri!(string_of(ctx, k)?) {
+            tri!(merge(&val));
         }
     }
     let mut v = match &old {
-        Some(m) => m.payload.to_vec(),
+        Some((_, val)) => val.to_vec(),
         None => new_hll(),
     };
     tri!(store_max(&mut v, &max, to_dense, SPARSE_MAX_BYTES).map_err(type_error));
-    store(ctx, mk, old.as_ref(), &v);
+    store(ctx, &op.dest, old.as_ref().map(|(m, _)| m), &v);
     ctx.event(STRING, "pfadd", &op.dest);
     Ok(Ok(Reply::Ok))
 }

@@ -27,6 +27,7 @@ pub mod bits;
 pub mod blocked;
 pub mod cache;
 pub mod coll;
+pub mod geo;
 pub mod glob;
 pub mod hash;
 pub mod hll;

@@ -128,9 +128,9 @@ fn own_order(src: &impl Source, found: &Found, start: u64, end: u64, desc: bool)
     }
 }
 
-/// Sort `key` as `spec` says. `detached`: inside a script or transaction,
-/// where (as in Redis's scripts) an unsorted set is sorted ALPHA so that every
-/// replica answers alike. The result is one entry per output slot: the
+/// Sort `key` as `spec` says. `detached`: inside apply or a script, where
+/// every replica must answer alike: an unsorted set is sorted ALPHA (as in
+/// Redis's scripts) and ALPHA compares bytes, not by the local locale. The result is one entry per output slot: the
 /// elements, or for each element one per GET pattern (`None` for a missing
 /// key, which STORE writes as an empty string).
 pub fn sort(src: &impl Source, key: &[u8], spec: &SortSpec, detached: bool) -> ReadResult<Vec<Option<Bytes>>> {
@@ -196,8 +196,19 @@ pub fn sort(src: &impl Source, key: &[u8], spec: &SortSpec, detached: bool) -> R
         if not_double {
             return Ok(Err(TypeError::Msg(NOT_DOUBLE)));
         }
+        // Stored: bytewise, as Redis compares for STORE. Inside apply or a
+        // script (on every replica alike): C strings bytewise, which is
+        // strcoll in the C locale. On a connection: the locale's strcoll.
         let stored = spec.store.is_some();
-        let text = |a: &[u8], b: &[u8]| if stored { a.cmp(b) } else { strcoll(a, b) };
+        let text = |a: &[u8], b: &[u8]| {
+            if stored {
+                a.cmp(b)
+            } else if detached {
+                c_str(a).cmp(c_str(b))
+            } else {
+                strcoll(a, b)
+            }
+        };
         let by_pattern = by.is_some();
         // A stable sort, as glibc's qsort (a merge sort) is for Redis.
         items.sort_by(|a, b| {

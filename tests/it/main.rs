@@ -10,6 +10,7 @@ mod differential;
 mod durability;
 mod fuzz;
 mod gc;
+mod geo;
 mod hash;
 mod hll;
 mod introspect;

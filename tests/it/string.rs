@@ -182,7 +182,7 @@ fn big_value_roundtrip() {
 /// Values past the inline limit (16 KiB) are stored in 1 KiB chunks: seeded
 /// SET, APPEND, SETRANGE (far past the end too, leaving holes of zeros),
 /// GETRANGE, STRLEN, GET, MGET, GETDEL, GETEX, SET GET, INCR, RENAME, COPY,
-/// EXPIRE and OBJECT ENCODING of values around the limit and across chunk
+/// EXPIRE, PERSIST, PFCOUNT, PFADD and OBJECT ENCODING of values around the limit and across chunk
 /// boundaries, on a server with a region per core, against redis-server:
 /// every reply byte for byte.
 #[test]
@@ -219,7 +219,7 @@ fn chunked_strings_match_redis() {
         for _ in 0..12 {
             let k = KEYS[rng.below(KEYS.len())].as_bytes();
             let num = |x: i64| x.to_string().into_bytes();
-            match rng.below(16) {
+            match rng.below(20) {
                 0 | 1 => {
                     let len = size(&mut rng);
                     cmds.push(c(&[b"SET", k, &value(&mut rng, len)]));
@@ -248,7 +248,12 @@ fn chunked_strings_match_redis() {
                 12 => cmds.push(c(&[b"RENAME", k, KEYS[rng.below(KEYS.len())].as_bytes()])),
                 13 => cmds.push(c(&[b"COPY", k, KEYS[rng.below(KEYS.len())].as_bytes(), b"REPLACE"])),
                 14 => cmds.push(c(&[b"MGET", k, KEYS[rng.below(KEYS.len())].as_bytes()])),
-                _ => cmds.push(c(&[b"MGET", k])),
+                15 => cmds.push(c(&[b"MGET", k])),
+                16 => cmds.push(c(&[b"EXPIRE", k, b"500"])),
+                17 => cmds.push(c(&[b"PERSIST", k])),
+                // Never an HLL: Redis's HLL type error, answered without a read.
+                18 => cmds.push(c(&[b"PFCOUNT", k])),
+                _ => cmds.push(c(&[b"PFADD", k, b"x"])),
             }
         }
         for k in KEYS {
