@@ -19,7 +19,12 @@ N16=${N16:-$([ -n "${QUICK:-}" ] && echo 100000 || echo 500000)}
 # fills mylist for LPOP (-t lrange_100 fills its own list first), ZADD fills
 # myzset (random scores below 100000) for ZRANGEBYSCORE and ZRANK, PFADD fills
 # myhll for PFCOUNT (whose first call stores the cache; the others read it)
-# and PFMERGE.
+# and PFMERGE. SETBIT writes one bit of a 1 KB value, SETBIT_100MB the last
+# bit of a 100 MB one (made by its first call: NeoKV stores one chunk of it);
+# redis-benchmark's __rand_int__ is zero-padded, which a bit offset refuses,
+# so the offsets are fixed. GEOADD puts every member at one point and
+# GEOSEARCH (COUNT 10 ANY) stops at the first ten inside the radius.
+# (Redis's own offsets: SETBIT allocates the whole 100 MB on its first call.)
 WORKLOADS=(
   "HSET|-t hset"
   "HGET|HGET myhash element:__rand_int__"
@@ -34,6 +39,11 @@ WORKLOADS=(
   "PFADD|PFADD myhll element:__rand_int__"
   "PFCOUNT|PFCOUNT myhll"
   "PFMERGE|PFMERGE myhll2 myhll"
+  "SETBIT|SETBIT mybits 7777 1"
+  "SETBIT_100MB|SETBIT bigbits 799999999 1"
+  "BITCOUNT|BITCOUNT mybits"
+  "GEOADD|GEOADD mygeo 13.361389 38.115556 member:__rand_int__"
+  "GEOSEARCH|GEOSEARCH mygeo FROMLONLAT 15 37 BYRADIUS 200 km COUNT 10 ANY"
 )
 # ONLY="PFADD PFCOUNT" runs just those rows (a read row reads what its writer row wrote).
 only_workloads
