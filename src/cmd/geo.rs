@@ -3,8 +3,8 @@
 //!
 //! A search (GEOSEARCH, GEORADIUS and their forms) reads only the nine
 //! geohash cells around its centre, each a range seek of the score index
-//! (`zset::query`), as Redis's membersOfAllNeighbors does, then keeps the
-//! members inside the shape. A search that stores (GEOSEARCHSTORE, STORE /
+//! (from the cell's lowest score), as Redis's membersOfAllNeighbors does,
+//! keeps the members inside the shape, and with COUNT ANY stops at COUNT. A search that stores (GEOSEARCHSTORE, STORE /
 //! STOREDIST) is proposed as a one-command transaction, like SORT ... STORE:
 //! apply searches and writes the destination atomically.
 
@@ -16,10 +16,11 @@ use crate::pb::{self, write_cmd::Op, WriteCmd};
 use crate::protocol::cursor::{parse_f64, parse_i64, ArgError};
 use crate::protocol::Reply;
 use crate::storage::keys::KeyType;
+use crate::storage::Cf;
 use crate::types::coll::{find, Found};
 use crate::types::geo::{self, Shape as Area};
 use crate::types::notify::ZSET;
-use crate::types::zset::{self, Query, ScoreBound, ZRange};
+use crate::types::zset;
 use crate::types::{ReadView, Source};
 
 /// Which command: its argument layout and its words in errors and events.
@@ -312,18 +313,17 @@ fn points(src: &impl Source, found: &Found, s: &Search) -> Result<Vec<Point>, Cm
         if limit != 0 && out.len() as u64 >= limit {
             break;
         }
-        let range = ZRange::Score(ScoreBound { v: min as f64, excl: false }, ScoreBound { v: max as f64, excl: true });
-        let q = Query { range, rev: false, offset: 0, count: -1 };
-        let mut stop = false;
-        zset::query(src, found, &q, |m, score| {
-            if stop {
-                return;
-            }
+        // The cell's members by score: the score index from `min` to `max`
+        // (excluded), stopping as soon as ANY has its COUNT.
+        let n = found.prefix.len();
+        let (from, to) = (found.element(&zset::enc(min as f64)), found.element(&zset::enc(max as f64)));
+        src.scan(Cf::ZsetScore, &from, &to, false, |k, _| {
+            let score = zset::dec(&k[n..n + 8]);
             let (mlon, mlat) = geo::decode(bits(score));
             if let Some(dist) = geo::within(lon, lat, area, mlon, mlat) {
-                out.push(Point { member: Bytes::copy_from_slice(m), score, lon: mlon, lat: mlat, dist });
-                stop = limit != 0 && out.len() as u64 >= limit;
+                out.push(Point { member: Bytes::copy_from_slice(&k[n + 8..]), score, lon: mlon, lat: mlat, dist });
             }
+            limit == 0 || (out.len() as u64) < limit
         })?;
     }
     Ok(out)
