@@ -3,27 +3,7 @@
 //! on short values and on chunked ones (past 16 KiB), and errors in Redis's
 //! order.
 
-use crate::common::{encode_pipeline, fuzz_seed, Oracle, Raw, Server, XorShift};
-
-fn compare(n: &mut Raw, r: &mut Raw, cmds: &[Vec<Vec<u8>>], what: &str) {
-    let wire = encode_pipeline(cmds);
-    n.send(&wire);
-    r.send(&wire);
-    for c in cmds {
-        let (got, want) = (n.read_reply(), r.read_reply());
-        if got != want {
-            let shown: Vec<String> =
-                c.iter().map(|a| String::from_utf8_lossy(&a[..a.len().min(24)]).into_owned()).collect();
-            panic!(
-                "{what}: {shown:?}: NeoKV {} bytes {:?}, Redis {} bytes {:?}",
-                got.len(),
-                String::from_utf8_lossy(&got[..got.len().min(120)]),
-                want.len(),
-                String::from_utf8_lossy(&want[..want.len().min(120)])
-            );
-        }
-    }
-}
+use crate::common::{fuzz_seed, same_lines, same_replies, Oracle, Server, XorShift};
 
 fn line(parts: &[&str]) -> Vec<Vec<u8>> {
     parts.iter().map(|p| p.as_bytes().to_vec()).collect()
@@ -121,7 +101,7 @@ fn bitmaps_match_redis() {
             cmds.push(line(&["GET", k]));
             cmds.push(line(&["STRLEN", k]));
         }
-        compare(&mut n, &mut r, &cmds, &format!("seed {seed} round {round}"));
+        same_replies(&mut n, &mut r, &cmds, &format!("seed {seed} round {round}"));
     }
 }
 
@@ -181,10 +161,7 @@ fn bitmap_errors_match_redis() {
         &["STRLEN", "g"],
         &["GET", "s"],
     ];
-    for l in lines {
-        let (got, want) = (n.cmd(l), r.cmd(l));
-        assert_eq!(got, want, "{l:?}");
-    }
+    same_lines(&mut n, &mut r, lines);
 }
 
 /// SETBIT on a 100 MB value writes one 1 KiB chunk, not the value: after

@@ -429,6 +429,43 @@ impl XorShift {
     }
 }
 
+/// Send `cmds` pipelined to NeoKV (`n`) and redis-server (`r`): every reply
+/// must be the same, byte for byte. A difference panics with `what` (the seed
+/// and round), the command's first arguments (each cut at 24 bytes) and the
+/// start of both replies.
+pub fn same_replies<C: AsRef<[A]>, A: AsRef<[u8]>>(n: &mut Raw, r: &mut Raw, cmds: &[C], what: &str) {
+    let wire = encode_pipeline(cmds);
+    n.send(&wire);
+    r.send(&wire);
+    for c in cmds {
+        let (got, want) = (n.read_reply(), r.read_reply());
+        if got != want {
+            let c = c.as_ref();
+            let shown: Vec<String> = c
+                .iter()
+                .take(12)
+                .map(|a| String::from_utf8_lossy(&a.as_ref()[..a.as_ref().len().min(24)]).into_owned())
+                .collect();
+            panic!(
+                "{what}: {shown:?} ({} args): NeoKV {} bytes {:?}, Redis {} bytes {:?}",
+                c.len(),
+                got.len(),
+                String::from_utf8_lossy(&got[..got.len().min(600)]),
+                want.len(),
+                String::from_utf8_lossy(&want[..want.len().min(600)])
+            );
+        }
+    }
+}
+
+/// Send each line to NeoKV and redis-server in turn: the replies must be equal.
+pub fn same_lines(n: &mut Raw, r: &mut Raw, lines: &[&[&str]]) {
+    for l in lines {
+        let (got, want) = (n.cmd(l), r.cmd(l));
+        assert_eq!(got, want, "{l:?}");
+    }
+}
+
 /// Read one RESP2/RESP3 reply, appending its raw bytes to `out`, and check that
 /// it is well formed: every line ends in CRLF with no CR or LF inside (so an
 /// error or status reply is one line), integers and lengths are canonical

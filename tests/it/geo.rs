@@ -2,23 +2,7 @@
 //! byte for byte (positions, hashes, distances, search results in Redis's
 //! order, what STORE and STOREDIST write), errors in Redis's order.
 
-use crate::common::{encode_pipeline, fuzz_seed, Oracle, Raw, Server, XorShift};
-
-fn compare(n: &mut Raw, r: &mut Raw, cmds: &[Vec<String>], what: &str) {
-    let wire = encode_pipeline(cmds);
-    n.send(&wire);
-    r.send(&wire);
-    for c in cmds {
-        let (got, want) = (n.read_reply(), r.read_reply());
-        if got != want {
-            panic!(
-                "{what}: {c:?}: NeoKV {:?}, Redis {:?}",
-                String::from_utf8_lossy(&got[..got.len().min(600)]),
-                String::from_utf8_lossy(&want[..want.len().min(600)])
-            );
-        }
-    }
-}
+use crate::common::{fuzz_seed, same_lines, same_replies, Oracle, Server, XorShift};
 
 fn line(parts: &[&str]) -> Vec<String> {
     parts.iter().map(|p| p.to_string()).collect()
@@ -129,7 +113,7 @@ fn geo_matches_redis() {
             cmds.push(line(&["GEOPOS", "g", &m, "nobody", &m2]));
             cmds.push(line(&["GEOHASH", "g", &m, "nobody"]));
         }
-        compare(&mut n, &mut r, &cmds, &format!("seed {seed} round {round}"));
+        same_replies(&mut n, &mut r, &cmds, &format!("seed {seed} round {round}"));
     }
 }
 
@@ -207,8 +191,5 @@ fn geo_errors_match_redis() {
         &["GEORADIUSBYMEMBER_RO", "g", "Palermo", "200", "km", "STOREDIST", "d"],
         &["GEORADIUS", "str", "15", "37", "200", "km"],
     ];
-    for l in lines {
-        let (got, want) = (n.cmd(l), r.cmd(l));
-        assert_eq!(got, want, "{l:?}");
-    }
+    same_lines(&mut n, &mut r, lines);
 }

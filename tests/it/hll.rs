@@ -1,26 +1,7 @@
 //! HyperLogLog through the real binary, against redis-server: replies and the
 //! stored bytes (GET) must be the same, byte for byte.
 
-use crate::common::{encode_pipeline, fuzz_seed, Oracle, Raw, Server, XorShift};
-
-/// Send `cmds` pipelined to both servers; every reply must be equal.
-fn both(n: &mut Raw, r: &mut Raw, cmds: &[Vec<Vec<u8>>], what: &str) {
-    let wire = encode_pipeline(cmds);
-    n.send(&wire);
-    r.send(&wire);
-    for c in cmds {
-        let (got, want) = (n.read_reply(), r.read_reply());
-        if got != want {
-            let shown: Vec<String> = c.iter().take(4).map(|x| String::from_utf8_lossy(x).into_owned()).collect();
-            panic!(
-                "{what}: {shown:?} ({} args): NeoKV {:?}, Redis {:?}",
-                c.len(),
-                String::from_utf8_lossy(&got[..got.len().min(200)]),
-                String::from_utf8_lossy(&want[..want.len().min(200)])
-            );
-        }
-    }
-}
+use crate::common::{fuzz_seed, same_replies, Oracle, Server, XorShift};
 
 fn cmd(parts: &[&[u8]]) -> Vec<Vec<u8>> {
     parts.iter().map(|p| p.to_vec()).collect()
@@ -75,7 +56,7 @@ fn hyperloglogs_match_redis_byte_for_byte() {
         for k in keys {
             cmds.push(cmd(&[b"GET", k]));
         }
-        both(&mut n, &mut r, &cmds, &format!("seed {seed} round {round}"));
+        same_replies(&mut n, &mut r, &cmds, &format!("seed {seed} round {round}"));
     }
 }
 
@@ -118,7 +99,7 @@ fn bad_hyperloglogs_get_redis_errors() {
         cmd(&[b"GET", b"new"]),
         cmd(&[b"EXISTS", b"dst"]),
     ];
-    both(&mut n, &mut r, &cmds, "errors");
+    same_replies(&mut n, &mut r, &cmds, "errors");
 }
 
 /// PFCOUNT of one key with a stale cache stores the count in the value, a
@@ -158,7 +139,7 @@ fn pfcount_stores_its_cache_as_redis_does() {
     ];
     // PTTL's last digits may differ: compare all but it, then its range.
     let (head, last) = cmds.split_at(cmds.len() - 1);
-    both(&mut n, &mut r, head, "cache");
+    same_replies(&mut n, &mut r, head, "cache");
     let a: Vec<&[u8]> = last[0].iter().map(|x| x.as_slice()).collect();
     n.send_cmd(&a);
     let ttl = String::from_utf8_lossy(&n.read_reply()).into_owned();
