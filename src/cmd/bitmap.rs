@@ -6,13 +6,14 @@
 
 use bytes::Bytes;
 
+use super::args::int;
 use super::string::read_string;
 use super::table::{flag::*, keys, row, CommandSpec, Group};
 use super::{err, CmdError, CmdResult, Ctx, Shape};
 use crate::pb::{self, write_cmd::Op};
-use crate::protocol::cursor::parse_i64;
 use crate::protocol::Reply;
 use crate::storage::meta::Meta;
+use crate::types::bitmap;
 use crate::types::bits::{self, FieldOp, Span};
 use crate::types::string::{read_range, value_len};
 
@@ -39,10 +40,6 @@ fn getbit(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             Ok(Reply::Int(byte.first().map_or(0, |b| (b >> (7 - (bit & 7))) & 1) as i64))
         },
     )
-}
-
-fn int(a: &[u8]) -> Result<i64, CmdError> {
-    parse_i64(a).ok_or_else(|| e(bits::NOT_INTEGER_ERR))
 }
 
 /// BITCOUNT's range, after the key was found: `None` counts nothing.
@@ -150,12 +147,8 @@ fn bitfield_read(ctx: &mut Ctx<'_>, key: &Bytes, ops: Vec<FieldOp>) -> CmdResult
             let mut out = Vec::with_capacity(ops.len());
             for f in &ops {
                 let FieldOp::Get { t, bit } = *f else { continue };
-                let (from, to) = (bit >> 3, (bit + t.bits as u64 - 1) / 8 + 1);
-                let mut w = match &m {
-                    Some(m) => read_range(v, &k, m, from, to)?,
-                    None => Vec::new(),
-                };
-                w.resize((to - from) as usize, 0);
+                let (from, to) = bitmap::field_bytes(bit, t);
+                let w = bitmap::window(v, &k, m.as_ref(), from, to)?;
                 out.push(Reply::Int(bits::get_field(&w, bit - from * 8, t)));
             }
             Ok(Reply::Array(out))

@@ -357,6 +357,19 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// This command line run inside apply on `region`, as a one-command
+    /// transaction (`pb::Exec`): it reads and writes over the batch there,
+    /// atomically, the same on every replica (SORT ... STORE, GEO stores).
+    /// Its reply is the transaction's only one.
+    pub fn in_apply(&self, region: u32, args: &[Bytes]) -> CmdResult {
+        let op = crate::pb::Exec {
+            cmds: vec![crate::pb::Argv { args: args.to_vec() }],
+            resp: self.session.resp as u32,
+            seed: 0,
+        };
+        Ok(Plan::Write { region, cmd: WriteCmd { op: Some(Op::Exec(op)) }, shape: Shape::Only })
+    }
+
     /// A write to every region (FLUSHALL); detached, to the one being applied.
     pub fn broadcast(&mut self, op: Op) -> CmdResult {
         match &self.env {

@@ -11,8 +11,8 @@
 use bytes::Bytes;
 
 use super::table::{flag::*, keys, row, CommandSpec, Group, Keys};
-use super::{err, reply, CmdError, CmdResult, Ctx, Plan, Shape};
-use crate::pb::{self, write_cmd::Op, WriteCmd};
+use super::{err, reply, CmdError, CmdResult, Ctx, Shape};
+use crate::pb::{self, write_cmd::Op};
 use crate::protocol::cursor::{parse_f64, parse_i64, ArgError};
 use crate::protocol::Reply;
 use crate::storage::keys::KeyType;
@@ -402,9 +402,7 @@ fn run(ctx: &mut Ctx<'_>, args: &[Bytes], form: Form, ro: bool) -> CmdResult {
     let writes = !ro && form != Form::Search;
     if !ctx.detached() && writes && (stores(form, args) || ctx.shared.nodes.is_some()) {
         // Searched and stored inside apply (see the module doc).
-        let op = pb::Exec { cmds: vec![pb::Argv { args: args.to_vec() }], resp: ctx.session.resp as u32, seed: 0 };
-        let region = ctx.region.unwrap_or(0);
-        return Ok(Plan::Write { region, cmd: WriteCmd { op: Some(Op::Exec(op)) }, shape: Shape::Only });
+        return ctx.in_apply(ctx.region.unwrap_or(0), args);
     }
     let outcome = search(&ctx.snap(), form, ro, args)?;
     match outcome {

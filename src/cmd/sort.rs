@@ -13,9 +13,8 @@
 use bytes::Bytes;
 
 use super::table::{flag::*, row, CommandSpec, Group, Keys};
-use super::{reply, CmdResult, Ctx, Plan, Shape};
+use super::{reply, CmdResult, Ctx};
 use crate::cluster::key_slot;
-use crate::pb::{self, write_cmd::Op, WriteCmd};
 use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::Reply;
 use crate::types::list::store_list;
@@ -118,8 +117,7 @@ fn sort_generic(ctx: &mut Ctx<'_>, args: &[Bytes], read_only: bool) -> CmdResult
         } else {
             ctx.region.unwrap_or(0)
         };
-        let op = pb::Exec { cmds: vec![pb::Argv { args: args.to_vec() }], resp: ctx.session.resp as u32, seed: 0 };
-        return Ok(Plan::Write { region, cmd: WriteCmd { op: Some(Op::Exec(op)) }, shape: Shape::Only });
+        return ctx.in_apply(region, args);
     }
     let detached = ctx.detached();
     let key = args[1].clone();

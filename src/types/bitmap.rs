@@ -13,6 +13,7 @@ use crate::storage::meta::Meta;
 use super::bits::{self, BitOp, FieldOp, FieldType};
 use super::notify::{GENERIC, STRING};
 use super::string::{read_range, value, value_len};
+use super::view::Source;
 use super::write::ApplyResult;
 use super::{mkey, ApplyCtx, TypeError};
 
@@ -23,17 +24,17 @@ fn string_meta_of(ctx: &ApplyCtx, key: &[u8]) -> Result<Result<Option<Meta>, Typ
     })
 }
 
-/// The bytes `[from, to)` of `key` (live metadata `m`), zero-padded to the
-/// full width when the value is shorter.
-fn window(
-    ctx: &ApplyCtx,
+/// The bytes `[from, to)` of `key` (live metadata `m`, read from `src`),
+/// zero-padded to the full width when the value is shorter.
+pub fn window(
+    src: &impl Source,
     key: &[u8],
     m: Option<&Meta>,
     from: u64,
     to: u64,
 ) -> Result<Vec<u8>, crate::storage::StorageError> {
     let mut w = match m {
-        Some(m) => read_range(ctx, key, m, from, to)?,
+        Some(m) => read_range(src, key, m, from, to)?,
         None => Vec::new(),
     };
     w.resize((to - from) as usize, 0);
@@ -96,7 +97,7 @@ pub fn apply_bitop(ctx: &mut ApplyCtx, op: &pb::Bitop) -> ApplyResult {
 }
 
 /// The bytes a field at `bit` of type `t` spans: `[first, end)`.
-fn field_bytes(bit: u64, t: FieldType) -> (u64, u64) {
+pub fn field_bytes(bit: u64, t: FieldType) -> (u64, u64) {
     (bit >> 3, (bit + t.bits as u64 - 1) / 8 + 1)
 }
 
