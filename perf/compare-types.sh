@@ -25,6 +25,9 @@ N16=${N16:-$([ -n "${QUICK:-}" ] && echo 100000 || echo 500000)}
 # so the offsets are fixed. GEOADD puts every member at one point and
 # GEOSEARCH (COUNT 10 ANY) stops at the first ten inside the radius.
 # (Redis's own offsets: SETBIT allocates the whole 100 MB on its first call.)
+# XADD appends to mystream with `*` ids, XRANGE reads ten entries from its
+# head, XREADGROUP (group g, made before the row) takes one new entry each
+# call: a replicated write of the group's pending entry.
 WORKLOADS=(
   "HSET|-t hset"
   "HGET|HGET myhash element:__rand_int__"
@@ -44,6 +47,9 @@ WORKLOADS=(
   "BITCOUNT|BITCOUNT mybits"
   "GEOADD|GEOADD mygeo 13.361389 38.115556 member:__rand_int__"
   "GEOSEARCH|GEOSEARCH mygeo FROMLONLAT 15 37 BYRADIUS 200 km COUNT 10 ANY"
+  "XADD|XADD mystream * field element:__rand_int__"
+  "XRANGE|XRANGE mystream - + COUNT 10"
+  "XREADGROUP|XREADGROUP GROUP g consumer COUNT 1 STREAMS mystream >"
 )
 # ONLY="PFADD PFCOUNT" runs just those rows (a read row reads what its writer row wrote).
 only_workloads
@@ -61,9 +67,13 @@ RED=$(start_redis redis-nopersist --appendonly no)
 REDA=$(start_redis redis-always --appendonly yes --appendfsync always)
 
 declare -A R
+set -f # the workloads' `*` is an argument, not a file pattern
 for p in 1 16; do
   for w in "${WORKLOADS[@]}"; do
     label=${w%%|*}; args=${w#*|}
+    if [ "$label" = XREADGROUP ]; then
+      for port in "$NEO" "$RED" "$REDA"; do redis-cli -p "$port" XGROUP CREATE mystream g 0 MKSTREAM >/dev/null; done
+    fi
     # shellcheck disable=SC2086
     R["neo,$label,$p"]=$(bench "$NEO" "$p" $args)
     # shellcheck disable=SC2086
@@ -73,6 +83,7 @@ for p in 1 16; do
   done
   for port in "$NEO" "$RED" "$REDA"; do redis-cli -p "$port" flushall >/dev/null; done
 done
+set +f
 
 {
   echo

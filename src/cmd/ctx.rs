@@ -27,6 +27,7 @@ use crate::protocol::Reply;
 use crate::shard::{Core, Shared};
 use crate::storage::meta::Coll;
 use crate::storage::StorageError;
+use crate::types::blocked::Lane;
 use crate::types::coll::Rng;
 use crate::types::write::apply_cmd;
 use crate::types::{ApplyCtx, ReadView, Reader, Snap, Source, TypeError};
@@ -105,14 +106,34 @@ pub enum Plan {
 /// `keys`, then proposes `retry`, until `timeout` (`None`: forever) passes and
 /// it is answered with a null array. Waiting holds no core: other connections
 /// go on. `shape` shows the result that ends the wait.
+///
+/// A blocking XREAD reads instead of proposing ([`Attempt::Read`]); streams
+/// wait in their own [`Lane`]s (`types::blocked`).
 #[derive(Debug)]
 pub struct Block {
     pub region: u32,
-    pub cmd: WriteCmd,
-    pub retry: WriteCmd,
+    pub attempt: Attempt,
     pub keys: Vec<Bytes>,
     pub timeout: Option<Duration>,
     pub shape: Shape,
+    pub lane: Lane,
+}
+
+/// What a blocked client tries, at first and after each wake-up.
+pub enum Attempt {
+    /// Propose `cmd`, then `retry`.
+    Write { cmd: WriteCmd, retry: WriteCmd },
+    /// Read on the connection's core, at the time given.
+    Read(Box<dyn Fn(&Shared, u64) -> Reply>),
+}
+
+impl std::fmt::Debug for Attempt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Attempt::Write { cmd, .. } => write!(f, "Write({cmd:?})"),
+            Attempt::Read(_) => f.write_str("Read"),
+        }
+    }
 }
 
 /// Work for the blocking pool; must own what it needs.
@@ -362,12 +383,19 @@ impl<'a> Ctx<'a> {
     /// atomically, the same on every replica (SORT ... STORE, GEO stores).
     /// Its reply is the transaction's only one.
     pub fn in_apply(&self, region: u32, args: &[Bytes]) -> CmdResult {
+        Ok(Plan::Write { region, cmd: self.apply_cmd(args, false), shape: Shape::Only })
+    }
+
+    /// The one-command transaction of [`Ctx::in_apply`]; `retry`: a blocked
+    /// client's retry (`pb::Exec::retry`).
+    pub fn apply_cmd(&self, args: &[Bytes], retry: bool) -> WriteCmd {
         let op = crate::pb::Exec {
             cmds: vec![crate::pb::Argv { args: args.to_vec() }],
             resp: self.session.resp as u32,
             seed: 0,
+            retry,
         };
-        Ok(Plan::Write { region, cmd: WriteCmd { op: Some(Op::Exec(op)) }, shape: Shape::Only })
+        WriteCmd { op: Some(Op::Exec(op)) }
     }
 
     /// A write to every region (FLUSHALL); detached, to the one being applied.
@@ -387,11 +415,11 @@ impl<'a> Ctx<'a> {
         }
         Ok(Plan::Block(Block {
             region: self.region.unwrap_or(0),
-            cmd: WriteCmd { op: Some(op) },
-            retry: WriteCmd { op: Some(retry) },
+            attempt: Attempt::Write { cmd: WriteCmd { op: Some(op) }, retry: WriteCmd { op: Some(retry) } },
             keys: keys.to_vec(),
             timeout,
             shape,
+            lane: Lane::Pop,
         }))
     }
 }

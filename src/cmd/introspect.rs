@@ -147,6 +147,8 @@ fn collection_size(kind: KeyType, n: u64, elem: f64) -> u64 {
         KeyType::ZSet => ROBJ + 16 + 32 + table + alloc_size(24 + 32 * 16) + elems,
         // quicklist struct, and a node per 8 KB listpack.
         KeyType::List => ROBJ + 40 + elems.div_ceil(8192).max(1) * (32 + 8) + elems,
+        // stream struct, and a radix tree node per 4 KB listpack.
+        KeyType::Stream => ROBJ + 80 + elems.div_ceil(4096).max(1) * (48 + 8) + elems,
     }
 }
 
@@ -159,6 +161,7 @@ fn element_size(kind: KeyType, sub: &[u8], v: &[u8]) -> u64 {
         // dict entry, member sds, skiplist node (a level or two).
         KeyType::ZSet => DICT_ENTRY + sds_size(sub_len) + 48,
         KeyType::List => listpack_entry(v.len() as u64),
+        KeyType::Stream => listpack_entry(v.len() as u64) + 3,
         KeyType::String => 0,
     }
 }
@@ -389,6 +392,7 @@ fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         KeyType::String => string_encoding(&m.payload),
         // Redis 7.0 keeps every list in a quicklist (a listpack alone is 7.2's).
         KeyType::List => "quicklist",
+        KeyType::Stream => "stream",
         kind => {
             let Some(found) = Found::from_meta(&args[2], m) else { return reply(Reply::Nil) };
             let limit = |name: &str, default: u64| {
@@ -570,6 +574,12 @@ enum Proc {
     /// keyword searches Redis answers with georadiusGetKeys): the key `RO
     /// access`, the destination `OW update`.
     Georadius,
+    /// XREAD and XREADGROUP: a keyword search for STREAMS from `from`, then
+    /// half the arguments after it, with `flags`.
+    Xread {
+        from: usize,
+        flags: u16,
+    },
     /// SORT and SORT_RO (their BY/GET and STORE specs are Redis's `unknown`):
     /// the key `RO access`, and SORT's STORE destination `OW update`, found
     /// as Redis's sortGetKeys finds it (the table's `Keys::Sort`).
@@ -621,6 +631,7 @@ static KEY_SPECS: &[KeyInfo] = &[
     ki("decr", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
     ki("decrby", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
     ki("del", &[range(RM | DELETE, 1, -1, 1)], SPECS),
+    ki("dump", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
     opt("eval", &[keynum(RW | ACCESS | UPDATE, 2, 0, 1, 1)], generic(0, 2, 3)),
     opt("eval_ro", &[keynum(RO | ACCESS, 2, 0, 1, 1)], generic(0, 2, 3)),
     opt("evalsha", &[keynum(RW | ACCESS | UPDATE, 2, 0, 1, 1)], generic(0, 2, 3)),
@@ -694,6 +705,7 @@ static KEY_SPECS: &[KeyInfo] = &[
     ki("pexpiretime", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
     ki("psetex", &[range(OW | UPDATE, 1, 0, 1)], SPECS),
     ki("pttl", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("restore", &[range(OW | UPDATE, 1, 0, 1)], SPECS),
     ki("rename", &[range(RW | ACCESS | DELETE, 1, 0, 1), range(OW | UPDATE, 2, 0, 1)], SPECS),
     ki("renamenx", &[range(RW | ACCESS | DELETE, 1, 0, 1), range(OW | INSERT, 2, 0, 1)], SPECS),
     ki("rpop", &[range(RW | ACCESS | DELETE, 1, 0, 1)], SPECS),
@@ -735,6 +747,27 @@ static KEY_SPECS: &[KeyInfo] = &[
     ki("type", &[range(RO, 1, 0, 1)], SPECS),
     ki("unlink", &[range(RM | DELETE, 1, -1, 1)], SPECS),
     ki("watch", &[range(RO, 1, -1, 1)], SPECS),
+    ki("xack", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
+    ki("xadd", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
+    ki("xautoclaim", &[range(RW | DELETE, 1, 0, 1)], SPECS),
+    ki("xclaim", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
+    ki("xdel", &[range(RW | DELETE, 1, 0, 1)], SPECS),
+    ki("xgroup|create", &[range(RW | INSERT, 2, 0, 1)], SPECS),
+    ki("xgroup|createconsumer", &[range(RW | INSERT, 2, 0, 1)], SPECS),
+    ki("xgroup|delconsumer", &[range(RW | DELETE, 2, 0, 1)], SPECS),
+    ki("xgroup|destroy", &[range(RW | DELETE, 2, 0, 1)], SPECS),
+    ki("xgroup|setid", &[range(RW | UPDATE, 2, 0, 1)], SPECS),
+    ki("xinfo|consumers", &[range(RO | ACCESS, 2, 0, 1)], SPECS),
+    ki("xinfo|groups", &[range(RO | ACCESS, 2, 0, 1)], SPECS),
+    ki("xinfo|stream", &[range(RO | ACCESS, 2, 0, 1)], SPECS),
+    ki("xlen", &[range(RO, 1, 0, 1)], SPECS),
+    ki("xpending", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("xrange", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("xread", &[], Proc::Xread { from: 1, flags: RO | ACCESS }),
+    ki("xreadgroup", &[], Proc::Xread { from: 4, flags: RO | ACCESS }),
+    ki("xrevrange", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
+    ki("xsetid", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
+    ki("xtrim", &[range(RW | DELETE, 1, 0, 1)], SPECS),
     ki("zadd", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
     ki("zcard", &[range(RO, 1, 0, 1)], SPECS),
     ki("zcount", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
@@ -846,7 +879,7 @@ fn command_keys(args: &[Bytes]) -> Result<Vec<(usize, u16)>, CmdError> {
         return Err(err("ERR Invalid number of arguments specified for command"));
     }
     let by_specs = match info.proc {
-        Proc::Set | Proc::Sort | Proc::Bitfield | Proc::Georadius => None,
+        Proc::Set | Proc::Sort | Proc::Bitfield | Proc::Georadius | Proc::Xread { .. } => None,
         _ => keys_by_specs(info.specs, args),
     };
     let keys = match (by_specs, info.proc) {
@@ -885,6 +918,14 @@ fn command_keys(args: &[Bytes]) -> Result<Vec<(usize, u16)>, CmdError> {
                 i += 1;
             }
             vec![(1, if read_only { RO | ACCESS } else { RW | ACCESS | UPDATE })]
+        }
+        (None, Proc::Xread { from, flags }) => {
+            match (from..args.len()).find(|&i| args[i].eq_ignore_ascii_case(b"streams")) {
+                Some(at) if args.len() - at - 1 >= 2 => {
+                    (at + 1..at + 1 + (args.len() - at - 1) / 2).map(|i| (i, flags)).collect()
+                }
+                _ => Vec::new(),
+            }
         }
         (None, Proc::Georadius) => {
             // Redis's keyword specs: the first STORE, then the first

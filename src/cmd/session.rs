@@ -54,6 +54,10 @@ pub struct Session {
     /// Set by a script as it starts: its line went to monitors ahead of its
     /// calls' lines, so it is not shown again with its reply.
     pub monitor_shown: bool,
+    /// Running a script's commands (`redis.call`).
+    pub in_script: bool,
+    /// Running a blocked client's retry inside apply (`pb::Exec::retry`).
+    pub retry: bool,
 }
 
 impl Session {
@@ -80,6 +84,8 @@ impl Session {
             last_write: None,
             follower_reads: false,
             monitor_shown: false,
+            in_script: false,
+            retry: false,
         }
     }
 
@@ -88,5 +94,10 @@ impl Session {
     pub fn detached(resp: u8, now_ms: u64) -> Session {
         let entry = Arc::new(ClientEntry::new(0, String::new(), String::new()));
         Session { resp, now_ms, ..Session::new(entry, true) }
+    }
+
+    /// The session a script's commands run with.
+    pub fn scripted(now_ms: u64) -> Session {
+        Session { in_script: true, ..Session::detached(2, now_ms) }
     }
 }

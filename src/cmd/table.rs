@@ -71,6 +71,7 @@ pub enum Group {
     Hyperloglog,
     Bitmap,
     Geo,
+    Stream,
     Transactions,
     Scripting,
     PubSub,
@@ -89,6 +90,7 @@ impl Group {
             Group::Hyperloglog => "hyperloglog",
             Group::Bitmap => "bitmap",
             Group::Geo => "geo",
+            Group::Stream => "stream",
             Group::Connection => "connection",
             Group::Server => "server",
             Group::Transactions => "transactions",
@@ -108,6 +110,7 @@ impl Group {
             Group::Hyperloglog => "@hyperloglog",
             Group::Bitmap => "@bitmap",
             Group::Geo => "@geo",
+            Group::Stream => "@stream",
             Group::Connection => "@connection",
             Group::Server => "@admin",
             Group::Transactions => "@transaction",
@@ -144,6 +147,9 @@ pub enum Keys {
     /// GEORADIUS and GEORADIUSBYMEMBER: the key at 1, and the key after the
     /// last STORE or STOREDIST from argument 5 on (Redis's georadiusGetKeys).
     Georadius,
+    /// XREAD and XREADGROUP: the first half of the arguments after STREAMS,
+    /// found past the options (Redis's xreadGetKeys).
+    Streams,
 }
 
 /// `Keys::Range` for the rows.
@@ -210,14 +216,14 @@ impl CommandSpec {
 
     /// True if the keys follow a `numkeys` count (COMMAND INFO's `movablekeys`).
     pub fn movable_keys(&self) -> bool {
-        matches!(self.keys, Keys::Numkeys { .. } | Keys::Sort { .. } | Keys::Georadius)
+        matches!(self.keys, Keys::Numkeys { .. } | Keys::Sort { .. } | Keys::Georadius | Keys::Streams)
     }
 
     /// COMMAND INFO's first key, last key and step (Redis's legacy triple: a
     /// movable-keys command shows only its fixed destination, if any).
     pub fn legacy_keys(&self) -> (i32, i32, i32) {
         match self.keys {
-            Keys::None | Keys::Numkeys { dst: false, .. } => (0, 0, 0),
+            Keys::None | Keys::Numkeys { dst: false, .. } | Keys::Streams => (0, 0, 0),
             Keys::Numkeys { dst: true, .. } => (1, 1, 1),
             Keys::Range { first, last, step } => (first, last, step),
             Keys::Sort { .. } | Keys::Georadius => (1, 1, 1),
@@ -266,6 +272,30 @@ impl CommandSpec {
                     i += 1;
                 }
                 out.extend(dst);
+            }
+            Keys::Streams => {
+                let mut i = 1;
+                let mut at = None;
+                while i < args.len() {
+                    let a = &args[i];
+                    if a.eq_ignore_ascii_case(b"block") || a.eq_ignore_ascii_case(b"count") {
+                        i += 1;
+                    } else if a.eq_ignore_ascii_case(b"group") {
+                        i += 2;
+                    } else if a.eq_ignore_ascii_case(b"streams") {
+                        at = Some(i);
+                        break;
+                    } else if !a.eq_ignore_ascii_case(b"noack") {
+                        break;
+                    }
+                    i += 1;
+                }
+                let at = at?;
+                let n = args.len() - at - 1;
+                if n == 0 || n % 2 != 0 {
+                    return None;
+                }
+                out.extend(at + 1..=at + n / 2);
             }
             Keys::Georadius => {
                 out.push(1);
@@ -378,6 +408,8 @@ pub fn table() -> &'static Table {
             super::hash::COMMANDS,
             super::list::COMMANDS,
             super::set::COMMANDS,
+            super::stream::COMMANDS,
+            super::dump::COMMANDS,
             super::zset::COMMANDS,
             super::hll::COMMANDS,
             super::sort::COMMANDS,
@@ -427,6 +459,7 @@ mod tests {
                 }
                 Keys::Sort { .. } => assert!(r.arity == -2, "{}: SORT's key and options", r.name),
                 Keys::Georadius => assert!(r.arity <= -5, "{}: GEORADIUS's key and options", r.name),
+                Keys::Streams => assert!(r.arity <= -4, "{}: STREAMS, a key and an id", r.name),
                 Keys::None => {}
             }
             if let Some((parent, _)) = r.parent_and_sub() {
@@ -453,6 +486,11 @@ mod tests {
         assert_eq!(positions(t, "DEL a b c"), Some(vec![1, 2, 3]));
         assert_eq!(positions(t, "PING"), Some(vec![]));
         assert_eq!(positions(t, "GeT k"), Some(vec![1]));
+        // XREAD and XREADGROUP: half of what follows STREAMS, past the options
+        // (a group or consumer named STREAMS is not the keyword).
+        assert_eq!(positions(t, "XREAD COUNT 2 BLOCK 0 STREAMS a b 0 $"), Some(vec![6, 7]));
+        assert_eq!(positions(t, "XREADGROUP GROUP streams STREAMS NOACK STREAMS k >"), Some(vec![6]));
+        assert_eq!(positions(t, "XREAD STREAMS a b 0"), None);
     }
 
     #[test]

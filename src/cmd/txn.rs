@@ -248,6 +248,7 @@ impl Programs for Executor {
         let Some(shared) = self.shared.upgrade() else { return Ok(Reply::error("ERR server shutting down")) };
         let mut rng = Rng::new(op.seed);
         let mut session = Session::detached(op.resp as u8, apply.now_ms);
+        session.retry = op.retry;
         let mut out = Vec::with_capacity(op.cmds.len());
         for argv in &op.cmds {
             out.push(run_in_apply(&shared, &mut session, apply, &mut rng, &argv.args)?);

@@ -8,6 +8,7 @@ pub mod cursor;
 pub mod decode;
 pub mod number;
 pub mod rdb;
+pub mod rdb_value;
 pub mod reply;
 
 pub use cursor::ArgCursor;

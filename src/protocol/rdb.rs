@@ -142,7 +142,13 @@ impl<'a> Reader<'a> {
 
 /// LZF decompression (the format of liblzf, which RDB uses) into exactly `len` bytes.
 pub fn lzf_decompress(input: &[u8], len: usize) -> Option<Vec<u8>> {
-    let mut out: Vec<u8> = Vec::with_capacity(len.min(1 << 30));
+    // LZF expands at most about 88 times (a 3-byte back reference makes up to
+    // 264 bytes): a claimed length past that is a lie, refused before any
+    // allocation, so a few bytes cannot reserve a gigabyte.
+    if len > input.len().saturating_mul(88).saturating_add(64) {
+        return None;
+    }
+    let mut out: Vec<u8> = Vec::with_capacity(len);
     let mut i = 0;
     while i < input.len() {
         let ctrl = input[i] as usize;

@@ -219,16 +219,25 @@ async fn block(
     // CLIENT UNBLOCK reaches this wait through `unblock`.
     let (unblock_tx, mut unblock) = oneshot::channel::<()>();
     core.shared.observe.on_unblock(client, unblock_tx);
-    let waiter = blocked.register(&b.keys);
+    let waiter = blocked.register_in(&b.keys, b.lane.clone());
     // A deadline past what the clock can hold is no deadline.
     let deadline = b.timeout.and_then(|t| Instant::now().checked_add(t));
-    let mut cmd = b.cmd;
+    let mut first = true;
     let answer = 'retry: loop {
-        let r = core.submit_write(b.region, cmd).await.unwrap_or_else(|_| Reply::error("ERR write aborted"));
+        let r = match &b.attempt {
+            cmd::ctx::Attempt::Write { cmd, retry } => {
+                let cmd = if first { cmd.clone() } else { retry.clone() };
+                core.submit_write(b.region, cmd).await.unwrap_or_else(|_| Reply::error("ERR write aborted"))
+            }
+            cmd::ctx::Attempt::Read(read) => read(&core.shared, crate::types::now_ms()),
+        };
+        first = false;
+        // A one-command transaction's reply is its command's (XREADGROUP).
+        let only = matches!(b.shape, Shape::Only);
+        let r = if only { Shape::Only.apply(r) } else { r };
         if !matches!(r, Reply::Nil | Reply::NilArray) {
-            break Some(b.shape.apply(r));
+            break Some(if only { r } else { b.shape.apply(r) });
         }
-        cmd = b.retry.clone();
         let mut woken = waiter.wait();
         loop {
             let timer = async {

@@ -98,12 +98,18 @@ struct Padded(Mutex<Lane>);
 pub struct Access {
     lanes: Vec<Padded>,
     hasher: ahash::RandomState,
-    /// Unix ms when the tracker started: "never seen" means idle since then.
+    /// Unix ms the clocks count from: 30 days before the tracker started,
+    /// so RESTORE ... IDLETIME can date a key back before the start.
     epoch_ms: u64,
+    /// Unix ms when the tracker started: "never seen" means idle since then.
+    started_ms: u64,
     /// `lfu-log-factor` and `lfu-decay-time` (CONFIG SET updates them).
     log_factor: AtomicU32,
     decay_time: AtomicU32,
 }
+
+/// How far back before the start the clocks reach (RESTORE's IDLETIME).
+const BACK_MS: u64 = 30 * 86_400_000;
 
 impl Access {
     pub fn new(cores: usize, epoch_ms: u64) -> Access {
@@ -116,7 +122,8 @@ impl Access {
         Access {
             lanes: (0..n).map(|i| Padded(Mutex::new(Lane::new(sets, rand::random::<u64>() ^ i as u64)))).collect(),
             hasher: ahash::RandomState::new(),
-            epoch_ms,
+            epoch_ms: epoch_ms.saturating_sub(BACK_MS),
+            started_ms: epoch_ms,
             log_factor: AtomicU32::new(10),
             decay_time: AtomicU32::new(1),
         }
@@ -197,6 +204,24 @@ impl Access {
         }
     }
 
+    /// RESTORE's IDLETIME / FREQ: `key`'s record on core `lane` becomes one
+    /// last used `idle_ms` ago (default now) with counter `freq` (default a
+    /// new key's); other cores' records of it are dropped.
+    pub fn set(&self, lane: usize, key: &[u8], now_ms: u64, idle_ms: Option<u64>, freq: Option<u8>) {
+        self.forget([key]);
+        let at = now_ms.saturating_sub(idle_ms.unwrap_or(0));
+        let Some(p) = self.lanes.get(lane) else { return };
+        let mut l = Access::lock(p);
+        let tag = self.tag(key);
+        let set = l.set_of(tag);
+        let w = (0..WAYS)
+            .min_by_key(|&w| if set[2 * w] == 0 { 0 } else { 1 + Record::unpack(set[2 * w + 1]).ticks as u64 })
+            .unwrap_or(0);
+        set[2 * w] = tag;
+        let rec = Record { ticks: self.ticks(at), mins: self.mins(now_ms), counter: freq.unwrap_or(LFU_INIT_VAL) };
+        set[2 * w + 1] = rec.pack();
+    }
+
     /// Forget `keys` (deleted: a key created again under the name is new).
     pub fn forget<'k>(&self, keys: impl IntoIterator<Item = &'k [u8]> + Clone) {
         for p in &self.lanes {
@@ -229,7 +254,7 @@ impl Access {
     /// tracker started if it never was).
     pub fn idle_secs(&self, key: &[u8], now_ms: u64) -> u64 {
         let now = self.ticks(now_ms);
-        let last = self.records(key).iter().map(|r| r.ticks).max().unwrap_or(0);
+        let last = self.records(key).iter().map(|r| r.ticks).max().unwrap_or(self.ticks(self.started_ms));
         now.saturating_sub(last) as u64 / 10
     }
 
@@ -238,7 +263,8 @@ impl Access {
         let now = self.mins(now_ms);
         let recs = self.records(key);
         if recs.is_empty() {
-            return self.decayed(Record { ticks: 0, mins: 0, counter: LFU_INIT_VAL }, now);
+            let start = Record { ticks: 0, mins: self.mins(self.started_ms), counter: LFU_INIT_VAL };
+            return self.decayed(start, now);
         }
         recs.iter().map(|r| self.decayed(*r, now)).max().unwrap_or(0)
     }

@@ -19,6 +19,7 @@ pub enum KeyType {
     List = 3,
     Set = 4,
     ZSet = 5,
+    Stream = 6,
 }
 
 impl KeyType {
@@ -29,6 +30,7 @@ impl KeyType {
             3 => KeyType::List,
             4 => KeyType::Set,
             5 => KeyType::ZSet,
+            6 => KeyType::Stream,
             _ => return None,
         })
     }
@@ -41,6 +43,7 @@ impl KeyType {
             KeyType::List => "list",
             KeyType::Set => "set",
             KeyType::ZSet => "zset",
+            KeyType::Stream => "stream",
         }
     }
 }

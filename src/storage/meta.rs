@@ -97,12 +97,29 @@ pub struct Coll {
     pub head: u64,
     pub tail: u64,
     pub owner: Option<Bytes>,
+    /// Stream only: its fixed fields after `[version][size]`
+    /// ([`STREAM_FIELDS`] bytes, see `types::stream::State`); empty otherwise.
+    pub stream: Bytes,
 }
+
+/// The bytes of a stream's own metadata fields: last id, first id, max
+/// deleted id, entries added, trim floor (`types::stream::State`).
+pub const STREAM_FIELDS: usize = 16 + 16 + 16 + 8 + 16;
 
 impl Coll {
     /// A new, empty collection.
     pub fn new(kind: KeyType, version: u64) -> Coll {
-        Coll { kind, expire_ms: 0, version, size: 0, head: LIST_INITIAL_INDEX, tail: LIST_INITIAL_INDEX, owner: None }
+        let stream = if kind == KeyType::Stream { Bytes::from(vec![0; STREAM_FIELDS]) } else { Bytes::new() };
+        Coll {
+            kind,
+            expire_ms: 0,
+            version,
+            size: 0,
+            head: LIST_INITIAL_INDEX,
+            tail: LIST_INITIAL_INDEX,
+            owner: None,
+            stream,
+        }
     }
 
     /// Decode a composite key's (or a chunked string's) metadata; `None` for
@@ -112,6 +129,7 @@ impl Coll {
         let fixed = match m.kind {
             KeyType::String if !m.chunked => return None,
             KeyType::List => 32,
+            KeyType::Stream => 16 + STREAM_FIELDS,
             _ => 16,
         };
         if p.len() < fixed {
@@ -128,6 +146,7 @@ impl Coll {
             head,
             tail,
             owner: (p.len() > fixed).then(|| p.slice(fixed..)),
+            stream: if m.kind == KeyType::Stream { p.slice(16..fixed) } else { Bytes::new() },
         })
     }
 
@@ -139,6 +158,7 @@ impl Coll {
             encode(self.kind, self.expire_ms, &p)
         } else {
             let mut p = composite_payload(self.version, self.size).to_vec();
+            p.extend_from_slice(&self.stream);
             p.extend_from_slice(owner);
             let mut v = encode(self.kind, self.expire_ms, &p);
             if self.kind == KeyType::String {

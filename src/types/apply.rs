@@ -352,6 +352,22 @@ impl ApplyCtx {
         self.elements[i].insert(key, None);
     }
 
+    /// Delete every element entry in `[from, to)` with one range deletion, and
+    /// forget this batch's own writes there. Storage still shows the range
+    /// until the batch is written: the caller must keep this batch's reads out
+    /// of it (a stream's trim floor does).
+    pub fn del_element_range(&mut self, cf: Cf, from: Vec<u8>, to: Vec<u8>) {
+        let i = element_slot(cf).expect("an element column family");
+        let mine: Vec<Vec<u8>> = self.elements[i]
+            .range::<[u8], _>((Bound::Included(&from[..]), Bound::Excluded(&to[..])))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in mine {
+            self.elements[i].remove(&k);
+        }
+        self.batch.delete_range(cf, from, to);
+    }
+
     /// Record that `key`'s elements were rewritten without changing what the
     /// key holds (its rank counters rebuilt): readers' caches must drop them, but
     /// WATCH does not see a change.

@@ -6,6 +6,11 @@
 //! key: only the longest-waiting client of a key is woken, and while it retries,
 //! further writes to the key are remembered and passed on when it leaves (served,
 //! timed out or disconnected), so the next client is woken in turn.
+//!
+//! Streams wait in [`Lane`]s beside the pops: a write wakes every XREAD (reading
+//! takes nothing from the others), and the longest-waiting XREADGROUP of each
+//! consumer group (each group has its own entries to hand out; a group's
+//! clients are served one after another, first come first served).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -23,9 +28,21 @@ pub struct Blocked {
     queues: Mutex<HashMap<Bytes, VecDeque<Arc<Waiter>>>>,
 }
 
+/// Who a blocked client competes with for a write to its keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lane {
+    /// A blocking pop: with every other pop of the key.
+    Pop,
+    /// XREADGROUP: with the other clients of the same consumer group.
+    Group(Bytes),
+    /// XREAD: with nobody, every write wakes it.
+    Reader,
+}
+
 /// One blocked client.
 pub struct Waiter {
     keys: Vec<Bytes>,
+    lane: Lane,
     state: Mutex<State>,
 }
 
@@ -46,7 +63,13 @@ impl Blocked {
     /// Queue a client on `keys` (it is busy with its first attempt: a write
     /// landing before that attempt's answer is not lost).
     pub fn register(&self, keys: &[Bytes]) -> Arc<Waiter> {
-        let w = Arc::new(Waiter { keys: keys.to_vec(), state: Mutex::new(State { busy: true, ..State::default() }) });
+        self.register_in(keys, Lane::Pop)
+    }
+
+    /// [`Blocked::register`] in `lane`.
+    pub fn register_in(&self, keys: &[Bytes], lane: Lane) -> Arc<Waiter> {
+        let w =
+            Arc::new(Waiter { keys: keys.to_vec(), lane, state: Mutex::new(State { busy: true, ..State::default() }) });
         let mut q = lock(&self.queues);
         for k in &w.keys {
             let queue = q.entry(k.clone()).or_default();
@@ -71,8 +94,8 @@ impl Blocked {
                 queue.retain(|o| !Arc::ptr_eq(o, w));
                 if queue.is_empty() {
                     q.remove(k);
-                } else if pass {
-                    wake_head(queue);
+                } else if pass && w.lane != Lane::Reader {
+                    wake_heads(queue, Some(&w.lane));
                 }
             }
         }
@@ -89,7 +112,7 @@ impl Blocked {
         for mk in written {
             if let Some((_, key)) = decode_meta_key(mk) {
                 if let Some(queue) = q.get_mut(key) {
-                    wake_head(queue);
+                    wake_heads(queue, None);
                 }
             }
         }
@@ -101,18 +124,33 @@ impl Blocked {
     }
 }
 
-fn wake_head(queue: &mut VecDeque<Arc<Waiter>>) {
-    if let Some(w) = queue.front() {
-        let mut s = lock(&w.state);
-        match s.wake.take() {
-            Some(tx) if !s.busy => {
-                s.busy = true;
-                let _ = tx.send(());
+/// Wake the first waiter of each lane (every reader), or only of `lane`.
+fn wake_heads(queue: &VecDeque<Arc<Waiter>>, lane: Option<&Lane>) {
+    let mut seen: Vec<&Lane> = Vec::new();
+    for w in queue {
+        if lane.is_some_and(|l| *l != w.lane) {
+            continue;
+        }
+        if w.lane != Lane::Reader {
+            if seen.contains(&&w.lane) {
+                continue;
             }
-            other => {
-                s.wake = other;
-                s.missed = true;
-            }
+            seen.push(&w.lane);
+        }
+        wake(w);
+    }
+}
+
+fn wake(w: &Waiter) {
+    let mut s = lock(&w.state);
+    match s.wake.take() {
+        Some(tx) if !s.busy => {
+            s.busy = true;
+            let _ = tx.send(());
+        }
+        other => {
+            s.wake = other;
+            s.missed = true;
         }
     }
 }
@@ -171,6 +209,28 @@ mod tests {
         let a = w.register(&[Bytes::from_static(b"k")]);
         w.notify_written(&[mk("k"), mk("other")]);
         assert!(ready(&mut a.wait()), "the push raced the first attempt: retry at once");
+    }
+
+    #[test]
+    fn lanes_wake_every_reader_and_one_client_per_group() {
+        let w = Blocked::default();
+        let k = [Bytes::from_static(b"s")];
+        let g = |n: &'static [u8]| Lane::Group(Bytes::from_static(n));
+        let (a1, a2, b1) = (w.register_in(&k, g(b"a")), w.register_in(&k, g(b"a")), w.register_in(&k, g(b"b")));
+        let (r1, pop, r2) = (w.register_in(&k, Lane::Reader), w.register(&k), w.register_in(&k, Lane::Reader));
+        let mut rx: Vec<_> = [&a1, &a2, &b1, &r1, &pop, &r2].iter().map(|x| x.wait()).collect();
+        w.notify_written(&[mk("s")]);
+        let woken: Vec<bool> = rx.iter_mut().map(|r| ready(r)).collect();
+        assert_eq!(woken, [true, false, true, true, true, true], "a1, b1, both readers and the pop");
+        // a1 leaves after its wake-up: only group a's next client inherits it.
+        let mut rx2: Vec<_> = [&b1, &r1, &pop, &r2].iter().map(|x| x.wait()).collect();
+        w.unregister(&a1);
+        assert!(!rx2.iter_mut().any(ready), "nobody outside group a");
+        assert!(ready(&mut rx[1]), "a2 is group a's next");
+        // A reader leaving passes nothing on.
+        let mut b = b1.wait();
+        w.unregister(&r1);
+        assert!(!ready(&mut b));
     }
 
     #[test]

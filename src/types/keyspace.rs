@@ -353,6 +353,7 @@ pub fn parse_type_name(name: &[u8]) -> Option<KeyType> {
         b"list" => KeyType::List,
         b"set" => KeyType::Set,
         b"zset" => KeyType::ZSet,
+        b"stream" => KeyType::Stream,
         _ => return None,
     })
 }

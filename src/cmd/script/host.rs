@@ -289,7 +289,7 @@ pub(super) fn run_in_apply(
     read_only: bool,
 ) -> Result<Reply, StorageError> {
     let running = start(shared, code, argv, Some((apply.region, apply.index, apply.cmd_pos)));
-    let session = Session::detached(2, apply.now_ms);
+    let session = Session::scripted(apply.now_ms);
     let mut host = ApplyHost {
         shared,
         apply,
@@ -329,7 +329,7 @@ pub(super) fn read_only_plan(
         let mut host = ReadHost {
             shared: &shared,
             snap: &snap,
-            session: Session::detached(2, now_ms),
+            session: Session::scripted(now_ms),
             control: running.control.clone(),
             trial: None,
             log: CallLog::new(&shared),
@@ -369,7 +369,7 @@ pub(super) fn trial(
     let mut host = ReadHost {
         shared,
         snap: &snap,
-        session: Session::detached(2, now_ms),
+        session: Session::scripted(now_ms),
         control: control.clone(),
         trial: region,
         log: CallLog::new(shared),

@@ -1,0 +1,141 @@
+//! DUMP and RESTORE, in Redis 7.0's serialization (an RDB version 10 object
+//! and its CRC64: `protocol::rdb_value`), so values move between NeoKV and
+//! redis-server both ways.
+//!
+//! DUMP reads the key over one snapshot (a big key on the blocking pool).
+//! RESTORE is proposed as a one-command transaction with its payload: apply
+//! checks BUSYKEY, the TTL and the payload in Redis's order, and writes the
+//! value (`types::dump`) with its TTL.
+
+use bytes::Bytes;
+
+use super::ctx::READONLY_SCRIPT;
+use super::table::{flag::*, keys, row, CommandSpec, Group};
+use super::{err, reply, CmdError, CmdResult, Ctx};
+use crate::protocol::cursor::{parse_i64, ArgError};
+use crate::protocol::rdb_value;
+use crate::protocol::Reply;
+use crate::types::{mkey, notify, Source};
+
+fn dump(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let key = args[1].clone();
+    ctx.walk([&args[1]], move |v| {
+        let Some(m) = v.meta(&key)? else { return Ok(Reply::Nil) };
+        let value = crate::types::dump::read(v, &key, m)?;
+        Ok(Reply::Bulk(Bytes::from(rdb_value::encode(&value))))
+    })
+}
+
+/// RESTORE's options.
+struct Opts {
+    replace: bool,
+    absttl: bool,
+    idle: Option<u64>,
+    freq: Option<u8>,
+}
+
+fn options(args: &[Bytes]) -> Result<Opts, CmdError> {
+    let mut o = Opts { replace: false, absttl: false, idle: None, freq: None };
+    let mut j = 4;
+    while j < args.len() {
+        let more = args.len() - j - 1;
+        let a = &args[j];
+        if a.eq_ignore_ascii_case(b"replace") {
+            o.replace = true;
+        } else if a.eq_ignore_ascii_case(b"absttl") {
+            o.absttl = true;
+        } else if a.eq_ignore_ascii_case(b"idletime") && more > 0 && o.freq.is_none() {
+            j += 1;
+            let n = parse_i64(&args[j]).ok_or(ArgError::NotInteger)?;
+            if n < 0 {
+                return Err(err("ERR Invalid IDLETIME value, must be >= 0"));
+            }
+            o.idle = Some(n as u64);
+        } else if a.eq_ignore_ascii_case(b"freq") && more > 0 && o.idle.is_none() {
+            j += 1;
+            let n = parse_i64(&args[j]).ok_or(ArgError::NotInteger)?;
+            if !(0..=255).contains(&n) {
+                return Err(err("ERR Invalid FREQ value, must be >= 0 and <= 255"));
+            }
+            o.freq = Some(n as u8);
+        } else {
+            return Err(ArgError::Syntax.into());
+        }
+        j += 1;
+    }
+    Ok(o)
+}
+
+fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if ctx.read_only() {
+        return Err(err(READONLY_SCRIPT));
+    }
+    let o = options(args)?;
+    if !ctx.detached() {
+        // The access record IDLETIME and FREQ set is this core's, kept outside
+        // the log (OBJECT IDLETIME / FREQ read it).
+        if o.idle.is_some() || o.freq.is_some() {
+            if let Some(core) = ctx.core() {
+                let now = ctx.now_ms();
+                ctx.shared.access.set(core.id, &args[1], now, o.idle.map(|s| s * 1000), o.freq);
+            }
+        }
+        return ctx.in_apply(ctx.region.unwrap_or(0), args);
+    }
+    let key = args[1].clone();
+    let now = ctx.now_ms();
+    let done = ctx.with_apply(|a| -> Result<Reply, CmdError> {
+        let old = a.live_meta(&mkey(&key))?;
+        if !o.replace && old.is_some() {
+            return Err(err("BUSYKEY Target key name already exists."));
+        }
+        let ttl = parse_i64(&args[2]).ok_or(ArgError::NotInteger)?;
+        if ttl < 0 {
+            return Err(err("ERR Invalid TTL value, must be >= 0"));
+        }
+        let value = rdb_value::decode(&args[3]).map_err(|e| err(e.message()))?;
+        let at = match ttl {
+            0 => 0,
+            t if o.absttl => t as u64,
+            t => now.saturating_add(t as u64),
+        };
+        if at != 0 && at <= now {
+            // Already expired: the old value goes, nothing is stored.
+            if let Some(m) = &old {
+                a.del_key(mkey(&key), m);
+                a.event(notify::GENERIC, "del", &key);
+            }
+            return Ok(Reply::Ok);
+        }
+        crate::types::dump::write(a, &key, value, at)?;
+        a.event(notify::GENERIC, "restore", &key);
+        Ok(Reply::Ok)
+    });
+    match done {
+        Some(r) => reply(r?),
+        None => Err(err(READONLY_SCRIPT)),
+    }
+}
+
+pub static COMMANDS: &[CommandSpec] = &[
+    row(
+        "dump",
+        2,
+        READONLY,
+        keys(1, 1, 1),
+        Group::Generic,
+        "2.6.0",
+        "Returns a serialized representation of the value stored at a key.",
+        dump,
+    ),
+    row(
+        "restore",
+        -4,
+        WRITE | DENYOOM,
+        keys(1, 1, 1),
+        Group::Generic,
+        "2.6.0",
+        "Creates a key from the serialized representation of a value.",
+        restore,
+    ),
+];

@@ -1,0 +1,1453 @@
+//! Stream commands: XADD, XRANGE, XREAD, consumer groups (XGROUP,
+//! XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM), XINFO, XSETID.
+//!
+//! Every write is proposed as a one-command transaction (`Ctx::in_apply`) and
+//! runs inside apply with the same handler: the log carries the command line,
+//! and apply computes ids (`*` from the entry's time, so never behind the
+//! stream's last id), trims, and consumer group state (pending entries, their
+//! delivery times and counts) the same on every replica. Arguments are checked
+//! on the connection first, so a bad command never reaches the log.
+//!
+//! Blocking reads wait without holding a core (`types::blocked` lanes): a
+//! blocked XREAD rereads on its core after each write to its streams; a blocked
+//! XREADGROUP retries its write, first come first served within its group.
+
+use bytes::Bytes;
+
+use super::ctx::{Attempt, Block, READONLY_SCRIPT};
+use super::server::help_reply as help;
+use super::shape::Shape;
+use super::table::{container, flag::*, keys, row, CommandSpec, Group, Keys};
+use super::{err, reply, CmdError, CmdResult, Ctx, Plan};
+use crate::protocol::cursor::{parse_i64, ArgError};
+use crate::protocol::Reply;
+use crate::shard::Shared;
+use crate::storage::StorageError;
+use crate::types::blocked::Lane;
+use crate::types::notify::STREAM;
+use crate::types::stream::{self as st, Fields, Limits, NewId, Sid, Stream, Trim};
+use crate::types::view::Snap;
+use crate::types::{ApplyCtx, Source, TypeError};
+
+const INVALID_ID: &str = "ERR Invalid stream ID specified as stream command argument";
+
+/// Redis's node limits (`stream-node-max-bytes`, `stream-node-max-entries`).
+const LIMITS: Limits = Limits { max_bytes: 4096, max_entries: 100 };
+
+// ---- ids ----
+
+/// C `strtoull` over the whole string: blanks, a sign (a minus wraps), digits.
+fn strtoull(s: &[u8]) -> Option<u64> {
+    let mut i = 0;
+    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
+        i += 1;
+    }
+    let neg = match s.get(i) {
+        Some(b'-') => {
+            i += 1;
+            true
+        }
+        Some(b'+') => {
+            i += 1;
+            false
+        }
+        _ => false,
+    };
+    let digits = &s[i..];
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+    }
+    Some(if neg { v.wrapping_neg() } else { v })
+}
+
+/// Redis's `string2ull`: `string2ll` if it fits (negative is invalid), else
+/// `strtoull`.
+fn string2ull(s: &[u8]) -> Option<u64> {
+    match parse_i64(s) {
+        Some(v) => (v >= 0).then_some(v as u64),
+        None => strtoull(s),
+    }
+}
+
+/// Redis's `streamGenericParseIDOrReply`: `-`, `+` (unless `strict`), `ms`
+/// (with `missing_seq`), `ms-seq`, and with `star` the `ms-*` form (then the
+/// second value is `None`).
+fn parse_id_full(arg: &[u8], missing_seq: u64, strict: bool, star: bool) -> Result<(Sid, bool), CmdError> {
+    let bad = || err(INVALID_ID);
+    if arg.len() > 127 {
+        return Err(bad());
+    }
+    // A C string: the bytes up to the first NUL.
+    let s = &arg[..arg.iter().position(|&b| b == 0).unwrap_or(arg.len())];
+    if strict && (s == b"-" || s == b"+") {
+        return Err(bad());
+    }
+    if s == b"-" {
+        return Ok((Sid::ZERO, true));
+    }
+    if s == b"+" {
+        return Ok((Sid::MAX, true));
+    }
+    let (ms, seq) = match s.iter().position(|&b| b == b'-') {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    let ms = string2ull(ms).ok_or_else(bad)?;
+    match seq {
+        None => Ok((Sid::new(ms, missing_seq), true)),
+        Some(b"*") if star => Ok((Sid::new(ms, 0), false)),
+        Some(q) => Ok((Sid::new(ms, string2ull(q).ok_or_else(bad)?), true)),
+    }
+}
+
+/// A strict id (no `-` or `+`).
+fn strict_id(arg: &[u8]) -> Result<Sid, CmdError> {
+    Ok(parse_id_full(arg, 0, true, false)?.0)
+}
+
+/// An id that may be `-` or `+`.
+fn loose_id(arg: &[u8], missing_seq: u64) -> Result<Sid, CmdError> {
+    Ok(parse_id_full(arg, missing_seq, false, false)?.0)
+}
+
+/// An interval bound, `(` for exclusive (Redis's streamParseIntervalIDOrReply).
+fn interval(arg: &[u8], missing_seq: u64) -> Result<(Sid, bool), CmdError> {
+    if arg.len() > 1 && arg[0] == b'(' {
+        Ok((parse_id_full(&arg[1..], missing_seq, true, false)?.0, true))
+    } else {
+        Ok((loose_id(arg, missing_seq)?, false))
+    }
+}
+
+fn start_bound(arg: &[u8]) -> Result<Sid, CmdError> {
+    match interval(arg, 0)? {
+        (id, false) => Ok(id),
+        (id, true) => id.next().ok_or_else(|| err("ERR invalid start ID for the interval")),
+    }
+}
+
+fn end_bound(arg: &[u8]) -> Result<Sid, CmdError> {
+    match interval(arg, u64::MAX)? {
+        (id, false) => Ok(id),
+        (id, true) => id.prev().ok_or_else(|| err("ERR invalid end ID for the interval")),
+    }
+}
+
+/// An integer argument with Redis's own message.
+fn int_or(arg: &[u8], msg: &'static str) -> Result<i64, CmdError> {
+    parse_i64(arg).ok_or_else(|| err(msg))
+}
+
+fn int(arg: &[u8]) -> Result<i64, CmdError> {
+    Ok(parse_i64(arg).ok_or(ArgError::NotInteger)?)
+}
+
+/// The bytes of a C string (up to the first NUL), as `%s` prints them.
+fn c_str(b: &[u8]) -> &[u8] {
+    &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())]
+}
+
+/// An error quoting arguments, bytes as they are.
+fn quoted(parts: &[&[u8]]) -> CmdError {
+    CmdError::Bytes(Bytes::from(parts.concat()))
+}
+
+fn nogroup(key: &[u8], group: &[u8]) -> CmdError {
+    quoted(&[b"NOGROUP No such key '", c_str(key), b"' or consumer group '", c_str(group), b"'"])
+}
+
+fn stor<T>(r: Result<T, StorageError>) -> Result<T, CmdError> {
+    r.map_err(CmdError::from)
+}
+
+// ---- replies ----
+
+fn entry_reply(id: Sid, fields: Fields) -> Reply {
+    Reply::Array(vec![Reply::Bulk(id.text()), Reply::Array(fields.into_iter().map(Reply::Bulk).collect())])
+}
+
+fn entries_reply(entries: Vec<(Sid, Fields)>) -> Reply {
+    Reply::Array(entries.into_iter().map(|(id, f)| entry_reply(id, f)).collect())
+}
+
+/// XREAD's and XREADGROUP's reply: RESP2 pairs of `[key, entries]`, RESP3 a map.
+fn streams_reply(resp: u8, served: Vec<(Bytes, Reply)>) -> Reply {
+    if served.is_empty() {
+        return Reply::NilArray;
+    }
+    if resp >= 3 {
+        Reply::Map(served.into_iter().map(|(k, v)| (Reply::Bulk(k), v)).collect())
+    } else {
+        Reply::Array(served.into_iter().map(|(k, v)| Reply::Array(vec![Reply::Bulk(k), v])).collect())
+    }
+}
+
+fn bulk(s: &str) -> Reply {
+    Reply::Bulk(Bytes::copy_from_slice(s.as_bytes()))
+}
+
+fn opt_int(v: Option<u64>) -> Reply {
+    v.map_or(Reply::Nil, |n| Reply::Int(n as i64))
+}
+
+// ---- running writes inside apply ----
+
+/// On a connection, propose the command line; inside apply, run `f` over the
+/// batch. Arguments must have been checked already.
+fn in_apply(
+    ctx: &mut Ctx<'_>,
+    args: &[Bytes],
+    f: impl FnOnce(&mut ApplyCtx, &mut Ctx2) -> Result<Reply, CmdError>,
+) -> CmdResult {
+    if !ctx.detached() {
+        return ctx.in_apply(ctx.region.unwrap_or(0), args);
+    }
+    let mut c2 = Ctx2 { resp: ctx.session.resp, retry: ctx.session.retry, now_ms: ctx.now_ms() };
+    match ctx.with_apply(|a| f(a, &mut c2)) {
+        Some(r) => reply(r?),
+        None => Err(err(READONLY_SCRIPT)),
+    }
+}
+
+/// What an apply-side handler needs of its session.
+struct Ctx2 {
+    resp: u8,
+    retry: bool,
+    now_ms: u64,
+}
+
+fn refuse_in_read_only(ctx: &Ctx<'_>) -> Result<(), CmdError> {
+    if ctx.read_only() {
+        return Err(err(READONLY_SCRIPT));
+    }
+    Ok(())
+}
+
+/// The stream at `key` for a write: `None` if absent.
+fn open_write(a: &ApplyCtx, key: &[u8]) -> Result<Option<(Stream, crate::storage::meta::Meta)>, CmdError> {
+    Ok(stor(st::open_write(a, key))??)
+}
+
+// ---- XADD / XTRIM ----
+
+/// XADD's and XTRIM's options (Redis's streamParseAddOrTrimArgsOrReply).
+struct AddTrim {
+    trim: Option<(Trim, bool, u64)>,
+    nomkstream: bool,
+    /// XADD: the id and the index of the first field.
+    id: Option<NewId>,
+    fields_at: usize,
+}
+
+fn parse_add_trim(args: &[Bytes], xadd: bool) -> Result<AddTrim, CmdError> {
+    let mut trim: Option<(Trim, bool)> = None;
+    let mut limit: Option<i64> = None;
+    let mut nomkstream = false;
+    let mut id = None;
+    let mut i = 2;
+    let both = "ERR syntax error, MAXLEN and MINID options at the same time are not compatible";
+    while i < args.len() {
+        let more = args.len() - 1 - i;
+        let a = &args[i];
+        if xadd && &a[..] == b"*" {
+            id = Some(NewId::Auto);
+            break;
+        } else if (a.eq_ignore_ascii_case(b"maxlen") || a.eq_ignore_ascii_case(b"minid")) && more > 0 {
+            if trim.is_some() {
+                return Err(err(both));
+            }
+            let mut approx = false;
+            let next = &args[i + 1][..];
+            if more >= 2 && next == b"~" {
+                approx = true;
+                i += 1;
+            } else if more >= 2 && next == b"=" {
+                i += 1;
+            }
+            let v = &args[i + 1];
+            let how = if a.eq_ignore_ascii_case(b"maxlen") {
+                let n = int(v)?;
+                if n < 0 {
+                    return Err(err("ERR The MAXLEN argument must be >= 0."));
+                }
+                Trim::MaxLen(n as u64)
+            } else {
+                Trim::MinId(strict_id(v)?)
+            };
+            trim = Some((how, approx));
+            i += 1;
+        } else if a.eq_ignore_ascii_case(b"limit") && more > 0 {
+            let n = int(&args[i + 1])?;
+            if n < 0 {
+                return Err(err("ERR The LIMIT argument must be >= 0."));
+            }
+            limit = Some(n);
+            i += 1;
+        } else if xadd && a.eq_ignore_ascii_case(b"nomkstream") {
+            nomkstream = true;
+        } else if xadd {
+            let (sid, seq_given) = parse_id_full(a, 0, true, true)?;
+            id = Some(if seq_given { NewId::Exact(sid) } else { NewId::Ms(sid.ms) });
+            break;
+        } else {
+            return Err(ArgError::Syntax.into());
+        }
+        i += 1;
+    }
+    if limit.is_some_and(|l| l != 0) && trim.is_none() {
+        return Err(err("ERR syntax error, LIMIT cannot be used without specifying a trimming strategy"));
+    }
+    if !xadd && trim.is_none() {
+        return Err(err("ERR syntax error, XTRIM must be called with a trimming strategy"));
+    }
+    let trim = match (trim, limit) {
+        (Some((_, false)), Some(_)) => {
+            return Err(err("ERR syntax error, LIMIT cannot be used without the special ~ option"));
+        }
+        (Some((how, approx)), Some(l)) => Some((how, approx, l as u64)),
+        (Some((how, true)), None) => Some((how, true, 100 * LIMITS.max_entries)),
+        (Some((how, false)), None) => Some((how, false, 0)),
+        (None, _) => None,
+    };
+    Ok(AddTrim { trim, nomkstream, id, fields_at: i + 1 })
+}
+
+fn xadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    refuse_in_read_only(ctx)?;
+    let p = parse_add_trim(args, true)?;
+    let n = args.len().saturating_sub(p.fields_at);
+    if p.id.is_none() || n < 2 || n % 2 == 1 {
+        return Err(err("ERR wrong number of arguments for 'xadd' command"));
+    }
+    if p.id == Some(NewId::Exact(Sid::ZERO)) {
+        return Err(err("ERR The ID specified in XADD must be greater than 0-0"));
+    }
+    in_apply(ctx, args, |a, _| {
+        let key = &args[1];
+        let (mut s, old) = match open_write(a, key)? {
+            Some((s, m)) => (s, Some(m)),
+            None if p.nomkstream => return Ok(Reply::Nil),
+            None => (st::create(a, key), None),
+        };
+        let id = match stor(st::add(a, &mut s, p.id.unwrap_or(NewId::Auto), &args[p.fields_at..], &LIMITS))? {
+            Ok(id) => id,
+            // A new stream takes any id above 0-0: only an existing one refuses.
+            Err(e) => return Err(err(e)),
+        };
+        a.event(STREAM, "xadd", key);
+        if let Some((how, approx, limit)) = p.trim {
+            if stor(st::trim(a, key, &mut s, how, approx, limit))? > 0 {
+                a.event(STREAM, "xtrim", key);
+            }
+        }
+        let old = match old {
+            Some(m) => Some(m),
+            None => stor(a.any_meta(&crate::types::mkey(key)))?,
+        };
+        st::save(a, key, old.as_ref(), &mut s);
+        Ok(Reply::Bulk(id.text()))
+    })
+}
+
+fn xtrim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    refuse_in_read_only(ctx)?;
+    let p = parse_add_trim(args, false)?;
+    in_apply(ctx, args, |a, _| {
+        let key = &args[1];
+        let Some((mut s, old)) = open_write(a, key)? else { return Ok(Reply::Int(0)) };
+        let Some((how, approx, limit)) = p.trim else { return Ok(Reply::Int(0)) };
+        let n = stor(st::trim(a, key, &mut s, how, approx, limit))?;
+        if n > 0 {
+            a.event(STREAM, "xtrim", key);
+            st::save(a, key, Some(&old), &mut s);
+        }
+        Ok(Reply::Int(n as i64))
+    })
+}
+
+fn xdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    refuse_in_read_only(ctx)?;
+    in_apply(ctx, args, |a, _| {
+        let key = &args[1];
+        let Some((mut s, old)) = open_write(a, key)? else { return Ok(Reply::Int(0)) };
+        let ids = args[2..].iter().map(|a| strict_id(a)).collect::<Result<Vec<_>, _>>()?;
+        let n = stor(st::delete(a, &mut s, &ids))?;
+        if n > 0 {
+            a.event(STREAM, "xdel", key);
+            st::save(a, key, Some(&old), &mut s);
+        }
+        Ok(Reply::Int(n as i64))
+    })
+}
+
+fn xsetid(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    refuse_in_read_only(ctx)?;
+    let last = strict_id(&args[2])?;
+    let mut added = None;
+    let mut max_deleted = Sid::ZERO;
+    let mut i = 3;
+    while i < args.len() {
+        let more = args.len() - 1 - i;
+        if args[i].eq_ignore_ascii_case(b"entriesadded") && more > 0 {
+            let n = int(&args[i + 1])?;
+            if n < 0 {
+                return Err(err("ERR entries_added must be positive"));
+            }
+            added = Some(n as u64);
+        } else if args[i].eq_ignore_ascii_case(b"maxdeletedid") && more > 0 {
+            max_deleted = strict_id(&args[i + 1])?;
+            if last < max_deleted {
+                return Err(err("ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id"));
+            }
+        } else {
+            return Err(ArgError::Syntax.into());
+        }
+        i += 2;
+    }
+    in_apply(ctx, args, |a, _| {
+        let key = &args[1];
+        let Some((mut s, old)) = open_write(a, key)? else { return Err(TypeError::NoSuchKey.into()) };
+        stor(st::set_id(a, &mut s, last, added, max_deleted))?.map_err(err)?;
+        a.event(STREAM, "xsetid", key);
+        st::save(a, key, Some(&old), &mut s);
+        Ok(Reply::Ok)
+    })
+}
+
+// ---- reads: XLEN, XRANGE, XREVRANGE ----
+
+fn read_stream(src: &impl Source, key: &[u8]) -> Result<Option<Stream>, CmdError> {
+    Ok(stor(st::open(src, key))??)
+}
+
+fn xlen(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let key = args[1].clone();
+    ctx.read_key(&args[1], move |v| Ok(Reply::Int(read_stream(v, &key)?.map_or(0, |s| s.len() as i64))))
+}
+
+fn xrange_generic(ctx: &mut Ctx<'_>, args: &[Bytes], rev: bool) -> CmdResult {
+    let (lo, hi) = if rev { (&args[3], &args[2]) } else { (&args[2], &args[3]) };
+    let start = start_bound(lo)?;
+    let end = end_bound(hi)?;
+    let mut count: Option<usize> = None;
+    let mut i = 4;
+    while i < args.len() {
+        if args[i].eq_ignore_ascii_case(b"count") && i + 1 < args.len() {
+            count = Some(int(&args[i + 1])?.max(0) as usize);
+            i += 2;
+        } else {
+            return Err(ArgError::Syntax.into());
+        }
+    }
+    let key = args[1].clone();
+    let run = move |v: &crate::types::ReadView<'_>| -> Result<Reply, CmdError> {
+        let Some(s) = read_stream(v, &key)? else { return Ok(Reply::Array(Vec::new())) };
+        if count == Some(0) {
+            // COUNT 0 (or negative) on a stream: a null array, as Redis answers.
+            return Ok(Reply::NilArray);
+        }
+        Ok(entries_reply(stor(st::range(v, &s, start, end, count.unwrap_or(usize::MAX), rev))?))
+    };
+    match count {
+        Some(n) if n <= super::ctx::INLINE_WALK as usize => ctx.read_key(&args[1], run),
+        Some(n) => ctx.walk_sized(n as u64, run),
+        None => ctx.walk([&args[1]], run),
+    }
+}
+
+fn xrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    xrange_generic(ctx, args, false)
+}
+
+fn xrevrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    xrange_generic(ctx, args, true)
+}
+
+// ---- XREAD / XREADGROUP ----
+
+/// XREAD's and XREADGROUP's arguments.
+struct ReadArgs {
+    count: usize,
+    /// Milliseconds (0: forever); `None` without BLOCK.
+    block: Option<u64>,
+    group: Option<(Bytes, Bytes)>,
+    noack: bool,
+    keys: Vec<Bytes>,
+    ids: Vec<Bytes>,
+}
+
+fn parse_read(args: &[Bytes], group_cmd: bool) -> Result<ReadArgs, CmdError> {
+    let mut r = ReadArgs { count: 0, block: None, group: None, noack: false, keys: Vec::new(), ids: Vec::new() };
+    let mut streams = None;
+    let mut i = 1;
+    while i < args.len() {
+        let more = args.len() - i - 1;
+        let a = &args[i];
+        if a.eq_ignore_ascii_case(b"block") && more > 0 {
+            i += 1;
+            let ms = parse_i64(&args[i]).ok_or_else(|| err("ERR timeout is not an integer or out of range"))?;
+            if ms < 0 {
+                return Err(err("ERR timeout is negative"));
+            }
+            r.block = Some(ms as u64);
+        } else if a.eq_ignore_ascii_case(b"count") && more > 0 {
+            i += 1;
+            r.count = int(&args[i])?.max(0) as usize;
+        } else if a.eq_ignore_ascii_case(b"streams") && more > 0 {
+            let n = args.len() - i - 1;
+            if n % 2 != 0 {
+                // Redis 7.0 words it so for XREADGROUP too.
+                return Err(err(
+                    "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
+                ));
+            }
+            streams = Some(i + 1);
+            break;
+        } else if a.eq_ignore_ascii_case(b"group") && more >= 2 {
+            if !group_cmd {
+                return Err(err("ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead."));
+            }
+            r.group = Some((args[i + 1].clone(), args[i + 2].clone()));
+            i += 2;
+        } else if a.eq_ignore_ascii_case(b"noack") {
+            if !group_cmd {
+                return Err(err("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."));
+            }
+            r.noack = true;
+        } else {
+            return Err(ArgError::Syntax.into());
+        }
+        i += 1;
+    }
+    let Some(at) = streams else { return Err(ArgError::Syntax.into()) };
+    if group_cmd && r.group.is_none() {
+        return Err(err("ERR Missing GROUP option for XREADGROUP"));
+    }
+    let n = (args.len() - at) / 2;
+    r.keys = args[at..at + n].to_vec();
+    r.ids = args[at + n..].to_vec();
+    Ok(r)
+}
+
+/// XREAD with every `$` already resolved: the streams with entries after
+/// their ids.
+fn read_after(
+    src: &impl Source,
+    keys: &[Bytes],
+    after: &[Sid],
+    count: usize,
+    resp: u8,
+    retry: bool,
+) -> Result<Reply, CmdError> {
+    let mut served = Vec::new();
+    for (key, &gt) in keys.iter().zip(after) {
+        let s = match read_stream(src, key) {
+            // A blocked reader woken by a key turned into another type waits on,
+            // as Redis serves only streams.
+            Err(CmdError::Type(TypeError::WrongType)) if retry => continue,
+            s => s?,
+        };
+        let Some(s) = s else { continue };
+        let Some(start) = gt.next() else { continue };
+        let got = stor(st::range(src, &s, start, Sid::MAX, if count == 0 { usize::MAX } else { count }, false))?;
+        if !got.is_empty() {
+            served.push((key.clone(), entries_reply(got)));
+        }
+    }
+    Ok(streams_reply(resp, served))
+}
+
+fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let r = parse_read(args, false)?;
+    if r.block.is_some() && ctx.session.in_script {
+        return Err(err("ERR xread command is not allowed with BLOCK option from scripts"));
+    }
+    // The ids, `$` read now: the last id of each stream (0-0 if absent).
+    let view = ctx.reader();
+    let mut after = Vec::with_capacity(r.ids.len());
+    for (key, id) in r.keys.iter().zip(&r.ids) {
+        let s = read_stream(&view, key)?;
+        if &id[..] == b"$" {
+            after.push(s.map_or(Sid::ZERO, |s| s.state.last));
+        } else if &id[..] == b">" {
+            return Err(err(
+                "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option.",
+            ));
+        } else {
+            after.push(strict_id(id)?);
+        }
+    }
+    drop(view);
+    let resp = ctx.session.resp;
+    let (keys, count) = (r.keys.clone(), r.count);
+    let first = std::cell::Cell::new(true);
+    match r.block {
+        Some(ms) if !ctx.detached() => Ok(Plan::Block(Block {
+            region: ctx.region.unwrap_or(0),
+            attempt: Attempt::Read(Box::new(move |shared: &Shared, now_ms: u64| {
+                let snap = Snap { view: shared.storage.view(), now_ms };
+                let retry = !first.replace(false);
+                read_after(&snap, &keys, &after, count, resp, retry).unwrap_or_else(CmdError::into_reply)
+            })),
+            keys: r.keys,
+            timeout: (ms > 0).then(|| std::time::Duration::from_millis(ms)),
+            shape: Shape::Natural,
+            lane: Lane::Reader,
+        })),
+        _ => ctx.walk(r.keys.iter(), move |v| read_after(v, &keys, &after, count, resp, false)),
+    }
+}
+
+/// What an XREADGROUP asks of one stream.
+#[derive(Clone, Copy)]
+enum ReadFrom {
+    /// `>`: entries never delivered to the group.
+    New,
+    /// The consumer's pending entries after this id.
+    History(Sid),
+}
+
+fn xreadgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    refuse_in_read_only(ctx)?;
+    let r = parse_read(args, true)?;
+    if r.block.is_some() && ctx.session.in_script {
+        return Err(err("ERR xreadgroup command is not allowed with BLOCK option from scripts"));
+    }
+    // A history read is served at once; only `>` everywhere may wait.
+    let all_new = r.ids.iter().all(|id| &id[..] == b">");
+    if !ctx.detached() {
+        let region = ctx.region.unwrap_or(0);
+        return match r.block {
+            Some(ms) if all_new => Ok(Plan::Block(Block {
+                region,
+                attempt: Attempt::Write { cmd: ctx.apply_cmd(args, false), retry: ctx.apply_cmd(args, true) },
+                keys: r.keys.clone(),
+                timeout: (ms > 0).then(|| std::time::Duration::from_millis(ms)),
+                shape: Shape::Only,
+                lane: Lane::Group(r.group.as_ref().map(|g| g.0.clone()).unwrap_or_default()),
+            })),
+            _ => ctx.in_apply(region, args),
+        };
+    }
+    let Some((group, consumer)) = r.group.clone() else { return Err(ArgError::Syntax.into()) };
+    in_apply(ctx, args, |a, c| readgroup_apply(a, c, &r, &group, &consumer))
+}
+
+fn readgroup_apply(a: &mut ApplyCtx, c: &Ctx2, r: &ReadArgs, group: &[u8], consumer: &[u8]) -> Result<Reply, CmdError> {
+    // Every stream and group first, as Redis checks them before serving any.
+    let mut found = Vec::with_capacity(r.keys.len());
+    for (key, id) in r.keys.iter().zip(&r.ids) {
+        let s = match open_write(a, key) {
+            Ok(s) => s,
+            Err(e) if c.retry => return Err(unblocked_gone(e)),
+            Err(e) => return Err(e),
+        };
+        let g = match &s {
+            Some((s, _)) => stor(st::group(a, s, group))?,
+            None => None,
+        };
+        let (Some((s, old)), Some(g)) = (s, g) else {
+            if c.retry {
+                return Err(if open_write(a, key)?.is_none() {
+                    err("UNBLOCKED the stream key no longer exists")
+                } else {
+                    err("NOGROUP the consumer group this client was blocked on no longer exists")
+                });
+            }
+            return Err(quoted(&[
+                b"NOGROUP No such key '",
+                c_str(key),
+                b"' or consumer group '",
+                c_str(group),
+                b"' in XREADGROUP with GROUP option",
+            ]));
+        };
+        let from = match &id[..] {
+            // The largest id is how Redis marks `>`: it reads as `>`.
+            b">" => ReadFrom::New,
+            _ if strict_id(id).is_ok_and(|i| i == Sid::MAX) => ReadFrom::New,
+            b"$" => {
+                return Err(err("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set."));
+            }
+            _ => ReadFrom::History(strict_id(id)?),
+        };
+        found.push((key.clone(), s, old, g, from));
+    }
+    // A retry that finds nothing writes nothing.
+    if c.retry {
+        let mut any = false;
+        for (_, s, _, g, _) in &found {
+            any |= !s.is_empty() && last_live(a, s)? > g.last;
+        }
+        if !any {
+            return Ok(Reply::NilArray);
+        }
+    }
+    let now = c.now_ms;
+    let count = if r.count == 0 { usize::MAX } else { r.count };
+    let mut served = Vec::new();
+    for (key, s, _, g, from) in found {
+        // The group as this command left it (a stream named twice is served once).
+        let mut g = stor(st::group(a, &s, group))?.unwrap_or(g);
+        // Redis serves a stream when it reads history, or when the stream has
+        // entries past the group's last id; only then is the consumer looked
+        // up (created, its seen time set).
+        if matches!(from, ReadFrom::New) && (s.is_empty() || last_live(a, &s)? <= g.last) {
+            continue;
+        }
+        let mut cons = match stor(st::consumer(a, &s, group, consumer))? {
+            Some(cons) => cons,
+            None => {
+                a.event(STREAM, "xgroup-createconsumer", &key);
+                st::Consumer { name: Bytes::copy_from_slice(consumer), seen: now, pending: 0 }
+            }
+        };
+        cons.seen = now;
+        st::put_consumer(a, &s, group, &cons);
+        match from {
+            ReadFrom::History(after) => {
+                let mut out = Vec::new();
+                if let Some(start) = after.next() {
+                    let pend = stor(st::pending(a, &s, group, start, Sid::MAX, count, Some(consumer), |_| true))?;
+                    for mut p in pend {
+                        match stor(st::entry(a, &s, p.id))? {
+                            Some(f) => {
+                                out.push(entry_reply(p.id, f));
+                                p.delivered = now;
+                                p.deliveries += 1;
+                                let before = p.clone();
+                                stor(st::put_pending(a, &s, &mut g, Some(&before), &p, |_, _, _| Ok(())))?;
+                            }
+                            None => out.push(Reply::Array(vec![Reply::Bulk(p.id.text()), Reply::NilArray])),
+                        }
+                    }
+                }
+                served.push((key.clone(), Reply::Array(out)));
+            }
+            ReadFrom::New => {
+                let Some(start) = g.last.next() else { continue };
+                let got = stor(st::range(a, &s, start, Sid::MAX, count, false))?;
+                let mut mine = 0i64;
+                for (id, _) in &got {
+                    st::delivered(&s, &mut g, *id);
+                    if !r.noack {
+                        let old = stor(st::pending_entry(a, &s, group, *id))?;
+                        let p = st::Pending { id: *id, consumer: cons.name.clone(), delivered: now, deliveries: 1 };
+                        let name = cons.name.clone();
+                        let s2 = s.clone();
+                        let group_name = g.name.clone();
+                        stor(st::put_pending(a, &s, &mut g, old.as_ref(), &p, |a, who, by| {
+                            if who == &name[..] {
+                                mine += by;
+                                Ok(())
+                            } else {
+                                st::bump_consumer(a, &s2, &group_name, who, by)
+                            }
+                        }))?;
+                    }
+                }
+                if mine != 0 {
+                    cons.pending = cons.pending.saturating_add_signed(mine);
+                    st::put_consumer(a, &s, group, &cons);
+                }
+                served.push((key.clone(), entries_reply(got)));
+            }
+        }
+        st::put_group(a, &s, &g);
+        a.touch(&key);
+    }
+    if served.is_empty() {
+        return Ok(Reply::NilArray);
+    }
+    Ok(streams_reply(c.resp, served))
+}
+
+/// The id of the last live entry (0-0 if none).
+fn last_live(src: &impl Source, s: &Stream) -> Result<Sid, CmdError> {
+    Ok(stor(st::range(src, s, Sid::ZERO, Sid::MAX, 1, true))?.first().map_or(Sid::ZERO, |e| e.0))
+}
+
+fn unblocked_gone(e: CmdError) -> CmdError {
+    match e {
+        CmdError::Type(TypeError::WrongType) => err("UNBLOCKED the stream key no longer exists"),
+        e => e,
+    }
+}
+
+// ---- XGROUP ----
+
+fn subcommand_error(args: &[Bytes], container: &str) -> CmdError {
+    let sub = args.get(1).map(|b| &b[..]).unwrap_or(b"");
+    let sub = &sub[..sub.len().min(128)];
+    quoted(&[
+        b"ERR unknown subcommand or wrong number of arguments for '",
+        sub,
+        format!("'. Try {container} HELP.").as_bytes(),
+    ])
+}
+
+/// ENTRIESREAD's value: `None` is Redis's -1 (unknown).
+fn entries_read_opt(args: &[Bytes], from: usize, mkstream_ok: bool) -> Result<(Option<u64>, bool), CmdError> {
+    let mut read = None;
+    let mut mkstream = false;
+    let mut i = from;
+    while i < args.len() {
+        if mkstream_ok && args[i].eq_ignore_ascii_case(b"mkstream") {
+            mkstream = true;
+            i += 1;
+        } else if args[i].eq_ignore_ascii_case(b"entriesread") && i + 1 < args.len() {
+            let n = int(&args[i + 1])?;
+            if n < 0 && n != -1 {
+                return Err(err("ERR value for ENTRIESREAD must be positive or -1"));
+            }
+            read = (n >= 0).then_some(n as u64);
+            i += 2;
+        } else {
+            return Err(subcommand_error(args, "XGROUP"));
+        }
+    }
+    Ok((read, mkstream))
+}
+
+const REQUIRES_KEY: &str = "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically.";
+
+fn no_such_group(key: &[u8], group: &[u8]) -> CmdError {
+    quoted(&[b"NOGROUP No such consumer group '", c_str(group), b"' for key name '", c_str(key), b"'"])
+}
+
+/// The stream and group an XGROUP subcommand names, checked as Redis does.
+fn group_of(a: &ApplyCtx, args: &[Bytes]) -> Result<(Stream, crate::storage::meta::Meta, st::Group), CmdError> {
+    let Some((s, old)) = open_write(a, &args[2])? else { return Err(err(REQUIRES_KEY)) };
+    match stor(st::group(a, &s, &args[3]))? {
+        Some(g) => Ok((s, old, g)),
+        None => Err(no_such_group(&args[2], &args[3])),
+    }
+}
+
+fn xgroup_create(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    refuse_in_read_only(ctx)?;
+    if args.len() > 8 {
+        return Err(subcommand_error(args, "XGROUP"));
+    }
+    let (read, mkstream) = entries_read_opt(args, 5, true)?;
+    in_apply(ctx, args, |a, _| {
+        let key = &args[2];
+        let (mut s, old) = match open_write(a, key)? {
+            Some((s, m)) => (s, Some(m)),
+            None if mkstream => (st::create(a, key), None),
+            None => return Err(err(REQUIRES_KEY)),
+        };
+        let last = if &args[4][..] == b"$" { s.state.last } else { strict_id(&args[4])? };
+        if stor(st::group(a, &s, &args[3]))?.is_some() {
+            return Err(err("BUSYGROUP Consumer Group name already exists"));
+        }
+        if old.is_none() {
+            let expired = stor(a.any_meta(&crate::types::mkey(key)))?;
+            st::save(a, key, expired.as_ref(), &mut s);
+        } else {
+            a.touch(key);
+        }
+        st::put_group(a, &s, &st::Group { name: args[3].clone(), last, read, pending: 0 });
+        a.event(STREAM, "xgroup-create", key);
+        Ok(Reply::Ok)
+    })
+}
+
+fn xgroup_setid(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    refuse_in_read_only(ctx)?;
+    if args.len() != 5 && args.len() != 7 {
+        return Err(subcommand_error(args, "XGROUP"));
+    }
+    let (read, _) = entries_read_opt(args, 5, false)?;
+    in_apply(ctx, args, |a, _| {
+        let (s, _, mut g) = group_of(a, args)?;
+        g.last = if &args[4][..] == b"$" { s.state.last } else { loose_id(&args[4], 0)? };
+        g.read = read;
+        st::put_group(a, &s, &g);
+        a.touch(&args[2]);
+        a.event(STREAM, "xgroup-setid", &args[2]);
+        Ok(Reply::Ok)
+    })
+}
+
+fn xgroup_destroy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    refuse_in_read_only(ctx)?;
+    in_apply(ctx, args, |a, _| {
+        let Some((s, _)) = open_write(a, &args[2])? else { return Err(err(REQUIRES_KEY)) };
+        let Some(g) = stor(st::group(a, &s, &args[3]))? else { return Ok(Reply::Int(0)) };
+        stor(st::destroy_group(a, &s, &g))?;
+        a.touch(&args[2]);
+        a.event(STREAM, "xgroup-destroy", &args[2]);
+        Ok(Reply::Int(1))
+    })
+}
+
+fn xgroup_createconsumer(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    refuse_in_read_only(ctx)?;
+    in_apply(ctx, args, |a, c| {
+        let (s, _, g) = group_of(a, args)?;
+        if stor(st::consumer(a, &s, &g.name, &args[4]))?.is_some() {
+            return Ok(Reply::Int(0));
+        }
+        st::put_consumer(a, &s, &g.name, &st::Consumer { name: args[4].clone(), seen: c.now_ms, pending: 0 });
+        a.touch(&args[2]);
+        a.event(STREAM, "xgroup-createconsumer", &args[2]);
+        Ok(Reply::Int(1))
+    })
+}
+
+fn xgroup_delconsumer(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    refuse_in_read_only(ctx)?;
+    in_apply(ctx, args, |a, _| {
+        let (s, _, mut g) = group_of(a, args)?;
+        let mut n = 0;
+        if let Some(cons) = stor(st::consumer(a, &s, &g.name, &args[4]))? {
+            n = stor(st::delete_consumer(a, &s, &mut g, &cons))?;
+            st::put_group(a, &s, &g);
+            a.touch(&args[2]);
+        }
+        a.event(STREAM, "xgroup-delconsumer", &args[2]);
+        Ok(Reply::Int(n as i64))
+    })
+}
+
+fn xgroup_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    help(&[
+        "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CREATE <key> <groupname> <id|$> [option]",
+        "    Create a new consumer group. Options are:",
+        "    * MKSTREAM",
+        "      Create the empty stream if it does not exist.",
+        "    * ENTRIESREAD entries_read",
+        "      Set the group's entries_read counter (internal use).",
+        "CREATECONSUMER <key> <groupname> <consumer>",
+        "    Create a new consumer in the specified group.",
+        "DELCONSUMER <key> <groupname> <consumer>",
+        "    Remove the specified consumer.",
+        "DESTROY <key> <groupname>",
+        "    Remove the specified group.",
+        "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+        "    Set the current group ID and entries_read counter.",
+    ])
+}
+
+// ---- XACK, XCLAIM, XAUTOCLAIM ----
+
+/// A pending entry changes hands: the group's, old and new owner's counts.
+fn move_pending(
+    a: &mut ApplyCtx,
+    s: &Stream,
+    g: &mut st::Group,
+    old: Option<&st::Pending>,
+    p: &st::Pending,
+) -> Result<(), CmdError> {
+    let group = g.name.clone();
+    let s2 = s.clone();
+    stor(st::put_pending(a, s, g, old, p, |a, who, by| st::bump_consumer(a, &s2, &group, who, by)))
+}
+
+fn drop_pending(a: &mut ApplyCtx, s: &Stream, g: &mut st::Group, p: &st::Pending) -> Result<(), CmdError> {
+    let group = g.name.clone();
+    let s2 = s.clone();
+    stor(st::drop_pending(a, s, g, p, |a, who, by| st::bump_consumer(a, &s2, &group, who, by)))
+}
+
+fn xack(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    refuse_in_read_only(ctx)?;
+    in_apply(ctx, args, |a, _| {
+        let Some((s, _)) = open_write(a, &args[1])? else { return Ok(Reply::Int(0)) };
+        let Some(mut g) = stor(st::group(a, &s, &args[2]))? else { return Ok(Reply::Int(0)) };
+        let ids = args[3..].iter().map(|x| strict_id(x)).collect::<Result<Vec<_>, _>>()?;
+        let mut n = 0;
+        for id in ids {
+            if let Some(p) = stor(st::pending_entry(a, &s, &g.name, id))? {
+                drop_pending(a, &s, &mut g, &p)?;
+                n += 1;
+            }
+        }
+        if n > 0 {
+            st::put_group(a, &s, &g);
+            a.touch(&args[1]);
+        }
+        Ok(Reply::Int(n))
+    })
+}
+
+/// The claiming consumer, created on first use (`streamLookupConsumer` then
+/// `streamCreateConsumer`); its seen time is the command's.
+fn claimer(
+    a: &mut ApplyCtx,
+    key: &[u8],
+    s: &Stream,
+    g: &st::Group,
+    name: &Bytes,
+    now: u64,
+) -> Result<st::Consumer, CmdError> {
+    let c = match stor(st::consumer(a, s, &g.name, name))? {
+        Some(c) => c,
+        None => {
+            a.event(STREAM, "xgroup-createconsumer", key);
+            st::Consumer { name: name.clone(), seen: now, pending: 0 }
+        }
+    };
+    let c = st::Consumer { seen: now, ..c };
+    st::put_consumer(a, s, &g.name, &c);
+    Ok(c)
+}
+
+fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    refuse_in_read_only(ctx)?;
+    in_apply(ctx, args, |a, c| {
+        let key = &args[1];
+        let Some((s, _)) = open_write(a, key)? else { return Err(nogroup(key, &args[2])) };
+        let Some(mut g) = stor(st::group(a, &s, &args[2]))? else { return Err(nogroup(key, &args[2])) };
+        let min_idle = int_or(&args[4], "ERR Invalid min-idle-time argument for XCLAIM")?.max(0) as u64;
+        let mut j = 5;
+        let mut ids = Vec::new();
+        while j < args.len() {
+            match strict_id(&args[j]) {
+                Ok(id) => ids.push(id),
+                Err(_) => break,
+            }
+            j += 1;
+        }
+        let now = c.now_ms;
+        let (mut force, mut justid) = (false, false);
+        let mut delivery: Option<i64> = None;
+        let mut retrycount: Option<i64> = None;
+        let mut last_id = Sid::ZERO;
+        while j < args.len() {
+            let more = args.len() - 1 - j;
+            let o = &args[j];
+            if o.eq_ignore_ascii_case(b"force") {
+                force = true;
+            } else if o.eq_ignore_ascii_case(b"justid") {
+                justid = true;
+            } else if o.eq_ignore_ascii_case(b"idle") && more > 0 {
+                j += 1;
+                let idle = int_or(&args[j], "ERR Invalid IDLE option argument for XCLAIM")?;
+                delivery = Some((now as i64).wrapping_sub(idle));
+            } else if o.eq_ignore_ascii_case(b"time") && more > 0 {
+                j += 1;
+                delivery = Some(int_or(&args[j], "ERR Invalid TIME option argument for XCLAIM")?);
+            } else if o.eq_ignore_ascii_case(b"retrycount") && more > 0 {
+                j += 1;
+                retrycount = Some(int_or(&args[j], "ERR Invalid RETRYCOUNT option argument for XCLAIM")?);
+            } else if o.eq_ignore_ascii_case(b"lastid") && more > 0 {
+                j += 1;
+                last_id = strict_id(&args[j])?;
+            } else {
+                return Err(quoted(&[b"ERR Unrecognized XCLAIM option '", c_str(o), b"'"]));
+            }
+            j += 1;
+        }
+        let mut touched = false;
+        if last_id > g.last {
+            g.last = last_id;
+            touched = true;
+        }
+        let delivery = match delivery {
+            Some(t) if t >= 0 && (t as u64) <= now => t as u64,
+            _ => now,
+        };
+        let mut claimer_rec: Option<st::Consumer> = None;
+        let mut out = Vec::new();
+        for id in ids {
+            let old = stor(st::pending_entry(a, &s, &g.name, id))?;
+            let Some(fields) = stor(st::entry(a, &s, id))? else {
+                if let Some(p) = old {
+                    drop_pending(a, &s, &mut g, &p)?;
+                    touched = true;
+                }
+                continue;
+            };
+            let old = match old {
+                Some(p) => {
+                    if min_idle > 0 && (now as i64 - p.delivered as i64) < min_idle as i64 {
+                        continue;
+                    }
+                    Some(p)
+                }
+                None if force => None,
+                None => continue,
+            };
+            if claimer_rec.is_none() {
+                claimer_rec = Some(claimer(a, key, &s, &g, &args[3], now)?);
+            }
+            let deliveries = match (retrycount, &old) {
+                (Some(n), _) => n as u64,
+                (None, Some(p)) if !justid => p.deliveries + 1,
+                (None, Some(p)) => p.deliveries,
+                // FORCE creates the pending entry delivered once, then counts this claim.
+                (None, None) if !justid => 2,
+                (None, None) => 1,
+            };
+            let p = st::Pending { id, consumer: args[3].clone(), delivered: delivery, deliveries };
+            move_pending(a, &s, &mut g, old.as_ref(), &p)?;
+            touched = true;
+            out.push(if justid { Reply::Bulk(id.text()) } else { entry_reply(id, fields) });
+        }
+        if touched || claimer_rec.is_some() {
+            st::put_group(a, &s, &g);
+            a.touch(key);
+        }
+        Ok(Reply::Array(out))
+    })
+}
+
+fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    refuse_in_read_only(ctx)?;
+    let min_idle = int_or(&args[4], "ERR Invalid min-idle-time argument for XAUTOCLAIM")?.max(0) as u64;
+    let start = start_bound(&args[5])?;
+    let mut count: u64 = 100;
+    let mut justid = false;
+    let mut j = 6;
+    while j < args.len() {
+        let more = args.len() - 1 - j;
+        if args[j].eq_ignore_ascii_case(b"count") && more > 0 {
+            let max = (i64::MAX / 16) as u64;
+            count = parse_i64(&args[j + 1])
+                .filter(|&n| n >= 1 && n as u64 <= max)
+                .ok_or_else(|| err("ERR COUNT must be > 0"))? as u64;
+            j += 1;
+        } else if args[j].eq_ignore_ascii_case(b"justid") {
+            justid = true;
+        } else {
+            return Err(ArgError::Syntax.into());
+        }
+        j += 1;
+    }
+    in_apply(ctx, args, |a, c| {
+        let key = &args[1];
+        let Some((s, _)) = open_write(a, key)? else { return Err(nogroup(key, &args[2])) };
+        let Some(mut g) = stor(st::group(a, &s, &args[2]))? else { return Err(nogroup(key, &args[2])) };
+        let now = c.now_ms;
+        let mut attempts = count.saturating_mul(10);
+        let mut left = count;
+        let mut claimed = Vec::new();
+        let mut deleted = Vec::new();
+        let mut claimer_rec: Option<st::Consumer> = None;
+        let mut cursor = start;
+        let next: Sid;
+        let mut touched = false;
+        'scan: loop {
+            let page = stor(st::pending(a, &s, &g.name, cursor, Sid::MAX, 64, None, |_| true))?;
+            if page.is_empty() {
+                next = Sid::ZERO;
+                break;
+            }
+            for p in page {
+                if attempts == 0 || left == 0 {
+                    next = p.id;
+                    break 'scan;
+                }
+                attempts -= 1;
+                cursor = p.id.next().unwrap_or(Sid::MAX);
+                let Some(fields) = stor(st::entry(a, &s, p.id))? else {
+                    drop_pending(a, &s, &mut g, &p)?;
+                    deleted.push(Reply::Bulk(p.id.text()));
+                    left -= 1;
+                    touched = true;
+                    continue;
+                };
+                if min_idle > 0 && (now as i64 - p.delivered as i64) < min_idle as i64 {
+                    continue;
+                }
+                if claimer_rec.is_none() {
+                    claimer_rec = Some(claimer(a, key, &s, &g, &args[3], now)?);
+                }
+                let np = st::Pending {
+                    id: p.id,
+                    consumer: args[3].clone(),
+                    delivered: now,
+                    deliveries: if justid { p.deliveries } else { p.deliveries + 1 },
+                };
+                move_pending(a, &s, &mut g, Some(&p), &np)?;
+                touched = true;
+                claimed.push(if justid { Reply::Bulk(p.id.text()) } else { entry_reply(p.id, fields) });
+                left -= 1;
+                if p.id == Sid::MAX {
+                    next = Sid::ZERO;
+                    break 'scan;
+                }
+            }
+        }
+        if touched || claimer_rec.is_some() {
+            st::put_group(a, &s, &g);
+            a.touch(key);
+        }
+        Ok(Reply::Array(vec![Reply::Bulk(next.text()), Reply::Array(claimed), Reply::Array(deleted)]))
+    })
+}
+
+// ---- XPENDING ----
+
+fn xpending(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let argc = args.len();
+    if argc != 3 && !(6..=9).contains(&argc) {
+        return Err(ArgError::Syntax.into());
+    }
+    let mut ext: Option<(u64, Sid, Sid, usize, Option<Bytes>)> = None;
+    if argc >= 6 {
+        let mut at = 3;
+        let mut min_idle = 0;
+        if args[3].eq_ignore_ascii_case(b"idle") {
+            min_idle = int(&args[4])?.max(0) as u64;
+            if argc < 8 {
+                return Err(ArgError::Syntax.into());
+            }
+            at += 2;
+        }
+        let count = int(&args[at + 2])?.max(0) as usize;
+        let start = start_bound(&args[at])?;
+        let end = end_bound(&args[at + 1])?;
+        let consumer = args.get(at + 3).cloned();
+        if at + 4 < argc {
+            return Err(ArgError::Syntax.into());
+        }
+        ext = Some((min_idle, start, end, count, consumer));
+    }
+    let (key, group) = (args[1].clone(), args[2].clone());
+    let now = ctx.now_ms();
+    ctx.read_key(&args[1], move |v| {
+        let s = read_stream(v, &key)?;
+        let g = match &s {
+            Some(s) => stor(st::group(v, s, &group))?,
+            None => None,
+        };
+        let (Some(s), Some(g)) = (s, g) else { return Err(nogroup(&key, &group)) };
+        match &ext {
+            None => {
+                if g.pending == 0 {
+                    return Ok(Reply::Array(vec![Reply::Int(0), Reply::Nil, Reply::Nil, Reply::NilArray]));
+                }
+                let first = stor(st::pending(v, &s, &g.name, Sid::ZERO, Sid::MAX, 1, None, |_| true))?;
+                let last = last_pending(v, &s, &g.name)?;
+                let mut per = Vec::new();
+                for c in stor(st::consumers(v, &s, &g.name))? {
+                    if c.pending > 0 {
+                        per.push(Reply::Array(vec![
+                            Reply::Bulk(c.name.clone()),
+                            Reply::Bulk(Bytes::from(c.pending.to_string())),
+                        ]));
+                    }
+                }
+                Ok(Reply::Array(vec![
+                    Reply::Int(g.pending as i64),
+                    first.first().map_or(Reply::Nil, |p| Reply::Bulk(p.id.text())),
+                    last.map_or(Reply::Nil, |id| Reply::Bulk(id.text())),
+                    Reply::Array(per),
+                ]))
+            }
+            Some((min_idle, start, end, count, consumer)) => {
+                if let Some(c) = consumer {
+                    if stor(st::consumer(v, &s, &g.name, c))?.is_none() {
+                        return Ok(Reply::Array(Vec::new()));
+                    }
+                }
+                let idle = |p: &st::Pending| now as i64 - p.delivered as i64;
+                let min = *min_idle as i64;
+                let list = stor(st::pending(v, &s, &g.name, *start, *end, *count, consumer.as_deref(), |p| {
+                    min == 0 || idle(p) >= min
+                }))?;
+                Ok(Reply::Array(
+                    list.into_iter()
+                        .map(|p| {
+                            Reply::Array(vec![
+                                Reply::Bulk(p.id.text()),
+                                Reply::Bulk(p.consumer.clone()),
+                                Reply::Int(idle(&p).max(0)),
+                                Reply::Int(p.deliveries as i64),
+                            ])
+                        })
+                        .collect(),
+                ))
+            }
+        }
+    })
+}
+
+/// The greatest pending id of a group.
+fn last_pending(src: &impl Source, s: &Stream, group: &[u8]) -> Result<Option<Sid>, CmdError> {
+    Ok(stor(st::last_pending(src, s, group))?)
+}
+
+// ---- XINFO ----
+
+fn xinfo_stream(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let full = match args.len() {
+        3 => None,
+        4 if args[3].eq_ignore_ascii_case(b"full") => Some(10usize),
+        6 if args[3].eq_ignore_ascii_case(b"full") && args[4].eq_ignore_ascii_case(b"count") => {
+            let n = int(&args[5])?;
+            Some(if n <= 0 { usize::MAX } else { n as usize })
+        }
+        _ => return Err(subcommand_error(args, "XINFO")),
+    };
+    let key = args[2].clone();
+    ctx.walk([&args[2]], move |v| {
+        let Some(s) = read_stream(v, &key)? else { return Err(TypeError::NoSuchKey.into()) };
+        let nodes = stor(st::node_count(v, &s))?;
+        let mut m: Vec<(Reply, Reply)> = vec![
+            (bulk("length"), Reply::Int(s.len() as i64)),
+            (bulk("radix-tree-keys"), Reply::Int(nodes as i64)),
+            (bulk("radix-tree-nodes"), Reply::Int(nodes as i64 + 1)),
+            (bulk("last-generated-id"), Reply::Bulk(s.state.last.text())),
+            (bulk("max-deleted-entry-id"), Reply::Bulk(s.state.max_deleted.text())),
+            (bulk("entries-added"), Reply::Int(s.state.added as i64)),
+            (bulk("recorded-first-entry-id"), Reply::Bulk(s.state.first.text())),
+        ];
+        let groups = stor(st::groups(v, &s))?;
+        match full {
+            None => {
+                m.push((bulk("groups"), Reply::Int(groups.len() as i64)));
+                let first = stor(st::range(v, &s, Sid::ZERO, Sid::MAX, 1, false))?;
+                let last = stor(st::range(v, &s, Sid::ZERO, Sid::MAX, 1, true))?;
+                let one = |e: Vec<(Sid, Fields)>| e.into_iter().next().map_or(Reply::Nil, |(id, f)| entry_reply(id, f));
+                m.push((bulk("first-entry"), one(first)));
+                m.push((bulk("last-entry"), one(last)));
+            }
+            Some(count) => {
+                m.push((bulk("entries"), entries_reply(stor(st::range(v, &s, Sid::ZERO, Sid::MAX, count, false))?)));
+                let mut gs = Vec::new();
+                for g in groups {
+                    let pel = stor(st::pending(v, &s, &g.name, Sid::ZERO, Sid::MAX, count, None, |_| true))?;
+                    let pel = pel
+                        .into_iter()
+                        .map(|p| {
+                            Reply::Array(vec![
+                                Reply::Bulk(p.id.text()),
+                                Reply::Bulk(p.consumer),
+                                Reply::Int(p.delivered as i64),
+                                Reply::Int(p.deliveries as i64),
+                            ])
+                        })
+                        .collect();
+                    let mut cs = Vec::new();
+                    for c in stor(st::consumers(v, &s, &g.name))? {
+                        let own =
+                            stor(st::pending(v, &s, &g.name, Sid::ZERO, Sid::MAX, count, Some(&c.name), |_| true))?;
+                        let own = own
+                            .into_iter()
+                            .map(|p| {
+                                Reply::Array(vec![
+                                    Reply::Bulk(p.id.text()),
+                                    Reply::Int(p.delivered as i64),
+                                    Reply::Int(p.deliveries as i64),
+                                ])
+                            })
+                            .collect();
+                        cs.push(Reply::Map(vec![
+                            (bulk("name"), Reply::Bulk(c.name.clone())),
+                            (bulk("seen-time"), Reply::Int(c.seen as i64)),
+                            (bulk("pel-count"), Reply::Int(c.pending as i64)),
+                            (bulk("pending"), Reply::Array(own)),
+                        ]));
+                    }
+                    gs.push(Reply::Map(vec![
+                        (bulk("name"), Reply::Bulk(g.name.clone())),
+                        (bulk("last-delivered-id"), Reply::Bulk(g.last.text())),
+                        (bulk("entries-read"), opt_int(g.read)),
+                        (bulk("lag"), st::lag(&s, &g).map_or(Reply::Nil, Reply::Int)),
+                        (bulk("pel-count"), Reply::Int(g.pending as i64)),
+                        (bulk("pending"), Reply::Array(pel)),
+                        (bulk("consumers"), Reply::Array(cs)),
+                    ]));
+                }
+                m.push((bulk("groups"), Reply::Array(gs)));
+            }
+        }
+        Ok(Reply::Map(m))
+    })
+}
+
+fn xinfo_groups(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let key = args[2].clone();
+    ctx.read_key(&args[2], move |v| {
+        let Some(s) = read_stream(v, &key)? else { return Err(TypeError::NoSuchKey.into()) };
+        let mut out = Vec::new();
+        for g in stor(st::groups(v, &s))? {
+            let consumers = stor(st::consumers(v, &s, &g.name))?.len();
+            out.push(Reply::Map(vec![
+                (bulk("name"), Reply::Bulk(g.name.clone())),
+                (bulk("consumers"), Reply::Int(consumers as i64)),
+                (bulk("pending"), Reply::Int(g.pending as i64)),
+                (bulk("last-delivered-id"), Reply::Bulk(g.last.text())),
+                (bulk("entries-read"), opt_int(g.read)),
+                (bulk("lag"), st::lag(&s, &g).map_or(Reply::Nil, Reply::Int)),
+            ]));
+        }
+        Ok(Reply::Array(out))
+    })
+}
+
+fn xinfo_consumers(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (key, group) = (args[2].clone(), args[3].clone());
+    let now = ctx.now_ms();
+    ctx.read_key(&args[2], move |v| {
+        let Some(s) = read_stream(v, &key)? else { return Err(TypeError::NoSuchKey.into()) };
+        if stor(st::group(v, &s, &group))?.is_none() {
+            return Err(no_such_group(&key, &group));
+        }
+        let out = stor(st::consumers(v, &s, &group))?
+            .into_iter()
+            .map(|c| {
+                Reply::Map(vec![
+                    (bulk("name"), Reply::Bulk(c.name.clone())),
+                    (bulk("pending"), Reply::Int(c.pending as i64)),
+                    (bulk("idle"), Reply::Int((now as i64 - c.seen as i64).max(0))),
+                ])
+            })
+            .collect();
+        Ok(Reply::Array(out))
+    })
+}
+
+fn xinfo_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    help(&[
+        "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CONSUMERS <key> <groupname>",
+        "    Show consumers of <groupname>.",
+        "GROUPS <key>",
+        "    Show the stream consumer groups.",
+        "STREAM <key> [FULL [COUNT <count>]",
+        "    Show information about the stream.",
+    ])
+}
+
+const W: u32 = WRITE | DENYOOM;
+const WF: u32 = WRITE | DENYOOM | FAST;
+const R: u32 = READONLY;
+const G: Group = Group::Stream;
+
+pub static COMMANDS: &[CommandSpec] = &[
+    row("xadd", -5, WF, keys(1, 1, 1), G, "5.0.0", "Appends a new message to a stream. Creates the key if it doesn't exist.", xadd),
+    row("xlen", 2, R | FAST, keys(1, 1, 1), G, "5.0.0", "Return the number of messages in a stream.", xlen),
+    row("xrange", -4, R, keys(1, 1, 1), G, "5.0.0", "Returns the messages from a stream within a range of IDs.", xrange),
+    row("xrevrange", -4, R, keys(1, 1, 1), G, "5.0.0", "Returns the messages from a stream within a range of IDs in reverse order.", xrevrange),
+    row("xdel", -3, WRITE | FAST, keys(1, 1, 1), G, "5.0.0", "Returns the number of messages after removing them from a stream.", xdel),
+    row("xtrim", -4, WRITE, keys(1, 1, 1), G, "5.0.0", "Deletes messages from the beginning of a stream.", xtrim),
+    row("xsetid", -3, W | FAST, keys(1, 1, 1), G, "5.0.0", "An internal command for replicating stream values.", xsetid),
+    row("xread", -4, R | BLOCKING, Keys::Streams, G, "5.0.0", "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise.", xread),
+    row("xreadgroup", -7, WRITE | BLOCKING, Keys::Streams, G, "5.0.0", "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise.", xreadgroup),
+    row("xack", -4, WRITE | FAST, keys(1, 1, 1), G, "5.0.0", "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream.", xack),
+    row("xpending", -3, R, keys(1, 1, 1), G, "5.0.0", "Returns the information and entries from a stream consumer group's pending entries list.", xpending),
+    row("xclaim", -6, WRITE | FAST, keys(1, 1, 1), G, "5.0.0", "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member.", xclaim),
+    row("xautoclaim", -6, WRITE | FAST, keys(1, 1, 1), G, "6.2.0", "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member.", xautoclaim),
+    container("xgroup", 0, G, "5.0.0", "A container for consumer groups commands.", None),
+    row("xgroup|create", -5, W, keys(2, 2, 1), G, "5.0.0", "Creates a consumer group.", xgroup_create),
+    row("xgroup|setid", -5, WRITE, keys(2, 2, 1), G, "5.0.0", "Sets the last-delivered ID of a consumer group.", xgroup_setid),
+    row("xgroup|destroy", 4, WRITE, keys(2, 2, 1), G, "5.0.0", "Destroys a consumer group.", xgroup_destroy),
+    row("xgroup|createconsumer", 5, W, keys(2, 2, 1), G, "6.2.0", "Creates a consumer in a consumer group.", xgroup_createconsumer),
+    row("xgroup|delconsumer", 5, WRITE, keys(2, 2, 1), G, "5.0.0", "Deletes a consumer from a consumer group.", xgroup_delconsumer),
+    row("xgroup|help", 2, LOADING | STALE, Keys::None, G, "5.0.0", "Returns helpful text about the different subcommands.", xgroup_help),
+    container("xinfo", 0, G, "5.0.0", "A container for stream introspection commands.", None),
+    row("xinfo|stream", -3, R, keys(2, 2, 1), G, "5.0.0", "Returns information about a stream.", xinfo_stream),
+    row("xinfo|groups", 3, R, keys(2, 2, 1), G, "5.0.0", "Returns a list of the consumer groups of a stream.", xinfo_groups),
+    row("xinfo|consumers", 4, R, keys(2, 2, 1), G, "5.0.0", "Returns a list of the consumers in a consumer group.", xinfo_consumers),
+    row("xinfo|help", 2, LOADING | STALE, Keys::None, G, "5.0.0", "Returns helpful text about the different subcommands.", xinfo_help),
+];
