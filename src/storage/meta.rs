@@ -103,8 +103,8 @@ pub struct Coll {
 }
 
 /// The bytes of a stream's own metadata fields: last id, first id, max
-/// deleted id, entries added, trim floor (`types::stream::State`).
-pub const STREAM_FIELDS: usize = 16 + 16 + 16 + 8 + 16;
+/// deleted id, entries added, trim floor, last node (`types::stream::State`).
+pub const STREAM_FIELDS: usize = 16 + 16 + 16 + 8 + 16 + 16;
 
 impl Coll {
     /// A new, empty collection.

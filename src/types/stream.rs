@@ -14,7 +14,8 @@
 //! | 6 owned | `[group len:4][group][consumer len:4][consumer][ms:8][seq:8]` | empty: a consumer's pending entries |
 //!
 //! The metadata's size is the number of entries; the stream's own fields
-//! (last id, first id, max deleted id, entries added, trim floor) follow it
+//! (last id, first id, max deleted id, entries added, trim floor, the last
+//! node's master id) follow it
 //! ([`State`]). A stream may be empty and still exist (XDEL, XTRIM, MKSTREAM):
 //! only DEL removes it.
 //!
@@ -121,6 +122,8 @@ pub struct State {
     pub added: u64,
     /// Every entry and node below it is gone.
     pub floor: Sid,
+    /// The master id of the last node, where XADD appends (0-0: look it up).
+    pub tail: Sid,
 }
 
 impl State {
@@ -136,6 +139,7 @@ impl State {
             max_deleted: id(32),
             added: u64::from_be_bytes(b[48..56].try_into().unwrap_or([0; 8])),
             floor: id(56),
+            tail: if b.len() >= 88 { id(72) } else { Sid::ZERO },
         }
     }
 
@@ -146,6 +150,7 @@ impl State {
         b.extend_from_slice(&self.max_deleted.bytes());
         b.extend_from_slice(&self.added.to_be_bytes());
         b.extend_from_slice(&self.floor.bytes());
+        b.extend_from_slice(&self.tail.bytes());
         c.stream = Bytes::from(b);
     }
 }
@@ -642,6 +647,7 @@ pub fn add(a: &mut ApplyCtx, s: &mut Stream, id: NewId, fv: &[Bytes], lim: &Limi
     };
     a.put_element(Cf::Subkey, s.node_key(node.master), node.encode());
     a.put_element(Cf::Subkey, s.entry_key(id), encode_fields(fv));
+    s.state.tail = node.master;
     s.found.coll.size += 1;
     s.state.added += 1;
     s.state.last = id;
@@ -651,7 +657,14 @@ pub fn add(a: &mut ApplyCtx, s: &mut Stream, id: NewId, fv: &[Bytes], lim: &Limi
     Ok(Ok(id))
 }
 
+/// The node XADD appends to: by the state's pointer (one point read), else
+/// the last node record.
 fn last_node(a: &ApplyCtx, s: &Stream) -> Result<Option<Node>, StorageError> {
+    if !s.state.tail.is_zero() {
+        if let Some(v) = a.get_element(Cf::Subkey, &s.node_key(s.state.tail))? {
+            return Ok(Node::decode(&v));
+        }
+    }
     let mut found = None;
     a.scan_elements(Cf::Subkey, &s.node_key(s.state.floor), &s.key(NODE + 1, &[]), true, |_, v| {
         found = Node::decode(v);
@@ -730,6 +743,9 @@ pub fn trim(
         };
         drop_span(a, s.entry_key(node.master), to, node.live + node.deleted)?;
         a.del_element(Cf::Subkey, s.node_key(node.master));
+        if node.master == s.state.tail {
+            s.state.tail = Sid::ZERO;
+        }
         s.found.coll.size -= node.live.min(s.found.coll.size);
         dead_below = end.unwrap_or(Sid::MAX);
     }
@@ -794,6 +810,9 @@ pub fn delete(a: &mut ApplyCtx, s: &mut Stream, ids: &[Sid]) -> Result<u64, Stor
             node.delete(1);
             if node.live == 0 {
                 a.del_element(Cf::Subkey, s.node_key(node.master));
+                if node.master == s.state.tail {
+                    s.state.tail = Sid::ZERO;
+                }
             } else {
                 a.put_element(Cf::Subkey, s.node_key(node.master), node.encode());
             }
