@@ -808,23 +808,9 @@ fn key_info(name: &str) -> Option<&'static KeyInfo> {
 
 /// C's `atoi` (as strtol, then narrowed to int): leading blanks, a sign, digits.
 fn atoi(s: &[u8]) -> i32 {
-    let mut i = 0;
-    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
-        i += 1;
-    }
-    let neg = match s.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
+    let (neg, s) = crate::protocol::cursor::c_blank_sign(s);
     let mut v: i64 = 0;
-    for &c in s[i..].iter().take_while(|c| c.is_ascii_digit()) {
+    for &c in s.iter().take_while(|c| c.is_ascii_digit()) {
         let d = (c - b'0') as i64;
         v = if neg { v.saturating_mul(10).saturating_sub(d) } else { v.saturating_mul(10).saturating_add(d) };
     }

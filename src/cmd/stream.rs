@@ -38,22 +38,7 @@ const LIMITS: Limits = Limits { max_bytes: 4096, max_entries: 100 };
 
 /// C `strtoull` over the whole string: blanks, a sign (a minus wraps), digits.
 fn strtoull(s: &[u8]) -> Option<u64> {
-    let mut i = 0;
-    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
-        i += 1;
-    }
-    let neg = match s.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
-    let digits = &s[i..];
+    let (neg, digits) = crate::protocol::cursor::c_blank_sign(s);
     if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }

@@ -71,6 +71,20 @@ impl<'a> ArgCursor<'a> {
     }
 }
 
+/// What C's `strtol` family skips and reads before the digits: blanks, then
+/// one sign. Whether it was a minus, and the rest.
+pub fn c_blank_sign(s: &[u8]) -> (bool, &[u8]) {
+    let mut i = 0;
+    while i < s.len() && matches!(s[i], b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
+        i += 1;
+    }
+    match s.get(i) {
+        Some(b'-') => (true, &s[i + 1..]),
+        Some(b'+') => (false, &s[i + 1..]),
+        _ => (false, &s[i..]),
+    }
+}
+
 /// Redis `string2ll`: optional '-', no '+', no leading zeros, no spaces, fits i64.
 pub fn parse_i64(s: &[u8]) -> Option<i64> {
     if s.is_empty() || s.len() > 20 {

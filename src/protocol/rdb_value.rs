@@ -542,9 +542,22 @@ fn le_uint(b: &[u8], bits: u32) -> i64 {
     }
 }
 
-/// How many bytes the back length of an entry of `l` bytes takes (Redis's
-/// thresholds, off-by-one included).
-fn backlen_size(l: u64) -> usize {
+/// How many bytes a listpack integer entry takes (7-bit uint, 13-, 16-, 24-,
+/// 32- or 64-bit int), back length excluded.
+pub fn int_size(v: i64) -> usize {
+    match v {
+        0..=127 => 1,
+        -4096..=4095 => 2,
+        -32768..=32767 => 3,
+        -8388608..=8388607 => 4,
+        -2147483648..=2147483647 => 5,
+        _ => 9,
+    }
+}
+
+/// How many bytes the back length of a listpack entry of `l` bytes takes
+/// (Redis's thresholds, off-by-one included).
+pub fn backlen_size(l: u64) -> usize {
     match l {
         0..=127 => 1,
         128..=16382 => 2,
@@ -1100,7 +1113,7 @@ impl Listpack {
     /// The bytes `push_str(s)` adds.
     fn str_size(s: &[u8]) -> usize {
         let len = match canonical_i64(s) {
-            Some(v) => Self::int_size(v),
+            Some(v) => int_size(v),
             None if s.len() < 64 => 1 + s.len(),
             None if s.len() < 4096 => 2 + s.len(),
             None => 5 + s.len(),
@@ -1108,21 +1121,10 @@ impl Listpack {
         len + backlen_size(len as u64)
     }
 
-    fn int_size(v: i64) -> usize {
-        match v {
-            0..=127 => 1,
-            -4096..=4095 => 2,
-            -32768..=32767 => 3,
-            -8388608..=8388607 => 4,
-            -2147483648..=2147483647 => 5,
-            _ => 9,
-        }
-    }
-
     fn push_int(&mut self, v: i64) {
         let start = self.buf.len();
         let u = v as u64;
-        match Self::int_size(v) {
+        match int_size(v) {
             1 => self.buf.push(v as u8),
             2 => {
                 let u = u & 0x1fff;

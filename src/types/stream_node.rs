@@ -60,6 +60,9 @@
 
 use std::borrow::Borrow;
 
+use crate::protocol::cursor::parse_i64;
+use crate::protocol::rdb_value;
+
 /// A stream entry id.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug, Default)]
 pub struct Sid {
@@ -117,25 +120,12 @@ const FLAG_SAMEFIELDS: i64 = 2;
 
 /// Bytes of the backlen that follows an element whose encoding takes `l` bytes.
 fn backlen_len(l: u64) -> u64 {
-    match l {
-        0..=127 => 1,
-        128..=16382 => 2,
-        16383..=2097150 => 3,
-        2097151..=268435454 => 4,
-        _ => 5,
-    }
+    rdb_value::backlen_size(l) as u64
 }
 
 /// Encoded bytes of an integer element (7-bit uint, 13/16/24/32/64-bit int).
 fn int_enc_len(v: i64) -> u64 {
-    match v {
-        0..=127 => 1,
-        -4096..=4095 => 2,
-        -32768..=32767 => 3,
-        -8388608..=8388607 => 4,
-        -2147483648..=2147483647 => 5,
-        _ => 9,
-    }
+    rdb_value::int_size(v) as u64
 }
 
 /// Listpack bytes of an integer element, backlen included.
@@ -144,37 +134,10 @@ fn int_elem(v: i64) -> u64 {
     l + backlen_len(l)
 }
 
-/// `lpStringToInt64`: "0", or an optional '-' then a digit 1-9 and more digits,
-/// fewer than 21 bytes in all, within i64. Anything else stays a string.
+/// `lpStringToInt64`: Redis's `string2ll` rules ("0", or an optional '-' then
+/// a digit 1-9 and more digits, within i64). Anything else stays a string.
 fn lp_string_to_i64(s: &[u8]) -> Option<i64> {
-    if s.is_empty() || s.len() >= 21 {
-        return None;
-    }
-    if s == b"0" {
-        return Some(0);
-    }
-    let (neg, digits) = match s[0] {
-        b'-' => (true, &s[1..]),
-        _ => (false, s),
-    };
-    if digits.is_empty() || !(b'1'..=b'9').contains(&digits[0]) {
-        return None;
-    }
-    let mut v: u64 = 0;
-    for &c in digits {
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
-    }
-    if neg {
-        if v > 1u64 << 63 {
-            return None;
-        }
-        Some((v as i64).wrapping_neg())
-    } else {
-        i64::try_from(v).ok()
-    }
+    parse_i64(s)
 }
 
 /// Listpack bytes of a string element as `lpAppend` stores it (as an integer
