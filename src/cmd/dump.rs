@@ -77,7 +77,7 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if o.idle.is_some() || o.freq.is_some() {
             if let Some(core) = ctx.core() {
                 let now = ctx.now_ms();
-                ctx.shared.access.set(core.id, &args[1], now, o.idle.map(|s| s * 1000), o.freq);
+                ctx.shared.access.set(core.id, &args[1], now, o.idle.map(|s| s.saturating_mul(1000)), o.freq);
             }
         }
         return ctx.in_apply(ctx.region.unwrap_or(0), args);

@@ -5,8 +5,10 @@
 //! runs inside apply with the same handler: the log carries the command line,
 //! and apply computes ids (`*` from the entry's time, so never behind the
 //! stream's last id), trims, and consumer group state (pending entries, their
-//! delivery times and counts) the same on every replica. Arguments are checked
-//! on the connection first, so a bad command never reaches the log.
+//! delivery times and counts) the same on every replica. Arguments Redis
+//! checks before looking at the key are checked on the connection first;
+//! those it checks after (XDEL's and XACK's ids, XCLAIM's options, XGROUP's
+//! ids) are checked inside apply, in Redis's order.
 //!
 //! Blocking reads wait without holding a core (`types::blocked` lanes): a
 //! blocked XREAD rereads on its core after each write to its streams; a blocked
@@ -743,7 +745,7 @@ fn readgroup_apply(a: &mut ApplyCtx, c: &Ctx2, r: &ReadArgs, group: &[u8], consu
             }
         }
         st::put_group(a, &s, &g);
-        a.touch(&key);
+        a.rewrote(&key);
     }
     if served.is_empty() {
         return Ok(Reply::NilArray);
@@ -834,7 +836,7 @@ fn xgroup_create(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             let expired = stor(a.any_meta(&crate::types::mkey(key)))?;
             st::save(a, key, expired.as_ref(), &mut s);
         } else {
-            a.touch(key);
+            a.rewrote(key);
         }
         st::put_group(a, &s, &st::Group { name: args[3].clone(), last, read, pending: 0 });
         a.event(STREAM, "xgroup-create", key);
@@ -853,7 +855,7 @@ fn xgroup_setid(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         g.last = if &args[4][..] == b"$" { s.state.last } else { loose_id(&args[4], 0)? };
         g.read = read;
         st::put_group(a, &s, &g);
-        a.touch(&args[2]);
+        a.rewrote(&args[2]);
         a.event(STREAM, "xgroup-setid", &args[2]);
         Ok(Reply::Ok)
     })
@@ -865,7 +867,7 @@ fn xgroup_destroy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let Some((s, _)) = open_write(a, &args[2])? else { return Err(err(REQUIRES_KEY)) };
         let Some(g) = stor(st::group(a, &s, &args[3]))? else { return Ok(Reply::Int(0)) };
         stor(st::destroy_group(a, &s, &g))?;
-        a.touch(&args[2]);
+        a.rewrote(&args[2]);
         a.event(STREAM, "xgroup-destroy", &args[2]);
         Ok(Reply::Int(1))
     })
@@ -879,7 +881,7 @@ fn xgroup_createconsumer(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             return Ok(Reply::Int(0));
         }
         st::put_consumer(a, &s, &g.name, &st::Consumer { name: args[4].clone(), seen: c.now_ms, pending: 0 });
-        a.touch(&args[2]);
+        a.rewrote(&args[2]);
         a.event(STREAM, "xgroup-createconsumer", &args[2]);
         Ok(Reply::Int(1))
     })
@@ -893,7 +895,7 @@ fn xgroup_delconsumer(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if let Some(cons) = stor(st::consumer(a, &s, &g.name, &args[4]))? {
             n = stor(st::delete_consumer(a, &s, &mut g, &cons))?;
             st::put_group(a, &s, &g);
-            a.touch(&args[2]);
+            a.rewrote(&args[2]);
         }
         a.event(STREAM, "xgroup-delconsumer", &args[2]);
         Ok(Reply::Int(n as i64))
@@ -956,7 +958,7 @@ fn xack(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
         if n > 0 {
             st::put_group(a, &s, &g);
-            a.touch(&args[1]);
+            a.rewrote(&args[1]);
         }
         Ok(Reply::Int(n))
     })
@@ -1052,7 +1054,7 @@ fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             };
             let old = match old {
                 Some(p) => {
-                    if min_idle > 0 && (now as i64 - p.delivered as i64) < min_idle as i64 {
+                    if min_idle > 0 && (now as i64).wrapping_sub(p.delivered as i64) < min_idle as i64 {
                         continue;
                     }
                     Some(p)
@@ -1078,7 +1080,7 @@ fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
         if touched || claimer_rec.is_some() {
             st::put_group(a, &s, &g);
-            a.touch(key);
+            a.rewrote(key);
         }
         Ok(Reply::Array(out))
     })
@@ -1139,7 +1141,7 @@ fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                     touched = true;
                     continue;
                 };
-                if min_idle > 0 && (now as i64 - p.delivered as i64) < min_idle as i64 {
+                if min_idle > 0 && (now as i64).wrapping_sub(p.delivered as i64) < min_idle as i64 {
                     continue;
                 }
                 if claimer_rec.is_none() {
@@ -1163,7 +1165,7 @@ fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
         if touched || claimer_rec.is_some() {
             st::put_group(a, &s, &g);
-            a.touch(key);
+            a.rewrote(key);
         }
         Ok(Reply::Array(vec![Reply::Bulk(next.text()), Reply::Array(claimed), Reply::Array(deleted)]))
     })
@@ -1191,9 +1193,6 @@ fn xpending(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let start = start_bound(&args[at])?;
         let end = end_bound(&args[at + 1])?;
         let consumer = args.get(at + 3).cloned();
-        if at + 4 < argc {
-            return Err(ArgError::Syntax.into());
-        }
         ext = Some((min_idle, start, end, count, consumer));
     }
     let (key, group) = (args[1].clone(), args[2].clone());
@@ -1234,7 +1233,7 @@ fn xpending(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                         return Ok(Reply::Array(Vec::new()));
                     }
                 }
-                let idle = |p: &st::Pending| now as i64 - p.delivered as i64;
+                let idle = |p: &st::Pending| (now as i64).wrapping_sub(p.delivered as i64);
                 let min = *min_idle as i64;
                 let list = stor(st::pending(v, &s, &g.name, *start, *end, *count, consumer.as_deref(), |p| {
                     min == 0 || idle(p) >= min
@@ -1264,18 +1263,32 @@ fn last_pending(src: &impl Source, s: &Stream, group: &[u8]) -> Result<Option<Si
 // ---- XINFO ----
 
 fn xinfo_stream(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let full = match args.len() {
-        3 => None,
-        4 if args[3].eq_ignore_ascii_case(b"full") => Some(10usize),
+    // Redis looks the key up before it reads the options.
+    let full: Result<Option<usize>, String> = match args.len() {
+        3 => Ok(None),
+        4 if args[3].eq_ignore_ascii_case(b"full") => Ok(Some(10)),
         6 if args[3].eq_ignore_ascii_case(b"full") && args[4].eq_ignore_ascii_case(b"count") => {
-            let n = int(&args[5])?;
-            Some(if n <= 0 { usize::MAX } else { n as usize })
+            match parse_i64(&args[5]) {
+                None => Err(ArgError::NotInteger.to_string()),
+                Some(0) => Ok(Some(usize::MAX)),
+                Some(n) if n < 0 => Ok(Some(10)),
+                Some(n) => Ok(Some(n as usize)),
+            }
         }
-        _ => return Err(subcommand_error(args, "XINFO")),
+        _ => Err(String::from_utf8_lossy(
+            &[
+                &b"ERR unknown subcommand or wrong number of arguments for '"[..],
+                &args[1][..args[1].len().min(128)],
+                b"'. Try XINFO HELP.",
+            ]
+            .concat(),
+        )
+        .into_owned()),
     };
     let key = args[2].clone();
     ctx.walk([&args[2]], move |v| {
         let Some(s) = read_stream(v, &key)? else { return Err(TypeError::NoSuchKey.into()) };
+        let full = full.clone().map_err(err)?;
         let nodes = stor(st::node_count(v, &s))?;
         let mut m: Vec<(Reply, Reply)> = vec![
             (bulk("length"), Reply::Int(s.len() as i64)),
@@ -1384,7 +1397,7 @@ fn xinfo_consumers(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 Reply::Map(vec![
                     (bulk("name"), Reply::Bulk(c.name.clone())),
                     (bulk("pending"), Reply::Int(c.pending as i64)),
-                    (bulk("idle"), Reply::Int((now as i64 - c.seen as i64).max(0))),
+                    (bulk("idle"), Reply::Int((now as i64).wrapping_sub(c.seen as i64).max(0))),
                 ])
             })
             .collect();

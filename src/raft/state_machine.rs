@@ -192,6 +192,9 @@ impl StateMachine {
         let index = self.applied.map(|l| l.index).unwrap_or(0);
         self.deps.watches.applied_batch(self.region, index, &applied.modified, &applied.reaped);
         self.deps.blocked.notify_written(&applied.written);
+        if applied.flushed {
+            self.deps.blocked.notify_all();
+        }
         // Keyspace events: published by the region's leader only (standalone,
         // the node applying the batch is the leader).
         let leads = self.deps.nodes.as_ref().is_none_or(|n| n.leader(self.region) == Some(n.me));
@@ -329,6 +332,9 @@ impl StateMachine {
             self.deps.watches.applied_batch(a.region, a.index, &modified, &reaped);
         }
         self.deps.blocked.notify_written(&applied.written);
+        if applied.flushed {
+            self.deps.blocked.notify_all();
+        }
         if let (Some(n), false) = (&self.deps.notify, applied.events.is_empty()) {
             n.publish(std::mem::take(&mut applied.events));
         }

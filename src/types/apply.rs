@@ -357,6 +357,9 @@ impl ApplyCtx {
     /// until the batch is written: the caller must keep this batch's reads out
     /// of it (a stream's trim floor does).
     pub fn del_element_range(&mut self, cf: Cf, from: Vec<u8>, to: Vec<u8>) {
+        if from >= to {
+            return;
+        }
         let i = element_slot(cf).expect("an element column family");
         let mine: Vec<Vec<u8>> = self.elements[i]
             .range::<[u8], _>((Bound::Included(&from[..]), Bound::Excluded(&to[..])))
@@ -392,6 +395,9 @@ impl ApplyCtx {
         reverse: bool,
         f: impl FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<(), StorageError> {
+        if from >= to {
+            return Ok(());
+        }
         let pending: Vec<(&[u8], Option<&[u8]>)> = match element_slot(cf) {
             Some(i) => self.elements[i]
                 .range::<[u8], _>((Bound::Included(from), Bound::Excluded(to)))

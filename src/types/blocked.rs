@@ -118,6 +118,19 @@ impl Blocked {
         }
     }
 
+    /// After a FLUSHALL / FLUSHDB: every key may be gone, so the first
+    /// client of each lane of every key tries again (a blocked XREADGROUP then
+    /// learns its stream went away).
+    pub fn notify_all(&self) {
+        if self.waiting.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        let q = lock(&self.queues);
+        for queue in q.values() {
+            wake_heads(queue, None);
+        }
+    }
+
     /// Clients blocked right now (INFO's `blocked_clients`).
     pub fn blocked(&self) -> usize {
         self.waiting.load(Ordering::Relaxed)

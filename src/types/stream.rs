@@ -21,9 +21,11 @@
 //!
 //! Trimming works by node, as Redis's does (`stream_node`): whole nodes go
 //! from the head, and an exact trim marks entries of one node deleted. Every
-//! entry below the *floor* is dead: a trim of many entries moves the floor
-//! and deletes the span with one range deletion, so it costs the nodes it
-//! reads, not the entries it drops; readers never look below the floor.
+//! entry below the *floor* is dead: a trim moves the floor past the nodes it
+//! drops and deletes their entries as one span, with one range deletion when
+//! it holds more than a few hundred keys, so a big trim costs the node
+//! records it reads, not the entries it drops; readers never look below the
+//! floor.
 //!
 //! Writes run inside apply (each stream write command is proposed as a
 //! one-command transaction, `cmd::stream`), reading and writing through
@@ -139,7 +141,7 @@ impl State {
             max_deleted: id(32),
             added: u64::from_be_bytes(b[48..56].try_into().unwrap_or([0; 8])),
             floor: id(56),
-            tail: if b.len() >= 88 { id(72) } else { Sid::ZERO },
+            tail: id(72),
         }
     }
 
@@ -557,10 +559,10 @@ fn estimate_read(s: &Stream, id: Sid) -> Option<u64> {
     }
     if st.max_deleted.is_zero() || st.max_deleted < st.first {
         if id < st.first {
-            return Some(st.added - s.len());
+            return Some(st.added.wrapping_sub(s.len()));
         }
         if id == st.first {
-            return Some(st.added - s.len() + 1);
+            return Some(st.added.wrapping_sub(s.len()).wrapping_add(1));
         }
     }
     None
@@ -639,7 +641,9 @@ pub fn add(a: &mut ApplyCtx, s: &mut Stream, id: NewId, fv: &[Bytes], lim: &Limi
     }
     let pairs: Vec<(&[u8], &[u8])> = fv.chunks_exact(2).map(|p| (&p[0][..], &p[1][..])).collect();
     let node = match last_node(a, s)? {
-        Some(mut n) if n.fits(&pairs, lim) => {
+        // An id below the node's own (XSETID took an emptied stream back)
+        // starts a node, so that a node's ids always run master..=last.
+        Some(mut n) if n.fits(&pairs, lim) && id > n.master && id > n.last => {
             n.push(id, &pairs);
             n
         }
@@ -680,6 +684,8 @@ struct Nodes<'a, S: Source> {
     s: &'a Stream,
     cursor: Option<Sid>,
     page: std::collections::VecDeque<Node>,
+    /// Records read per page: from 2 (most trims stop at the first node), doubling to 64.
+    size: usize,
     failed: &'a RefCell<Option<StorageError>>,
 }
 
@@ -689,7 +695,9 @@ impl<S: Source> Iterator for Nodes<'_, S> {
     fn next(&mut self) -> Option<Node> {
         if self.page.is_empty() {
             let from = self.cursor?;
-            match nodes_from(self.src, self.s, from, 64) {
+            let size = self.size;
+            self.size = (size * 2).min(64);
+            match nodes_from(self.src, self.s, from, size) {
                 Ok(p) => self.page = p.into(),
                 Err(e) => {
                     *self.failed.borrow_mut() = Some(e);
@@ -714,11 +722,14 @@ pub fn trim(
     approx: bool,
     limit: u64,
 ) -> Result<u64, StorageError> {
+    if matches!(how, Trim::MaxLen(max) if s.len() <= max) {
+        return Ok(0);
+    }
     let failed = RefCell::new(None);
     let seen = RefCell::new(Vec::new());
     let plan = {
         let src: &ApplyCtx = a;
-        let nodes = Nodes { src, s, cursor: Some(s.state.floor), page: Default::default(), failed: &failed };
+        let nodes = Nodes { src, s, cursor: Some(s.state.floor), page: Default::default(), size: 2, failed: &failed };
         let nodes = nodes.inspect(|n| seen.borrow_mut().push(n.clone()));
         plan_trim(s.len(), &how, approx, limit, nodes, |node, min| {
             match ids(src, s, node.master.max(s.state.floor), node.last, usize::MAX) {
@@ -734,24 +745,40 @@ pub fn trim(
         return Err(e);
     }
     let seen = seen.into_inner();
+    // The removed nodes are the head's, one after another: their entries are
+    // one span, deleted at once (one range deletion when long).
     let mut dead_below = s.state.floor;
-    for node in &seen[..plan.remove] {
-        let end = node.last.next();
+    let removed = &seen[..plan.remove];
+    // A node's entries run from its master to its last id, and never reach
+    // the next node's master (after XSETID took the stream back, a node's
+    // deleted entries can lie above the next node's ids).
+    let bound = |end: Option<Sid>, next: Option<&Node>| match (end, next) {
+        (Some(e), Some(n)) => Some(e.min(n.master)),
+        (e, None) => e,
+        (None, Some(n)) => Some(n.master),
+    };
+    if let (Some(first), Some(last)) = (removed.first(), removed.last()) {
+        let end = bound(last.last.next(), seen.get(plan.remove));
         let to = match end {
             Some(e) => s.entry_key(e),
             None => s.key(ENTRY + 1, &[]),
         };
-        drop_span(a, s.entry_key(node.master), to, node.live + node.deleted)?;
+        let keys: u64 = removed.iter().map(|n| n.live + n.deleted).sum();
+        drop_span(a, s.entry_key(first.master.max(s.state.floor)), to, keys)?;
+        dead_below = end.unwrap_or(Sid::MAX);
+    }
+    for node in removed {
         a.del_element(Cf::Subkey, s.node_key(node.master));
         if node.master == s.state.tail {
             s.state.tail = Sid::ZERO;
         }
         s.found.coll.size -= node.live.min(s.found.coll.size);
-        dead_below = end.unwrap_or(Sid::MAX);
     }
     if plan.mark > 0 {
         let mut node = seen[plan.remove].clone();
-        for id in ids(a, s, node.master.max(s.state.floor), node.last, plan.mark as usize)? {
+        let next = nodes_from(a, s, node.master.next().unwrap_or(Sid::MAX), 1)?;
+        let top = bound(node.last.next(), next.first()).and_then(Sid::prev).unwrap_or(Sid::MAX);
+        for id in ids(a, s, node.master.max(s.state.floor), top, plan.mark as usize)? {
             a.del_element(Cf::Subkey, s.entry_key(id));
         }
         node.delete(plan.mark);

@@ -577,8 +577,39 @@ fn stream_errors_match_redis() {
         &["COMMAND", "GETKEYS", "XREADGROUP", "GROUP", "g", "c", "STREAMS", "a", ">"],
         &["COMMAND", "GETKEYS", "XADD", "a", "*", "f", "v"],
         &["COMMAND", "GETKEYS", "XGROUP", "CREATE", "a", "g", "$"],
+        &["XPENDING", "s", "g", "-", "+", "10", "c", "extra", "more"],
+        &["XINFO", "STREAM", "nokey", "FULL", "x"],
+        &["XINFO", "STREAM", "nokey", "FULL", "COUNT", "abc"],
+        &["XINFO", "STREAM", "str", "FULL", "COUNT", "abc"],
+        // XSETID takes an emptied stream back below a node of deleted entries.
+        &["XADD", "c", "1-1", "f", "v"],
+        &["XADD", "c", "1-2", "f", "v"],
+        &["XDEL", "c", "1-2"],
+        &["XTRIM", "c", "MINID", "1-2"],
+        &["XSETID", "c", "0-1"],
+        &["XADD", "c", "MAXLEN", "0", "0-2", "f", "v"],
+        &["XLEN", "c"],
+        &["XADD", "c", "0-3", "f", "v"],
+        &["XADD", "c", "2-0", "f", "v"],
+        &["XDEL", "c", "0-3"],
+        &["XRANGE", "c", "-", "+"],
+        &["XTRIM", "c", "MAXLEN", "0"],
+        &["XLEN", "c"],
     ];
     same_lines(&mut n, &mut r, lines);
+    // Consumer group writes do not touch a WATCHed stream (Redis 7.0).
+    let (mut n2, mut r2) = (s.raw(), o.raw());
+    for (c, other) in [(&mut n, &mut n2), (&mut r, &mut r2)] {
+        c.cmd(&["XGROUP", "CREATE", "w", "g", "0", "MKSTREAM"]);
+        c.cmd(&["XADD", "w", "1-1", "f", "v"]);
+        c.cmd(&["WATCH", "w"]);
+        other.cmd(&["XREADGROUP", "GROUP", "g", "c", "STREAMS", "w", ">"]);
+        other.cmd(&["XACK", "w", "g", "1-1"]);
+        other.cmd(&["XGROUP", "SETID", "w", "g", "0"]);
+        c.cmd(&["MULTI"]);
+        c.cmd(&["PING"]);
+    }
+    same_lines(&mut n, &mut r, &[&["EXEC"]]);
     // RESP3: maps for XREAD, XREADGROUP and XINFO.
     for c in [&mut n, &mut r] {
         c.cmd(&["HELLO", "3"]);
@@ -696,8 +727,15 @@ fn blocked_xreadgroup_serves_each_group_in_turn() {
     settle();
     c.cmd(&["XGROUP", "DESTROY", "s", "g"]);
     assert_eq!(reply(&mut e), "-NOGROUP the consumer group this client was blocked on no longer exists\r\n");
+    // FLUSHALL takes the stream away under a waiter too.
+    c.cmd(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
+    let mut f = blocked(&s, &["XREADGROUP", "GROUP", "g", "a", "BLOCK", "0", "STREAMS", "s", ">"]);
+    wait_blocked(&s, 1);
+    settle();
+    c.cmd(&["FLUSHALL"]);
+    assert_eq!(reply(&mut f), "-UNBLOCKED the stream key no longer exists\r\n");
     // A timeout answers a null array.
-    c.cmd(&["XGROUP", "CREATE", "s", "g", "$"]);
+    c.cmd(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
     let mut t = blocked(&s, &["XREADGROUP", "GROUP", "g", "a", "BLOCK", "200", "STREAMS", "s", ">"]);
     assert_eq!(reply(&mut t), "*-1\r\n");
     wait_blocked(&s, 0);
