@@ -668,7 +668,7 @@ fn readgroup_apply(a: &mut ApplyCtx, c: &Ctx2, r: &ReadArgs, group: &[u8], consu
     if c.retry {
         let mut any = false;
         for (_, s, _, g, _) in &found {
-            any |= !s.is_empty() && last_live(a, s)? > g.last;
+            any |= !s.is_empty() && stor(st::last_live(a, s))? > g.last;
         }
         if !any {
             return Ok(Reply::NilArray);
@@ -683,7 +683,7 @@ fn readgroup_apply(a: &mut ApplyCtx, c: &Ctx2, r: &ReadArgs, group: &[u8], consu
         // Redis serves a stream when it reads history, or when the stream has
         // entries past the group's last id; only then is the consumer looked
         // up (created, its seen time set).
-        if matches!(from, ReadFrom::New) && (s.is_empty() || last_live(a, &s)? <= g.last) {
+        if matches!(from, ReadFrom::New) && (s.is_empty() || stor(st::last_live(a, &s))? <= g.last) {
             continue;
         }
         let mut cons = match stor(st::consumer(a, &s, group, consumer))? {
@@ -751,11 +751,6 @@ fn readgroup_apply(a: &mut ApplyCtx, c: &Ctx2, r: &ReadArgs, group: &[u8], consu
         return Ok(Reply::NilArray);
     }
     Ok(streams_reply(c.resp, served))
-}
-
-/// The id of the last live entry (0-0 if none).
-fn last_live(src: &impl Source, s: &Stream) -> Result<Sid, CmdError> {
-    Ok(stor(st::range(src, s, Sid::ZERO, Sid::MAX, 1, true))?.first().map_or(Sid::ZERO, |e| e.0))
 }
 
 fn unblocked_gone(e: CmdError) -> CmdError {
@@ -1210,7 +1205,7 @@ fn xpending(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                     return Ok(Reply::Array(vec![Reply::Int(0), Reply::Nil, Reply::Nil, Reply::NilArray]));
                 }
                 let first = stor(st::pending(v, &s, &g.name, Sid::ZERO, Sid::MAX, 1, None, |_| true))?;
-                let last = last_pending(v, &s, &g.name)?;
+                let last = stor(st::last_pending(v, &s, &g.name))?;
                 let mut per = Vec::new();
                 for c in stor(st::consumers(v, &s, &g.name))? {
                     if c.pending > 0 {
@@ -1253,11 +1248,6 @@ fn xpending(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             }
         }
     })
-}
-
-/// The greatest pending id of a group.
-fn last_pending(src: &impl Source, s: &Stream, group: &[u8]) -> Result<Option<Sid>, CmdError> {
-    Ok(stor(st::last_pending(src, s, group))?)
 }
 
 // ---- XINFO ----

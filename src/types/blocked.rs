@@ -233,7 +233,7 @@ mod tests {
         let (r1, pop, r2) = (w.register_in(&k, Lane::Reader), w.register(&k), w.register_in(&k, Lane::Reader));
         let mut rx: Vec<_> = [&a1, &a2, &b1, &r1, &pop, &r2].iter().map(|x| x.wait()).collect();
         w.notify_written(&[mk("s")]);
-        let woken: Vec<bool> = rx.iter_mut().map(|r| ready(r)).collect();
+        let woken: Vec<bool> = rx.iter_mut().map(ready).collect();
         assert_eq!(woken, [true, false, true, true, true, true], "a1, b1, both readers and the pop");
         // a1 leaves after its wake-up: only group a's next client inherits it.
         let mut rx2: Vec<_> = [&b1, &r1, &pop, &r2].iter().map(|x| x.wait()).collect();

@@ -196,6 +196,14 @@ impl Stream {
         self.key(ENTRY, &[&id.bytes()])
     }
 
+    /// The end of an entry range that stops before `end` (`None`: past every id).
+    fn entries_before(&self, end: Option<Sid>) -> Vec<u8> {
+        match end {
+            Some(e) => self.entry_key(e),
+            None => self.key(ENTRY + 1, &[]),
+        }
+    }
+
     fn node_key(&self, master: Sid) -> Vec<u8> {
         self.key(NODE, &[&master.bytes()])
     }
@@ -265,10 +273,7 @@ pub fn range(
         return Ok(out);
     }
     let from = s.entry_key(start);
-    let to = match end.next() {
-        Some(e) => s.entry_key(e),
-        None => s.key(ENTRY + 1, &[]),
-    };
+    let to = s.entries_before(end.next());
     let n = s.found.prefix.len() + 1;
     src.scan(Cf::Subkey, &from, &to, rev, |k, v| {
         if let Some(id) = Sid::from_bytes(&k[n..]) {
@@ -286,16 +291,18 @@ fn ids(src: &impl Source, s: &Stream, start: Sid, end: Sid, count: usize) -> Res
     if start > end || count == 0 {
         return Ok(out);
     }
-    let to = match end.next() {
-        Some(e) => s.entry_key(e),
-        None => s.key(ENTRY + 1, &[]),
-    };
+    let to = s.entries_before(end.next());
     let n = s.found.prefix.len() + 1;
     src.scan(Cf::Subkey, &s.entry_key(start), &to, false, |k, _| {
         out.extend(Sid::from_bytes(&k[n..]));
         out.len() < count
     })?;
     Ok(out)
+}
+
+/// The id of the last live entry (0-0 if none).
+pub fn last_live(src: &impl Source, s: &Stream) -> Result<Sid, StorageError> {
+    Ok(range(src, s, Sid::ZERO, Sid::MAX, 1, true)?.first().map_or(Sid::ZERO, |e| e.0))
 }
 
 /// One entry's fields, if it is live.
@@ -759,10 +766,7 @@ pub fn trim(
     };
     if let (Some(first), Some(last)) = (removed.first(), removed.last()) {
         let end = bound(last.last.next(), seen.get(plan.remove));
-        let to = match end {
-            Some(e) => s.entry_key(e),
-            None => s.key(ENTRY + 1, &[]),
-        };
+        let to = s.entries_before(end);
         let keys: u64 = removed.iter().map(|n| n.live + n.deleted).sum();
         drop_span(a, s.entry_key(first.master.max(s.state.floor)), to, keys)?;
         dead_below = end.unwrap_or(Sid::MAX);
@@ -861,7 +865,7 @@ pub fn delete(a: &mut ApplyCtx, s: &mut Stream, ids: &[Sid]) -> Result<u64, Stor
 /// new last id): the checks against the stream, then the new fields.
 pub fn set_id(a: &mut ApplyCtx, s: &mut Stream, last: Sid, added: Option<u64>, max_deleted: Sid) -> Res<()> {
     if !s.is_empty() {
-        let top = range(a, s, Sid::ZERO, Sid::MAX, 1, true)?.first().map_or(Sid::ZERO, |e| e.0);
+        let top = last_live(a, s)?;
         if last < top {
             return Ok(Err("ERR The ID specified in XSETID is smaller than the target stream top item".into()));
         }

@@ -579,3 +579,26 @@ pub fn one_per_region(prefix: &str) -> (String, String) {
     let b = (0..).map(|i| format!("{prefix}{i}")).find(region).unwrap();
     (a, b)
 }
+
+/// Send a blocking command on its own connection; its reply arrives later.
+pub fn blocked(s: &Server, args: &[&str]) -> Raw {
+    let mut r = s.raw();
+    let a: Vec<&[u8]> = args.iter().map(|x| x.as_bytes()).collect();
+    r.send_cmd(&a);
+    r
+}
+
+/// The next reply on `r`, as text (lossy).
+pub fn reply(r: &mut Raw) -> String {
+    String::from_utf8_lossy(&r.read_reply()).into_owned()
+}
+
+/// Wait until INFO shows `n` blocked clients (registration is asynchronous).
+pub fn wait_blocked(s: &Server, n: usize) {
+    let want = format!("blocked_clients:{n}\r\n");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !s.raw().cmd(&["INFO", "clients"]).contains(&want) {
+        assert!(std::time::Instant::now() < deadline, "never saw {want:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}

@@ -4,7 +4,7 @@
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::common::{q, Raw, Server};
+use crate::common::{blocked, q, reply, wait_blocked, Raw, Server};
 
 fn strs(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
@@ -98,31 +98,6 @@ fn lists_survive_kill9_in_order() {
     assert_eq!(q::<Vec<String>>(&mut c, &["LRANGE", "big", "0", "-1"]), before);
     assert_eq!(q::<i64>(&mut c, &["LLEN", "big"]), n as i64 + 1);
     assert_eq!(q::<String>(&mut c, &["LINDEX", "big", "1"]), "second");
-}
-
-/// Send a blocking command on its own connection; its reply arrives later.
-fn blocked(s: &Server, args: &[&str]) -> Raw {
-    let mut r = s.raw();
-    let a: Vec<&[u8]> = args.iter().map(|x| x.as_bytes()).collect();
-    r.send_cmd(&a);
-    r
-}
-
-fn reply(r: &mut Raw) -> String {
-    String::from_utf8_lossy(&r.read_reply()).into_owned()
-}
-
-/// Wait until INFO shows `n` blocked clients (registration is asynchronous).
-fn wait_blocked(s: &Server, n: usize) {
-    let want = format!("blocked_clients:{n}\r\n");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if s.raw().cmd(&["INFO", "clients"]).contains(&want) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "never saw {want:?}");
-        thread::sleep(Duration::from_millis(5));
-    }
 }
 
 #[test]

@@ -10,7 +10,9 @@
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::common::{encode_pipeline, fuzz_seed, same_lines, Oracle, Raw, Server, XorShift};
+use crate::common::{
+    blocked, encode_pipeline, fuzz_seed, reply, same_lines, wait_blocked, Oracle, Raw, Server, XorShift,
+};
 
 /// A parsed reply, enough to blank some values.
 #[derive(Debug, Clone, PartialEq)]
@@ -627,28 +629,6 @@ fn stream_errors_match_redis() {
         &["XRANGE", "s", "-", "+", "COUNT", "0"],
     ];
     same_lines(&mut n, &mut r, resp3);
-}
-
-/// Send a blocking command on its own connection; its reply arrives later.
-fn blocked(s: &Server, args: &[&str]) -> Raw {
-    let mut r = s.raw();
-    let a: Vec<&[u8]> = args.iter().map(|x| x.as_bytes()).collect();
-    r.send_cmd(&a);
-    r
-}
-
-fn reply(r: &mut Raw) -> String {
-    String::from_utf8_lossy(&r.read_reply()).into_owned()
-}
-
-/// Wait until INFO shows `n` blocked clients (registration is asynchronous).
-fn wait_blocked(s: &Server, n: usize) {
-    let want = format!("blocked_clients:{n}\r\n");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !s.raw().cmd(&["INFO", "clients"]).contains(&want) {
-        assert!(Instant::now() < deadline, "never saw {want:?}");
-        thread::sleep(Duration::from_millis(5));
-    }
 }
 
 /// XREAD BLOCK: every reader of a stream is woken by one XADD, `$` means

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use neokv::storage::keys::{decode_meta_key, split_subkey};
 use neokv::storage::{Cf, Storage};
 
-use crate::common::{q, Oracle, Raw, Server};
+use crate::common::{blocked, q, wait_blocked, Oracle, Raw, Server};
 
 fn strs(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
@@ -145,22 +145,6 @@ fn ranks_and_ranges_of_a_big_set_match_redis() {
         both(&mut neo, &mut red, &["ZRANK", "big", &format!("m{i}")]);
     }
     both(&mut neo, &mut red, &["ZRANGE", "big", "9000", "9010", "WITHSCORES"]);
-}
-
-fn blocked(s: &Server, args: &[&str]) -> Raw {
-    let mut r = s.raw();
-    let a: Vec<&[u8]> = args.iter().map(|x| x.as_bytes()).collect();
-    r.send_cmd(&a);
-    r
-}
-
-fn wait_blocked(s: &Server, n: usize) {
-    let want = format!("blocked_clients:{n}\r\n");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !s.raw().cmd(&["INFO", "clients"]).contains(&want) {
-        assert!(Instant::now() < deadline, "never saw {want:?}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 #[test]
