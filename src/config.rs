@@ -32,6 +32,8 @@ pub struct Config {
     /// Read cache, in MiB over all cores (0 disables it).
     pub read_cache_mb: usize,
     pub maxclients: u64,
+    /// Databases SELECT may choose (`databases`, fixed at start).
+    pub databases: usize,
     /// Raft log entries between snapshots (the log is purged up to a snapshot).
     pub raft_snapshot_logs: u64,
     /// Pin each executor to a CPU.
@@ -66,7 +68,6 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("client-output-buffer-limit", "normal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60"),
     ("cluster-enabled", "no"),
     ("daemonize", "no"),
-    ("databases", "1"),
     ("dbfilename", "dump.rdb"),
     ("enable-debug-command", "yes"),
     ("hash-max-listpack-entries", "128"),
@@ -149,6 +150,7 @@ impl Config {
             disk_reserve_mb: 64,
             read_cache_mb: 256,
             maxclients: 10000,
+            databases: crate::types::dbs::DEFAULT_DATABASES,
             pin: true,
             raft_log_segments: true,
             raft_snapshot_logs: 50_000,
@@ -169,10 +171,16 @@ impl Config {
             ("appendfsync", self.appendfsync.name().to_string()),
             ("proto-max-bulk-len", self.proto_max_bulk_len.to_string()),
             ("maxclients", self.maxclients.to_string()),
+            ("databases", self.databases.to_string()),
         ];
         for (k, v) in typed {
             self.params.insert(k.to_string(), v);
         }
+    }
+
+    /// CONFIG GET databases follows `databases`.
+    pub fn set_databases(&mut self) {
+        self.sync_params();
     }
 
     /// Join a cluster (or not): CONFIG GET cluster-enabled follows.
@@ -214,7 +222,7 @@ impl Config {
             "appendfsync" if FsyncPolicy::parse(value) != Some(self.appendfsync) => {
                 return Err(bad("appendfsync is fixed at start in NeoKV (use --appendfsync)"));
             }
-            "port" | "bind" | "dir" => return Err(bad("can't set immutable config")),
+            "port" | "bind" | "dir" | "databases" => return Err(bad("can't set immutable config")),
             "busy-reply-threshold" | "lua-time-limit" => {
                 let ms: i64 = value.parse().map_err(|_| bad("argument couldn't be parsed into an integer"))?;
                 if ms < 0 {

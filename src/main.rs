@@ -47,6 +47,9 @@ struct Args {
     /// drift less than the lease).
     #[arg(long, default_value = "readindex", value_parser = ["readindex", "lease"])]
     read_policy: String,
+    /// Databases SELECT may choose (standalone; a cluster serves database 0).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    databases: u32,
     /// Password for AUTH (the `default` user).
     #[arg(long, default_value = "")]
     requirepass: String,
@@ -127,6 +130,8 @@ fn main() {
     let mut config = Config::new(a.bind, a.port, dir, cores, regions, a.requirepass, a.appendfsync);
     config.set_cluster(cluster);
     config.regions_explicit = a.regions.is_some();
+    config.databases = a.databases as usize;
+    config.set_databases();
     config.lease_reads = a.read_policy == "lease";
     config.block_cache_mb = a.block_cache_mb;
     config.write_buffer_mb = a.write_buffer_mb;

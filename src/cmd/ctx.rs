@@ -114,6 +114,8 @@ pub struct Block {
     pub region: u32,
     pub attempt: Attempt,
     pub keys: Vec<Bytes>,
+    /// The (logical) database of `keys`.
+    pub db: u16,
     pub timeout: Option<Duration>,
     pub shape: Shape,
     pub lane: Lane,
@@ -220,6 +222,27 @@ impl<'a> Ctx<'a> {
             || core.raft_log.borrow().as_ref().is_some_and(|l| l.failure().is_some())
     }
 
+    /// SELECT `db` (logical): the commands after this one run in it.
+    pub fn select(&mut self, db: u16) {
+        self.session.db = db;
+        self.session.entry.db.store(db, std::sync::atomic::Ordering::Relaxed);
+        let physical = self.shared.dbs.physical(db);
+        match &mut self.env {
+            Env::Apply { apply, .. } => apply.select(db),
+            Env::ReadOnly(s) => s.db.set(physical),
+            Env::Conn(_) => {}
+        }
+    }
+
+    /// Where the selected database's keys are stored (`types::dbs`).
+    pub fn physical_db(&self) -> u16 {
+        match &self.env {
+            Env::Apply { apply, .. } => apply.db(),
+            Env::ReadOnly(s) => s.db.get(),
+            Env::Conn(_) => self.shared.dbs.physical(self.session.db),
+        }
+    }
+
     /// The command's time (Redis's command time snapshot).
     pub fn now_ms(&self) -> u64 {
         self.session.now_ms
@@ -237,12 +260,10 @@ impl<'a> Ctx<'a> {
     /// Point reads (strings, keyspace): through the core's read cache.
     pub fn reader(&self) -> ReadView<'_> {
         match &self.env {
-            Env::Conn(core) => ReadView::Cached(Reader::cached(
-                &self.shared.storage,
-                &core.cache,
-                &self.shared.epochs,
-                self.session.now_ms,
-            )),
+            Env::Conn(core) => ReadView::Cached(
+                Reader::cached(&self.shared.storage, &core.cache, &self.shared.epochs, self.session.now_ms)
+                    .in_db(self.physical_db()),
+            ),
             Env::ReadOnly(s) => ReadView::Shared(s),
             Env::Apply { apply, .. } => ReadView::Apply(apply),
         }
@@ -252,7 +273,9 @@ impl<'a> Ctx<'a> {
     /// in time).
     pub fn snap(&self) -> ReadView<'_> {
         match &self.env {
-            Env::Conn(_) => ReadView::Snapshot(Snap { view: self.shared.storage.view(), now_ms: self.session.now_ms }),
+            Env::Conn(_) => {
+                ReadView::Snapshot(Snap::new(self.shared.storage.view(), self.session.now_ms, self.physical_db()))
+            }
             Env::ReadOnly(s) => ReadView::Shared(s),
             Env::Apply { apply, .. } => ReadView::Apply(apply),
         }
@@ -281,7 +304,7 @@ impl<'a> Ctx<'a> {
                     (&core.cache, &core.elements),
                     epochs,
                     self.session.now_ms,
-                    key,
+                    (self.physical_db(), key),
                     stamp,
                 );
                 let r = f(&ReadView::Cached(reader));
@@ -349,8 +372,9 @@ impl<'a> Ctx<'a> {
         }
         let storage = self.shared.storage.clone();
         let now_ms = self.session.now_ms;
+        let db = self.physical_db();
         Ok(Plan::Blocking(BlockingWork(Box::new(move || {
-            let snap = ReadView::Snapshot(Snap { view: storage.view(), now_ms });
+            let snap = ReadView::Snapshot(Snap::new(storage.view(), now_ms, db));
             f(&snap).unwrap_or_else(CmdError::into_reply)
         }))))
     }
@@ -363,14 +387,15 @@ impl<'a> Ctx<'a> {
         }
         let storage = self.shared.storage.clone();
         let now = self.session.now_ms;
+        let db = self.physical_db();
         Ok(Plan::Blocking(BlockingWork(Box::new(move || {
-            f(&ReadView::Cached(Reader::at(&storage, now))).unwrap_or_else(CmdError::into_reply)
+            f(&ReadView::Cached(Reader::at(&storage, now).in_db(db))).unwrap_or_else(CmdError::into_reply)
         }))))
     }
 
     /// A write of `op` to the command's region, its result shown as `shape`.
     pub fn write(&mut self, op: Op, shape: Shape) -> CmdResult {
-        let cmd = WriteCmd { op: Some(op) };
+        let cmd = WriteCmd { op: Some(op), db: self.session.db as u32 };
         match &mut self.env {
             Env::Conn(_) => Ok(Plan::Write { region: self.region.unwrap_or(0), cmd, shape }),
             Env::ReadOnly(_) => Err(err(READONLY_SCRIPT)),
@@ -395,13 +420,13 @@ impl<'a> Ctx<'a> {
             seed: 0,
             retry,
         };
-        WriteCmd { op: Some(Op::Exec(op)) }
+        WriteCmd { op: Some(Op::Exec(op)), db: self.session.db as u32 }
     }
 
     /// A write to every region (FLUSHALL); detached, to the one being applied.
     pub fn broadcast(&mut self, op: Op) -> CmdResult {
         match &self.env {
-            Env::Conn(_) => Ok(Plan::Broadcast(WriteCmd { op: Some(op) })),
+            Env::Conn(_) => Ok(Plan::Broadcast(WriteCmd { op: Some(op), db: self.session.db as u32 })),
             _ => self.write(op, Shape::Natural),
         }
     }
@@ -415,7 +440,11 @@ impl<'a> Ctx<'a> {
         }
         Ok(Plan::Block(Block {
             region: self.region.unwrap_or(0),
-            attempt: Attempt::Write { cmd: WriteCmd { op: Some(op) }, retry: WriteCmd { op: Some(retry) } },
+            attempt: Attempt::Write {
+                cmd: WriteCmd { op: Some(op), db: self.session.db as u32 },
+                retry: WriteCmd { op: Some(retry), db: self.session.db as u32 },
+            },
+            db: self.session.db,
             keys: keys.to_vec(),
             timeout,
             shape,

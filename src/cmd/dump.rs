@@ -15,7 +15,7 @@ use super::{err, reply, CmdError, CmdResult, Ctx};
 use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::rdb_value;
 use crate::protocol::Reply;
-use crate::types::{mkey, notify, Source};
+use crate::types::{notify, Source};
 
 fn dump(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let key = args[1].clone();
@@ -85,7 +85,7 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let key = args[1].clone();
     let now = ctx.now_ms();
     let done = ctx.with_apply(|a| -> Result<Reply, CmdError> {
-        let old = a.live_meta(&mkey(&key))?;
+        let old = a.live_meta(&a.mkey(&key))?;
         if !o.replace && old.is_some() {
             return Err(err("BUSYKEY Target key name already exists."));
         }
@@ -102,7 +102,7 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if at != 0 && at <= now {
             // Already expired: the old value goes, nothing is stored.
             if let Some(m) = &old {
-                a.del_key(mkey(&key), m);
+                a.del_key(a.mkey(&key), m);
                 a.event(notify::GENERIC, "del", &key);
             }
             return Ok(Reply::Ok);

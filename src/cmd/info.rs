@@ -362,21 +362,27 @@ fn percentiles(list: &str) -> Vec<(String, f64)> {
         .collect()
 }
 
-/// The keyspace section (a scan of every key; run it off the reactor).
+/// The keyspace section: a line per database that holds keys (a scan of
+/// every key; run it off the reactor). Judged at `now_ms`.
 pub fn keyspace_section(
-    r: &impl crate::types::Source,
+    storage: &crate::storage::Storage,
+    now_ms: u64,
+    dbs: &crate::types::dbs::Dbs,
     slots: &crate::types::keyspace::SlotRanges,
 ) -> Result<String, crate::storage::StorageError> {
     let mut s = String::from("# Keyspace\r\n");
-    let (mut keys, mut expires) = (0u64, 0u64);
-    scan_keys(r, slots, 0, None, usize::MAX, |k| {
-        keys += 1;
-        if k.expire_ms != 0 {
-            expires += 1;
+    for db in 0..dbs.count() as u16 {
+        let r = crate::types::Reader::at(storage, now_ms).in_db(dbs.physical(db));
+        let (mut keys, mut expires) = (0u64, 0u64);
+        scan_keys(&r, slots, 0, None, usize::MAX, |k| {
+            keys += 1;
+            if k.expire_ms != 0 {
+                expires += 1;
+            }
+        })?;
+        if keys > 0 {
+            let _ = write!(s, "db{db}:keys={keys},expires={expires},avg_ttl=0\r\n");
         }
-    })?;
-    if keys > 0 {
-        let _ = write!(s, "db0:keys={keys},expires={expires},avg_ttl=0\r\n");
     }
     Ok(s)
 }

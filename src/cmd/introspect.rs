@@ -394,7 +394,7 @@ fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         KeyType::List => "quicklist",
         KeyType::Stream => "stream",
         kind => {
-            let Some(found) = Found::from_meta(&args[2], m) else { return reply(Reply::Nil) };
+            let Some(found) = Found::from_meta(ctx.physical_db(), &args[2], m) else { return reply(Reply::Nil) };
             let limit = |name: &str, default: u64| {
                 ctx.shared.config().param(name).and_then(|v| v.parse::<u64>().ok()).unwrap_or(default)
             };
@@ -693,6 +693,7 @@ static KEY_SPECS: &[KeyInfo] = &[
     ki("ltrim", &[range(RW | DELETE, 1, 0, 1)], SPECS),
     ki("memory|usage", &[range(RO, 2, 0, 1)], SPECS),
     ki("mget", &[range(RO | ACCESS, 1, -1, 1)], SPECS),
+    ki("move", &[range(RW | ACCESS | DELETE, 1, 0, 1)], SPECS),
     ki("mset", &[range(OW | UPDATE, 1, -1, 2)], SPECS),
     ki("msetnx", &[range(OW | INSERT, 1, -1, 2)], SPECS),
     ki("object|encoding", &[range(RO, 2, 0, 1)], SPECS),

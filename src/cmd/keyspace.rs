@@ -9,7 +9,7 @@ use crate::cluster::SLOT_COUNT;
 use crate::pb::{self, write_cmd::Op};
 use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::{ArgCursor, Reply};
-use crate::storage::keys::decode_meta_key;
+use crate::storage::keys::{decode_meta_key, decode_meta_key_in};
 use crate::types::glob::glob_match;
 use crate::types::keyspace as ks;
 use crate::types::Source;
@@ -112,27 +112,99 @@ fn renamenx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.write(Op::Rename(op), Shape::Flag)
 }
 
+/// A database number as Redis reads one (`getIntFromObjectOrReply`): an
+/// `int`; else `msg`, or without one Redis's two errors (not a number, or
+/// past an `int`).
+fn parse_db(arg: &[u8], msg: &'static str) -> Result<i64, super::CmdError> {
+    match parse_i64(arg) {
+        Some(n) if i32::try_from(n).is_ok() => Ok(n),
+        _ if !msg.is_empty() => Err(err(msg)),
+        Some(_) => Err(err("ERR value is out of range, value must between -2147483648 and 2147483647")),
+        None => Err(ArgError::NotInteger.into()),
+    }
+}
+
+/// True if `n` names one of the server's databases.
+fn in_range(ctx: &Ctx<'_>, n: i64) -> bool {
+    n >= 0 && (n as u64) < ctx.shared.dbs.count() as u64
+}
+
+const OUT_OF_RANGE: &str = "ERR DB index is out of range";
+
+/// SELECT's database: an integer in range; in cluster mode only 0.
+pub fn db_index(ctx: &Ctx<'_>, arg: &[u8], cmd: &str) -> Result<u16, super::CmdError> {
+    let n = parse_db(arg, "")?;
+    if n != 0 && ctx.shared.nodes.is_some() {
+        return Err(err(format!("ERR {cmd} is not allowed in cluster mode")));
+    }
+    if !in_range(ctx, n) {
+        return Err(err(OUT_OF_RANGE));
+    }
+    Ok(n as u16)
+}
+
 fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut replace = false;
+    let mut db = None;
     let mut cur = ArgCursor::new(&args[3..]);
     while !cur.is_empty() {
         if cur.eat("REPLACE") {
             replace = true;
         } else if cur.remaining() >= 2 && cur.eat("DB") {
-            let db = cur.next()?;
-            let n = parse_i64(db).filter(|n| i32::try_from(*n).is_ok()).ok_or(ArgError::NotInteger)?;
-            if n != 0 {
-                return Err(err("ERR DB index is out of range"));
+            let n = parse_db(cur.next()?, "")?;
+            if !in_range(ctx, n) {
+                return Err(err(OUT_OF_RANGE));
             }
+            db = Some(n as u16);
         } else {
             return Err(ArgError::Syntax.into());
         }
     }
-    if args[1] == args[2] {
+    if ctx.shared.nodes.is_some() && (ctx.session.db != 0 || db.is_some_and(|d| d != 0)) {
+        return Err(err("ERR Copying to another database is not allowed in cluster mode"));
+    }
+    if args[1] == args[2] && db.is_none_or(|d| d == ctx.session.db) {
         return Err(err("ERR source and destination objects are the same"));
     }
-    let op = pb::Copy { from: args[1].clone(), to: args[2].clone(), replace };
+    let op = pb::Copy {
+        from: args[1].clone(),
+        to: args[2].clone(),
+        replace,
+        to_db: db.is_some(),
+        db: db.unwrap_or(0) as u32,
+    };
     ctx.write(Op::Copy(op), Shape::Natural)
+}
+
+fn move_(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if ctx.shared.nodes.is_some() {
+        return Err(err("ERR MOVE is not allowed in cluster mode"));
+    }
+    let n = parse_db(&args[2], "")?;
+    if !in_range(ctx, n) {
+        return Err(err(OUT_OF_RANGE));
+    }
+    if n as u16 == ctx.session.db {
+        return Err(err("ERR source and destination objects are the same"));
+    }
+    ctx.write(Op::Move(pb::Move { key: args[1].clone(), db: n as u32 }), Shape::Natural)
+}
+
+fn swapdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if ctx.shared.nodes.is_some() {
+        return Err(err("ERR SWAPDB is not allowed in cluster mode"));
+    }
+    let a = parse_db(&args[1], "ERR invalid first DB index")?;
+    let b = parse_db(&args[2], "ERR invalid second DB index")?;
+    if !in_range(ctx, a) || !in_range(ctx, b) {
+        return Err(err(OUT_OF_RANGE));
+    }
+    // One cross-region write, alone in its apply batch: the mapping changes
+    // between two batches of every region.
+    if ctx.core().is_some() {
+        ctx.region = Some(crate::shard::cross::ALL_REGIONS);
+    }
+    ctx.write(Op::Swapdb(pb::Swapdb { a: a as u32, b: b as u32 }), Shape::Natural)
 }
 
 fn dbsize(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
@@ -170,7 +242,10 @@ fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let slot = (cursor & 0x3fff) as u16;
         let known = ctx.shared.scan_cursors.lock().ok().and_then(|c| c.get(cursor >> 14));
         match known {
-            Some(k) if decode_meta_key(&k).map(|(s, _)| s) == Some(slot) => (slot, Some(k)),
+            // (A key of another database: a SWAPDB came between two calls.)
+            Some(k) if decode_meta_key_in(&k).map(|(d, s, _)| (d, s)) == Some((ctx.physical_db(), slot)) => {
+                (slot, Some(k))
+            }
             _ => (slot, None),
         }
     };
@@ -209,14 +284,15 @@ fn flush(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args.len() == 2 && !args[1].eq_ignore_ascii_case(b"sync") && !args[1].eq_ignore_ascii_case(b"async") {
         return Err(ArgError::Syntax.into());
     }
+    let db_only = args[0].eq_ignore_ascii_case(b"flushdb");
     ctx.shared.access.clear();
     // Standalone with several regions: one cross-region write, so no client
     // sees some regions flushed and others not.
     if ctx.core().is_some() && ctx.shared.nodes.is_none() && ctx.shared.router.regions().len() > 1 {
         ctx.region = Some(crate::shard::cross::ALL_REGIONS);
-        return ctx.write(Op::Flush(pb::Flush {}), Shape::Natural);
+        return ctx.write(Op::Flush(pb::Flush { db_only }), Shape::Natural);
     }
-    ctx.broadcast(Op::Flush(pb::Flush {}))
+    ctx.broadcast(Op::Flush(pb::Flush { db_only }))
 }
 
 fn touch(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -306,6 +382,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     row("scan", -2, R, Keys::None, G, "2.8.0", "Iterates over the key names in the database.", scan),
     row("flushdb", -1, W, Keys::None, Group::Server, "1.0.0", "Remove all keys from the current database.", flush),
     row("flushall", -1, W, Keys::None, Group::Server, "1.0.0", "Removes all keys from all databases.", flush),
+    row("move", 3, WF, keys(1, 1, 1), G, "1.0.0", "Moves a key to another database.", move_),
+    row("swapdb", 3, WF, Keys::None, Group::Server, "4.0.0", "Swaps two Redis databases.", swapdb),
     row(
         "touch",
         -2,

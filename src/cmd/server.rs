@@ -40,13 +40,8 @@ fn quit(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 }
 
 fn select(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let n = parse_i64(&args[1]).filter(|n| i32::try_from(*n).is_ok()).ok_or(ArgError::NotInteger)?;
-    if n != 0 && ctx.shared.nodes.is_some() {
-        return Err(err("ERR SELECT is not allowed in cluster mode"));
-    }
-    if n != 0 {
-        return Err(err("ERR DB index is out of range"));
-    }
+    let db = super::keyspace::db_index(ctx, &args[1], "SELECT")?;
+    ctx.select(db);
     reply(Reply::Ok)
 }
 
@@ -212,7 +207,7 @@ pub fn client_line(c: &ClientEntry) -> String {
     let idle = c.last_active.lock().map(|t| t.elapsed().as_secs()).unwrap_or(0);
     let subs = c.subs.each_ref().map(|n| n.load(Ordering::Relaxed));
     format!(
-        "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={} db=0 sub={} psub={} ssub={} multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+        "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
         c.id,
         c.addr,
         c.laddr,
@@ -220,6 +215,7 @@ pub fn client_line(c: &ClientEntry) -> String {
         c.created.elapsed().as_secs(),
         idle,
         client_flags(c, subs.iter().any(|n| *n > 0)),
+        c.db.load(Ordering::Relaxed),
         subs[0],
         subs[1],
         subs[2],
@@ -386,12 +382,13 @@ fn info_cmd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     // Cluster mode: the slots this node leads, as DBSIZE counts them.
     let slots = super::cluster::led_ranges(ctx.shared);
+    let (storage, dbs) = (ctx.shared.storage.clone(), ctx.shared.dbs.clone());
     ctx.blocking(move |r| {
         let mut text = text;
         if !text.is_empty() {
             text.push_str("\r\n");
         }
-        text.push_str(&info::keyspace_section(r, &slots)?);
+        text.push_str(&info::keyspace_section(&storage, crate::types::Source::now_ms(r), &dbs, &slots)?);
         Ok(Reply::Verbatim(Bytes::from(text)))
     })
 }
@@ -614,7 +611,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Closes the connection.",
         quit,
     ),
-    row("select", 2, CONN, Keys::None, C, "1.0.0", "Changes the selected database.", select),
+    row("select", 2, LOADING | STALE | FAST, Keys::None, C, "1.0.0", "Changes the selected database.", select),
     row("auth", -2, CONN | NO_AUTH | ALLOW_BUSY, Keys::None, C, "1.0.0", "Authenticates the connection.", auth),
     row("hello", -1, CONN | NO_AUTH | ALLOW_BUSY, Keys::None, C, "6.0.0", "Handshakes with the Redis server.", hello),
     container("client", 0, C, "2.4.0", "A container for client connection commands.", None),

@@ -58,6 +58,8 @@ pub struct Session {
     pub in_script: bool,
     /// Running a blocked client's retry inside apply (`pb::Exec::retry`).
     pub retry: bool,
+    /// The selected (logical) database.
+    pub db: u16,
 }
 
 impl Session {
@@ -86,6 +88,7 @@ impl Session {
             monitor_shown: false,
             in_script: false,
             retry: false,
+            db: 0,
         }
     }
 
@@ -97,7 +100,8 @@ impl Session {
     }
 
     /// The session a script's commands run with.
-    pub fn scripted(now_ms: u64) -> Session {
-        Session { in_script: true, ..Session::detached(2, now_ms) }
+    /// `db`: the (logical) database it starts in, its caller's.
+    pub fn scripted(now_ms: u64, db: u16) -> Session {
+        Session { in_script: true, db, ..Session::detached(2, now_ms) }
     }
 }

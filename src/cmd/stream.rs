@@ -333,7 +333,7 @@ fn xadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
         let old = match old {
             Some(m) => Some(m),
-            None => stor(a.any_meta(&crate::types::mkey(key)))?,
+            None => stor(a.any_meta(&a.mkey(key)))?,
         };
         st::save(a, key, old.as_ref(), &mut s);
         Ok(Reply::Bulk(id.text()))
@@ -572,15 +572,17 @@ fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let resp = ctx.session.resp;
     let (keys, count) = (r.keys.clone(), r.count);
     let first = std::cell::Cell::new(true);
+    let db = ctx.session.db;
     match r.block {
         Some(ms) if !ctx.detached() => Ok(Plan::Block(Block {
             region: ctx.region.unwrap_or(0),
             attempt: Attempt::Read(Box::new(move |shared: &Shared, now_ms: u64| {
-                let snap = Snap { view: shared.storage.view(), now_ms };
+                let snap = Snap::new(shared.storage.view(), now_ms, shared.dbs.physical(db));
                 let retry = !first.replace(false);
                 read_after(&snap, &keys, &after, count, resp, retry).unwrap_or_else(CmdError::into_reply)
             })),
             keys: r.keys,
+            db,
             timeout: (ms > 0).then(|| std::time::Duration::from_millis(ms)),
             shape: Shape::Natural,
             lane: Lane::Reader,
@@ -613,6 +615,7 @@ fn xreadgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 region,
                 attempt: Attempt::Write { cmd: ctx.apply_cmd(args, false), retry: ctx.apply_cmd(args, true) },
                 keys: r.keys.clone(),
+                db: ctx.session.db,
                 timeout: (ms > 0).then(|| std::time::Duration::from_millis(ms)),
                 shape: Shape::Only,
                 lane: Lane::Group(r.group.as_ref().map(|g| g.0.clone()).unwrap_or_default()),
@@ -828,7 +831,7 @@ fn xgroup_create(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             return Err(err("BUSYGROUP Consumer Group name already exists"));
         }
         if old.is_none() {
-            let expired = stor(a.any_meta(&crate::types::mkey(key)))?;
+            let expired = stor(a.any_meta(&a.mkey(key)))?;
             st::save(a, key, expired.as_ref(), &mut s);
         } else {
             a.rewrote(key);

@@ -52,7 +52,8 @@ impl std::fmt::Debug for ExecPlan {
 impl Queued {
     /// True for a command that reads or writes the keyspace: it runs inside apply.
     pub fn in_apply(&self) -> bool {
-        self.spec.flags & (WRITE | READONLY | PROGRAM) != 0
+        // SELECT too: the commands after it run in its database.
+        self.spec.flags & (WRITE | READONLY | PROGRAM) != 0 || self.spec.name == "select"
     }
 }
 
@@ -149,15 +150,17 @@ fn watch(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     let router = &ctx.shared.router;
     for key in &args[1..] {
-        if ctx.session.watched.iter().any(|w| w.key == *key) {
+        let mk = Bytes::from(crate::types::mkey_in(ctx.session.db, key));
+        if ctx.session.watched.iter().any(|w| w.key == mk) {
             continue;
         }
         let region = router.region_of_key(key).id;
         // Registered first, then read: a write the read sees is either before the
         // registration's index or recorded after it (see `types::watches`).
-        let since = ctx.shared.watches.watch(key, region);
+        let since = ctx.shared.watches.watch(&mk, region);
+        let stored = Bytes::from(crate::types::mkey_in(ctx.physical_db(), key));
         let alive = ctx.reader().meta(key)?.is_some();
-        ctx.session.watched.push(Watched { key: key.clone(), region, since, alive });
+        ctx.session.watched.push(Watched { key: mk, stored, region, since, alive });
     }
     reply(Reply::Ok)
 }
@@ -206,7 +209,7 @@ fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     // A queued script may touch keys it did not declare (see `script::run`),
     // and a queued FLUSHALL or FLUSHDB flushes every region.
     let standalone_regions = ctx.shared.nodes.is_none() && router.regions().len() > 1;
-    let everywhere = |spec: &CommandSpec| spec.flags & PROGRAM != 0 || matches!(spec.name, "flushall" | "flushdb");
+    let everywhere = |spec: &CommandSpec| spec.flags & PROGRAM != 0 || matches!(spec.name, "flushall" | "flushdb" | "swapdb");
     if standalone_regions && queue.iter().any(|(spec, _, in_apply)| *in_apply && everywhere(spec)) {
         same = false;
     }
@@ -219,7 +222,8 @@ fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         region = Some(crate::shard::cross::ALL_REGIONS);
     }
     op.seed = ctx.random();
-    let cmd = (!op.cmds.is_empty()).then(|| WriteCmd { op: Some(Op::Exec(op)) });
+    let db = ctx.session.db as u32;
+    let cmd = (!op.cmds.is_empty()).then(|| WriteCmd { op: Some(Op::Exec(op)), db });
     Ok(Plan::Exec(ExecPlan { region: region.unwrap_or(0), cmd, watched, queue }))
 }
 
@@ -249,6 +253,7 @@ impl Programs for Executor {
         let mut rng = Rng::new(op.seed);
         let mut session = Session::detached(op.resp as u8, apply.now_ms);
         session.retry = op.retry;
+        session.db = apply.ldb;
         let mut out = Vec::with_capacity(op.cmds.len());
         for argv in &op.cmds {
             out.push(run_in_apply(&shared, &mut session, apply, &mut rng, &argv.args)?);

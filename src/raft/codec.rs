@@ -182,7 +182,7 @@ mod tests {
         let set = pb::Set { key: Bytes::from_static(b"k"), value: Bytes::from_static(b"v"), ..Default::default() };
         let batch = pb::RaftBatch {
             now_ms: 42,
-            cmds: vec![pb::WriteCmd { op: Some(pb::write_cmd::Op::Set(set)) }],
+            cmds: vec![pb::WriteCmd { op: Some(pb::write_cmd::Op::Set(set)), db: 0 }],
             ..Default::default()
         };
         for payload in [

@@ -141,6 +141,8 @@ pub struct RegionDeps {
     pub notify: Option<Arc<dyn crate::types::notify::Sink>>,
     /// The cluster's nodes (`None`: standalone).
     pub nodes: Option<Arc<Nodes>>,
+    /// The databases and SWAPDB's mapping.
+    pub dbs: Arc<crate::types::dbs::Dbs>,
     /// The owning core's metadata read cache, filled with what apply writes
     /// (`None` in tools and tests).
     pub cache: Option<Rc<crate::types::cache::ReadCache>>,

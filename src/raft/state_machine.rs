@@ -116,6 +116,7 @@ impl StateMachine {
     async fn apply_run(&mut self, batch: Vec<EntryResponder<TypeConfig>>) -> Result<(), io::Error> {
         let mut ctx = ApplyCtx::new(&self.storage, self.slot_start, self.slot_end)
             .for_region(self.region)
+            .with_dbs(self.deps.dbs.clone())
             .with_watches(self.deps.watches.clone())
             .with_kept(std::mem::take(&mut self.kept));
         if let Some(p) = &self.deps.programs {
@@ -189,6 +190,7 @@ impl StateMachine {
         if let Some(cache) = &self.deps.cache {
             applied.fill(cache, &self.deps.epochs);
         }
+        applied.to_logical(&self.deps.dbs);
         let index = self.applied.map(|l| l.index).unwrap_or(0);
         self.deps.watches.applied_batch(self.region, index, &applied.modified, &applied.reaped);
         self.deps.blocked.notify_written(&applied.written);
@@ -275,6 +277,7 @@ impl StateMachine {
         let mut ctx = ApplyCtx::new(&self.storage, 0, crate::cluster::SLOT_COUNT)
             .for_region(self.region)
             .for_cross(parts)
+            .with_dbs(self.deps.dbs.clone())
             .with_watches(self.deps.watches.clone());
         if let Some(p) = &self.deps.programs {
             ctx = ctx.with_programs(p.clone());
@@ -323,6 +326,7 @@ impl StateMachine {
             crate::storage::ingest::crash_point("cross-applied");
         }
         applied.invalidate(&self.deps.epochs);
+        applied.to_logical(&self.deps.dbs);
         // Watchers judge a key by its own region's index.
         for a in &all {
             let (start, end) = (a.slots.0 as u32, a.slots.1);

@@ -219,7 +219,9 @@ async fn block(
     // CLIENT UNBLOCK reaches this wait through `unblock`.
     let (unblock_tx, mut unblock) = oneshot::channel::<()>();
     core.shared.observe.on_unblock(client, unblock_tx);
-    let waiter = blocked.register_in(&b.keys, b.lane.clone());
+    // Filed under the logical database's metadata keys (`types::dbs`).
+    let filed: Vec<bytes::Bytes> = b.keys.iter().map(|k| bytes::Bytes::from(crate::types::mkey_in(b.db, k))).collect();
+    let waiter = blocked.register_in(&filed, b.lane.clone());
     // A deadline past what the clock can hold is no deadline.
     let deadline = b.timeout.and_then(|t| Instant::now().checked_add(t));
     let mut first = true;
@@ -352,7 +354,15 @@ async fn exec(core: &Core, session: &mut Session, mut plan: ExecPlan) -> Reply {
     for (spec, args, in_apply) in plan.queue {
         let started = Instant::now();
         let r = if in_apply {
-            data.next().unwrap_or_else(|| Reply::error("ERR transaction reply missing"))
+            let r = data.next().unwrap_or_else(|| Reply::error("ERR transaction reply missing"));
+            // A SELECT that ran in the transaction stays selected after it.
+            if spec.name == "select" && matches!(r, Reply::Ok) {
+                if let Some(db) = std::str::from_utf8(&args[1]).ok().and_then(|a| a.parse().ok()) {
+                    session.db = db;
+                    session.entry.db.store(db, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+            r
         } else {
             local_reply(cmd::run(core, session, spec, &args)).await
         };

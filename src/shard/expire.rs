@@ -18,7 +18,7 @@ use crate::cluster::RegionRoute;
 use crate::pb::{self, write_cmd::Op, WriteCmd};
 use crate::protocol::Reply;
 use crate::raft::region::Region;
-use crate::storage::keys::{decode_expire_index_key, slot_lower_bound, slot_upper_bound};
+use crate::storage::keys::{decode_expire_index_key, decode_meta_key_in, slot_lower_bound, slot_upper_bound};
 use crate::storage::{Cf, Storage, StorageError};
 use crate::types::now_ms;
 
@@ -37,7 +37,7 @@ pub fn collect_due(
     route: &RegionRoute,
     from: u32,
     now: u64,
-    out: &mut Vec<(Bytes, u64)>,
+    out: &mut Vec<(Bytes, u64, u16)>,
 ) -> Result<u32, StorageError> {
     let (lo, hi) = (slot_lower_bound(route.start), slot_upper_bound(route.end));
     storage.with_iter(Cf::ExpireIndex, &lo, &hi, |c| {
@@ -52,11 +52,13 @@ pub fn collect_due(
             };
             // Jump over slots without TTLs.
             slot = s as u32;
-            while let Some((s2, at, key)) = c.key().and_then(decode_expire_index_key) {
+            while let Some((s2, at, mk)) = c.key().and_then(decode_expire_index_key) {
                 if s2 as u32 != slot || at > now {
                     break;
                 }
-                out.push((Bytes::copy_from_slice(key), at));
+                if let Some((db, _, key)) = decode_meta_key_in(&mk) {
+                    out.push((Bytes::copy_from_slice(key), at, db));
+                }
                 if out.len() >= MAX_PER_PROPOSAL {
                     return slot;
                 }
@@ -89,9 +91,17 @@ pub async fn run(core: Rc<Core>, region: Rc<Region>, route: RegionRoute) {
         if due.is_empty() {
             continue;
         }
-        let (keys, at_ms) = due.into_iter().unzip();
+        let mut op = pb::ExpireKeys::default();
+        for (key, at, db) in due {
+            op.keys.push(key);
+            op.at_ms.push(at);
+            op.dbs.push(db as u32);
+        }
+        if op.dbs.iter().all(|&d| d == 0) {
+            op.dbs.clear();
+        }
         let (tx, rx) = oneshot::channel();
-        region.submit(WriteCmd { op: Some(Op::ExpireKeys(pb::ExpireKeys { keys, at_ms })) }, tx);
+        region.submit(WriteCmd { op: Some(Op::ExpireKeys(op)), db: 0 }, tx);
         if let Ok(Reply::Int(n)) = rx.await {
             core.shared.expired_keys.fetch_add(n as u64, Ordering::Relaxed);
         }

@@ -178,6 +178,7 @@ impl Core {
             programs: self.shared.programs.get().cloned(),
             notify: Some(self.shared.pubsub.clone()),
             nodes: self.shared.nodes.clone(),
+            dbs: self.shared.dbs.clone(),
             // Standalone only for now: a cluster node's followers apply what they
             // never serve, and the kill -9 nemesis failed once with write-through
             // on (not reproduced in four reruns, nor shown to be its cause).

@@ -46,6 +46,8 @@ pub struct ClientEntry {
     pub subs: [AtomicUsize; 3],
     /// CLIENT_MONITOR | CLIENT_NO_EVICT | CLIENT_NO_TOUCH.
     pub flags: AtomicU8,
+    /// The selected database (CLIENT LIST's `db`).
+    pub db: std::sync::atomic::AtomicU16,
     /// Tells the connection to close (CLIENT KILL, a Pub/Sub buffer limit).
     kill: Mutex<Option<futures_channel::oneshot::Sender<()>>>,
 }
@@ -65,6 +67,7 @@ impl ClientEntry {
             lib_ver: Mutex::new(None),
             subs: Default::default(),
             flags: AtomicU8::new(0),
+            db: Default::default(),
             kill: Mutex::new(None),
         }
     }
@@ -181,6 +184,8 @@ pub struct Shared {
     pub startup_allocated: u64,
     /// The cluster's nodes and region leaders (`None`: standalone).
     pub nodes: Option<Arc<crate::cluster::nodes::Nodes>>,
+    /// The databases and SWAPDB's mapping of them.
+    pub dbs: Arc<crate::types::dbs::Dbs>,
 }
 
 impl Shared {
@@ -198,7 +203,10 @@ impl Shared {
             let client_addr = format!("{}:{}", config.bind, config.port);
             Arc::new(crate::cluster::nodes::Nodes::new(c.node_id, client_addr, c.peers.clone(), regions, c.join))
         });
+        let dbs = crate::types::dbs::Dbs::load(&storage, config.databases)
+            .unwrap_or_else(|_| crate::types::dbs::Dbs::new(config.databases));
         Shared {
+            dbs: Arc::new(dbs),
             nodes,
             access,
             startup_allocated: heap_bytes().0,

@@ -40,7 +40,7 @@ use rocksdb::compaction_filter_factory::{CompactionFilterContext, CompactionFilt
 use rocksdb::{SnapshotWithThreadMode, DB};
 
 use super::gate::Gate;
-use super::keys::{decode_expire_index_key, decode_meta_key, meta_key, split_subkey};
+use super::keys::{decode_expire_index_key, decode_meta_key, split_subkey};
 use super::meta::{expired, Coll, Meta};
 use super::{CF_LINKS, CF_METADATA};
 
@@ -275,8 +275,8 @@ impl Filter {
 
     fn expire_entry(&self, key: &[u8]) -> Decision {
         let Some(view) = &self.view else { return Decision::Keep };
-        let Some((slot, at, user_key)) = decode_expire_index_key(key) else { return Decision::Keep };
-        let stale = |j: &Judge| match j.read_ok(CF_METADATA, &meta_key(slot, user_key)) {
+        let Some((_, at, mk)) = decode_expire_index_key(key) else { return Decision::Keep };
+        let stale = |j: &Judge| match j.read_ok(CF_METADATA, &mk) {
             Ok(Some(v)) => Meta::decode_header(&v).is_some_and(|(_, e)| e != at),
             Ok(None) => true,
             Err(()) => false,

@@ -16,13 +16,14 @@ use bytes::Bytes;
 use super::cache::{Epochs, ReadCache};
 use super::coll::Found;
 use super::members::{MemberIndex, Sorted};
-use super::mkey;
+use super::dbs::Dbs;
+use super::mkey_in;
 use super::notify::{self, Event};
 use super::view::Source;
 use super::watches::Watches;
 use super::write::Programs;
 use super::zset::NodeCache;
-use crate::storage::keys::{decode_meta_key, expire_index_key, slot_lower_bound, slot_upper_bound, KeyType};
+use crate::storage::keys::{db_of, db_slot_range, decode_meta_key, decode_meta_key_in, expire_index_key, in_db, slot_lower_bound, slot_upper_bound, KeyType};
 use crate::storage::meta::Meta;
 use crate::storage::{Batch, Cf, Storage, StorageError};
 
@@ -53,6 +54,11 @@ pub struct ApplyCtx {
     pub cmd_pos: u32,
     slot_start: u16,
     slot_end: u32,
+    /// The command's database: logical (as the client named it: events) and
+    /// physical (where its keys are stored), and the mapping between them.
+    pub ldb: u16,
+    db: u16,
+    dbs: Option<Arc<Dbs>>,
     overlay: AHashMap<Vec<u8>, Option<Bytes>>,
     /// Metadata this batch read from RocksDB (`None`: absent; values up to
     /// [`READ_MEMO_MAX`] bytes), so a key many commands of one batch read costs
@@ -78,7 +84,11 @@ pub struct ApplyCtx {
     /// names no channel), and the events recorded.
     notify: u32,
     events: Vec<Event>,
-    flushed: bool,
+    /// Ranges of the data column families this batch flushed (FLUSHDB,
+    /// FLUSHALL): storage shows nothing there to the batch's reads.
+    flushed: Vec<(Vec<u8>, Vec<u8>)>,
+    /// A SWAPDB applied in this batch.
+    swapped: bool,
     batch: Batch,
     /// Versions for new composite keys: `entry index << VERSION_SHIFT`, plus a
     /// counter within the entry. Log indexes only grow, so a new version is
@@ -127,6 +137,9 @@ impl ApplyCtx {
             cmd_pos: 0,
             slot_start,
             slot_end,
+            ldb: 0,
+            db: 0,
+            dbs: None,
             overlay: AHashMap::new(),
             read_metas: RefCell::new(AHashMap::new()),
             elements: [BTreeMap::new(), BTreeMap::new()],
@@ -137,7 +150,8 @@ impl ApplyCtx {
             programs: None,
             notify: 0,
             events: Vec::new(),
-            flushed: false,
+            flushed: Vec::new(),
+            swapped: false,
             batch: Batch::new(),
             version_base: 1 << VERSION_SHIFT,
             versions_used: 0,
@@ -227,6 +241,83 @@ impl ApplyCtx {
         self
     }
 
+    /// Map databases with `dbs` (SWAPDB's mapping; none: every database is
+    /// its own).
+    pub fn with_dbs(mut self, dbs: Arc<Dbs>) -> Self {
+        self.dbs = Some(dbs);
+        self
+    }
+
+    /// The databases' mapping, if any.
+    pub fn dbs(&self) -> Option<&Arc<Dbs>> {
+        self.dbs.as_ref()
+    }
+
+    /// The physical database of logical `db`.
+    pub fn physical(&self, db: u16) -> u16 {
+        self.dbs.as_ref().map_or(db, |d| d.physical(db))
+    }
+
+    /// The logical database of physical `db`.
+    pub fn logical(&self, db: u16) -> u16 {
+        self.dbs.as_ref().map_or(db, |d| d.logical(db))
+    }
+
+    /// Run the next commands in logical database `db` (a write's `db`, SELECT
+    /// in a transaction or script).
+    pub fn select(&mut self, db: u16) {
+        self.ldb = db;
+        self.db = self.physical(db);
+    }
+
+    /// The physical database of the command.
+    pub fn db(&self) -> u16 {
+        self.db
+    }
+
+    /// The metadata key of `key` in the command's database.
+    pub fn mkey(&self, key: &[u8]) -> Vec<u8> {
+        mkey_in(self.db, key)
+    }
+
+    /// The metadata key of `key` in logical database `db`.
+    pub fn mkey_of(&self, db: u16, key: &[u8]) -> Vec<u8> {
+        mkey_in(self.physical(db), key)
+    }
+
+    /// SWAPDB a b: swap the logical databases' data (the mapping), stored
+    /// with the batch. The watched keys of either that exist in either are
+    /// modified, and every blocked client tries again.
+    pub fn swap_dbs(&mut self, a: u16, b: u16) -> Result<(), StorageError> {
+        let (pa, pb) = (self.physical(a), self.physical(b));
+        let mut touched = Vec::new();
+        if let Some(w) = self.watches.clone().filter(|w| w.any()) {
+            for mk in w.keys_in(self.slot_start, self.slot_end) {
+                let (l, _) = db_of(&mk);
+                if l != a && l != b {
+                    continue;
+                }
+                if self.live_meta(&in_db(&mk, pa))?.is_some() || self.live_meta(&in_db(&mk, pb))?.is_some() {
+                    touched.push((mk, l));
+                }
+            }
+        }
+        let stored = match &self.dbs {
+            Some(d) => d.swap(a, b),
+            None => return Ok(()),
+        };
+        // Filed where the batch's changes are mapped back from: the
+        // mapping after the swap.
+        for (mk, l) in touched {
+            let p = self.physical(l);
+            self.modified.push(in_db(&mk, p));
+        }
+        self.batch.put(Cf::RaftState, super::dbs::map_key().to_vec(), stored);
+        self.swapped = true;
+        self.db = self.physical(self.ldb);
+        Ok(())
+    }
+
     /// Run transactions and scripts with `programs`.
     pub fn with_programs(mut self, programs: Arc<dyn Programs>) -> Self {
         self.programs = Some(programs);
@@ -240,18 +331,25 @@ impl ApplyCtx {
         self
     }
 
+    /// [`ApplyCtx::event`] on `key` of logical database `db` (MOVE, COPY ... DB).
+    pub fn event_in(&mut self, db: u16, class: u32, name: &'static str, key: &[u8]) {
+        if self.notify & class != 0 {
+            self.events.push(Event { name, key: Bytes::copy_from_slice(key), db });
+        }
+    }
+
     /// Record keyspace event `name` of `class` on `key` (published once the
     /// batch is stored). Commands call it after their writes, as Redis does.
     pub fn event(&mut self, class: u32, name: &'static str, key: &[u8]) {
         if self.notify & class != 0 {
-            self.events.push(Event { name, key: Bytes::copy_from_slice(key) });
+            self.events.push(Event { name, key: Bytes::copy_from_slice(key), db: self.ldb });
         }
     }
 
     /// The `del` event that follows a command's own when it left `key` empty
     /// (and so deleted it).
     pub fn event_if_gone(&mut self, key: &[u8]) -> Result<(), StorageError> {
-        if self.notify & notify::GENERIC != 0 && self.live_meta(&mkey(key))?.is_none() {
+        if self.notify & notify::GENERIC != 0 && self.live_meta(&self.mkey(key))?.is_none() {
             self.event(notify::GENERIC, "del", key);
         }
         Ok(())
@@ -261,7 +359,7 @@ impl ApplyCtx {
     /// destination, for the `del` event of an empty result (false, unread,
     /// when no generic events are recorded).
     pub fn exists_for_events(&self, key: &[u8]) -> Result<bool, StorageError> {
-        Ok(self.notify & notify::GENERIC != 0 && self.live_meta(&mkey(key))?.is_some())
+        Ok(self.notify & notify::GENERIC != 0 && self.live_meta(&self.mkey(key))?.is_some())
     }
 
     /// A *STORE's event: `name` when it stored a result in `dst`, `del` when
@@ -326,7 +424,7 @@ impl ApplyCtx {
         if let Some(v) = element_slot(cf).and_then(|i| self.elements[i].get(key)) {
             return Ok(v.clone());
         }
-        if self.flushed {
+        if self.is_flushed(key) {
             return Ok(None);
         }
         self.storage.get(cf, key)
@@ -375,12 +473,18 @@ impl ApplyCtx {
     /// key holds (its rank counters rebuilt): readers' caches must drop them, but
     /// WATCH does not see a change.
     pub fn rewrote(&mut self, key: &[u8]) {
-        self.touched.push(mkey(key));
+        let mk = self.mkey(key);
+        self.touched.push(mk);
+    }
+
+    /// True if `key` (of a data column family) lies in a range this batch flushed.
+    fn is_flushed(&self, key: &[u8]) -> bool {
+        self.flushed.iter().any(|(lo, hi)| &lo[..] <= key && key < &hi[..])
     }
 
     /// Record that `key`'s elements changed though its metadata did not.
     pub fn touch(&mut self, key: &[u8]) {
-        let mk = mkey(key);
+        let mk = self.mkey(key);
         self.modified.push(mk.clone());
         self.touched.push(mk);
     }
@@ -415,14 +519,14 @@ impl ApplyCtx {
             }
             None => Vec::new(),
         };
-        merge_scan(&self.storage, self.flushed, cf, from, to, reverse, pending, f)
+        merge_scan(&self.storage, &self.flushed, cf, from, to, reverse, pending, f)
     }
 
     fn raw_meta(&self, mk: &[u8]) -> Result<Option<Bytes>, StorageError> {
         if let Some(v) = self.overlay.get(mk) {
             return Ok(v.clone());
         }
-        if self.flushed {
+        if self.is_flushed(mk) {
             return Ok(None);
         }
         if let Some(v) = self.read_metas.borrow().get(mk) {
@@ -481,9 +585,9 @@ impl ApplyCtx {
             None => matches!(self.live_meta(mk), Ok(Some(_))),
         };
         if !live {
-            if let Some((_, key)) = decode_meta_key(mk) {
+            if let Some((db, _, key)) = decode_meta_key_in(mk) {
                 let key = key.to_vec();
-                self.event(notify::NEW, "new", &key);
+                self.event_in(self.logical(db), notify::NEW, "new", &key);
             }
         }
     }
@@ -499,8 +603,10 @@ impl ApplyCtx {
     pub fn del_expired(&mut self, mk: Vec<u8>, old: &Meta) {
         if self.notify & notify::EXPIRED != 0 {
             if let Some((_, key)) = decode_meta_key(&mk) {
-                let key = key.to_vec();
-                self.event(notify::EXPIRED, "expired", &key);
+                // Active expiry names keys of any database.
+                let db = self.logical(db_of(&mk).0);
+                let key = Bytes::copy_from_slice(key);
+                self.events.push(Event { name: "expired", key, db });
             }
         }
         self.reaped.push(mk.clone());
@@ -519,7 +625,7 @@ impl ApplyCtx {
     fn drop_meta(&mut self, mk: Vec<u8>, old: &Meta) {
         if self.kept.members.sets() > 0 && old.kind == KeyType::Set {
             // A deleted set's prefix never comes back: its index goes now.
-            if let Some(found) = decode_meta_key(&mk).and_then(|(_, key)| Found::from_meta(key, old.clone())) {
+            if let Some(found) = decode_meta_key_in(&mk).and_then(|(db, _, key)| Found::from_meta(db, key, old.clone())) {
                 self.kept.members.forget(&found.prefix);
             }
         }
@@ -531,8 +637,8 @@ impl ApplyCtx {
 
     /// Add or remove the expire index entry (`mk`'s key, `at`).
     pub fn index(&mut self, mk: &[u8], at: u64, add: bool) {
-        if let Some((slot, key)) = decode_meta_key(mk) {
-            let ik = expire_index_key(slot, at, key);
+        if decode_meta_key(mk).is_some() {
+            let ik = expire_index_key(mk, at);
             if add {
                 self.batch.put(Cf::ExpireIndex, ik, Vec::new());
             } else {
@@ -541,19 +647,39 @@ impl ApplyCtx {
         }
     }
 
-    /// Delete every key of the region (FLUSHDB/FLUSHALL).
-    pub fn flush_region(&mut self) -> Result<(), StorageError> {
+    /// Delete every key of the region in logical database `db` (FLUSHDB), or
+    /// in every database (`None`, FLUSHALL).
+    pub fn flush_region(&mut self, db: Option<u16>) -> Result<(), StorageError> {
+        let physical: Vec<u16> = match db {
+            Some(l) => vec![self.physical(l)],
+            None => (0..self.dbs.as_ref().map_or(1, |d| d.count().max(d.stored_len())) as u32).map(|d| d as u16).collect(),
+        };
         // The watched keys that exist are modified; missing or expired ones are not.
         if let Some(w) = self.watches.clone().filter(|w| w.any()) {
-            for key in w.keys_in(self.slot_start, self.slot_end) {
-                let mk = mkey(&key);
+            for mk in w.keys_in(self.slot_start, self.slot_end) {
+                let p = self.physical(db_of(&mk).0);
+                if !physical.contains(&p) {
+                    continue;
+                }
+                let mk = in_db(&mk, p);
                 if self.live_meta(&mk)?.is_some() {
                     self.modified.push(mk);
                 }
             }
         }
-        let (lo, hi) = (slot_lower_bound(self.slot_start), slot_upper_bound(self.slot_end));
-        // A small region is flushed as DEL deletes: each key's metadata goes, and
+        for p in physical {
+            let (lo, hi) = db_slot_range(p, self.slot_start, self.slot_end);
+            self.flush_range(lo, hi, db.is_none() && p == 0)?;
+        }
+        self.kept.clear();
+        Ok(())
+    }
+
+    /// Delete every key in `[lo, hi)` of the data column families (one
+    /// database's part of the region); `expiry`: its expire index entries too
+    /// (the whole region's, every database's: FLUSHALL).
+    fn flush_range(&mut self, lo: Vec<u8>, hi: Vec<u8>, expiry: bool) -> Result<(), StorageError> {
+        // A small range is flushed as DEL deletes: each key's metadata goes, and
         // the compaction filters (`storage::gc`) collect its elements, expire
         // index entry and link. A big one is deleted by ranges. (Every range
         // deletion stays in the memtable until it is flushed, and the reads after
@@ -571,14 +697,20 @@ impl ApplyCtx {
         if small {
             keys.into_iter().for_each(|k| self.batch.delete(Cf::Metadata, k));
         } else {
-            for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore, Cf::ExpireIndex, Cf::Links] {
+            for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore, Cf::Links] {
                 self.batch.delete_range(cf, lo.clone(), hi.clone());
             }
+            if expiry {
+                let (elo, ehi) = (slot_lower_bound(self.slot_start), slot_upper_bound(self.slot_end));
+                self.batch.delete_range(Cf::ExpireIndex, elo, ehi);
+            }
         }
-        self.overlay.clear();
-        self.elements.iter_mut().for_each(BTreeMap::clear);
-        self.kept.clear();
-        self.flushed = true;
+        self.overlay.retain(|k, _| !(&lo[..] <= &k[..] && &k[..] < &hi[..]));
+        self.read_metas.get_mut().retain(|k, _| !(&lo[..] <= &k[..] && &k[..] < &hi[..]));
+        for m in self.elements.iter_mut() {
+            m.retain(|k, _| !(&lo[..] <= &k[..] && &k[..] < &hi[..]));
+        }
+        self.flushed.push((lo, hi));
         Ok(())
     }
 
@@ -628,7 +760,7 @@ impl ApplyCtx {
             written.push(k);
             stored.push(v);
         }
-        let flushed = std::mem::replace(&mut self.flushed, false);
+        let flushed = !std::mem::take(&mut self.flushed).is_empty() || std::mem::take(&mut self.swapped);
         let modified = std::mem::take(&mut self.modified);
         let reaped = std::mem::take(&mut self.reaped);
         let events = std::mem::take(&mut self.events);
@@ -641,7 +773,7 @@ impl ApplyCtx {
 #[allow(clippy::too_many_arguments)]
 fn merge_scan(
     storage: &Storage,
-    flushed: bool,
+    flushed: &[(Vec<u8>, Vec<u8>)],
     cf: Cf,
     from: &[u8],
     to: &[u8],
@@ -655,8 +787,12 @@ fn merge_scan(
     // `pending` is now consumed from its end, in visiting order.
     let before = |a: &[u8], b: &[u8]| if reverse { a > b } else { a < b };
     let mut go = true;
-    if !flushed {
+    let gone = |k: &[u8]| flushed.iter().any(|(lo, hi)| &lo[..] <= k && k < &hi[..]);
+    if !flushed.iter().any(|(lo, hi)| &lo[..] <= from && to <= &hi[..]) {
         storage.scan(cf, from, to, reverse, |k, v| {
+            if gone(k) {
+                return true;
+            }
             while let Some(&(pk, pv)) = pending.last() {
                 if !before(pk, k) {
                     break;
@@ -698,8 +834,11 @@ impl Source for ApplyCtx {
     fn now_ms(&self) -> u64 {
         self.now_ms
     }
+    fn db(&self) -> u16 {
+        self.db
+    }
     fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError> {
-        self.live_meta(&mkey(key))
+        self.live_meta(&self.mkey(key))
     }
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
         match cf {
@@ -740,6 +879,21 @@ pub struct Applied {
 }
 
 impl Applied {
+    /// After the read cache is filled: name the keys this batch changed as
+    /// their logical databases do (blocked clients and WATCH file them so).
+    pub fn to_logical(&mut self, dbs: &Dbs) {
+        if dbs.is_identity() {
+            return;
+        }
+        for list in [&mut self.written, &mut self.modified, &mut self.reaped] {
+            for mk in list.iter_mut() {
+                if let Some(l) = dbs.logical_mk(mk) {
+                    *mk = l;
+                }
+            }
+        }
+    }
+
     /// Before `batch` goes to RocksDB: announce the keys it writes, so that no
     /// core serves them from its read cache until [`Applied::invalidate`].
     pub fn announce(&self, epochs: &Epochs) {
@@ -781,7 +935,7 @@ impl Applied {
             let Some((_, key)) = decode_meta_key(mk) else { continue };
             // (No stamp: another core is writing a key of the same bucket.)
             if let Some(stamp) = epochs.stamp(key) {
-                cache.put(key, stamp, v.clone());
+                cache.put(mk, stamp, v.clone());
             }
         }
     }

@@ -15,10 +15,10 @@ use super::notify::{GENERIC, STRING};
 use super::string::{read_range, value, value_len};
 use super::view::Source;
 use super::write::ApplyResult;
-use super::{mkey, ApplyCtx, TypeError};
+use super::{ApplyCtx, TypeError};
 
 fn string_meta_of(ctx: &ApplyCtx, key: &[u8]) -> Result<Result<Option<Meta>, TypeError>, crate::storage::StorageError> {
-    Ok(match ctx.live_meta(&mkey(key))? {
+    Ok(match ctx.live_meta(&ctx.mkey(key))? {
         Some(m) if m.kind != KeyType::String => Err(TypeError::WrongType),
         m => Ok(m),
     })
@@ -78,7 +78,7 @@ pub fn apply_bitop(ctx: &mut ApplyCtx, op: &pb::Bitop) -> ApplyResult {
     }
     let srcs: Vec<&[u8]> = values.iter().map(|v| &v[..]).collect();
     let out = bits::bitop(which, &srcs);
-    let mk = mkey(&op.dest);
+    let mk = ctx.mkey(&op.dest);
     let old = ctx.any_meta(&mk)?;
     if out.is_empty() {
         if let Some(old) = old {
@@ -113,7 +113,7 @@ pub fn apply_bitfield(ctx: &mut ApplyCtx, op: &pb::Bitfield) -> ApplyResult {
     if let Some(grow) = bits::bitfield_grow_len(&ops) {
         if grow > m.as_ref().map_or(0, value_len) {
             ctx.write_string_range(key, m.as_ref(), grow - 1, &[0])?;
-            m = ctx.live_meta(&mkey(key))?;
+            m = ctx.live_meta(&ctx.mkey(key))?;
         }
     }
     let mut out = Vec::with_capacity(ops.len());
@@ -140,7 +140,7 @@ pub fn apply_bitfield(ctx: &mut ApplyCtx, op: &pb::Bitfield) -> ApplyResult {
         };
         bits::set_field(&mut w, at, t, stored);
         ctx.write_string_range(key, m.as_ref(), from, &w)?;
-        m = ctx.live_meta(&mkey(key))?;
+        m = ctx.live_meta(&ctx.mkey(key))?;
         changes += 1;
         out.push(Reply::Int(shown));
     }

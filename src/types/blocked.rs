@@ -19,7 +19,6 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use futures_channel::oneshot;
 
-use crate::storage::keys::decode_meta_key;
 
 /// The registry. Cheap to consult when nobody waits (one atomic load).
 #[derive(Default)]
@@ -60,8 +59,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Blocked {
-    /// Queue a client on `keys` (it is busy with its first attempt: a write
-    /// landing before that attempt's answer is not lost).
+    /// Queue a client on `keys`, metadata keys in its logical database (it
+    /// is busy with its first attempt: a write landing before that attempt's
+    /// answer is not lost).
     pub fn register(&self, keys: &[Bytes]) -> Arc<Waiter> {
         self.register_in(keys, Lane::Pop)
     }
@@ -110,10 +110,8 @@ impl Blocked {
         }
         let mut q = lock(&self.queues);
         for mk in written {
-            if let Some((_, key)) = decode_meta_key(mk) {
-                if let Some(queue) = q.get_mut(key) {
-                    wake_heads(queue, None);
-                }
+            if let Some(queue) = q.get_mut(&mk[..]) {
+                wake_heads(queue, None);
             }
         }
     }
@@ -200,7 +198,7 @@ mod tests {
     #[test]
     fn first_come_first_woken() {
         let w = Blocked::default();
-        let k = [Bytes::from_static(b"k")];
+        let k = [Bytes::from(mk("k"))];
         let (a, b) = (w.register(&k), w.register(&k));
         let (mut ra, mut rb) = (a.wait(), b.wait());
         w.notify_written(&[mk("k")]);
@@ -219,7 +217,7 @@ mod tests {
     #[test]
     fn a_write_during_the_first_attempt_is_not_lost() {
         let w = Blocked::default();
-        let a = w.register(&[Bytes::from_static(b"k")]);
+        let a = w.register(&[Bytes::from(mk("k"))]);
         w.notify_written(&[mk("k"), mk("other")]);
         assert!(ready(&mut a.wait()), "the push raced the first attempt: retry at once");
     }
@@ -227,7 +225,7 @@ mod tests {
     #[test]
     fn lanes_wake_every_reader_and_one_client_per_group() {
         let w = Blocked::default();
-        let k = [Bytes::from_static(b"s")];
+        let k = [Bytes::from(mk("s"))];
         let g = |n: &'static [u8]| Lane::Group(Bytes::from_static(n));
         let (a1, a2, b1) = (w.register_in(&k, g(b"a")), w.register_in(&k, g(b"a")), w.register_in(&k, g(b"b")));
         let (r1, pop, r2) = (w.register_in(&k, Lane::Reader), w.register(&k), w.register_in(&k, Lane::Reader));
@@ -249,7 +247,7 @@ mod tests {
     #[test]
     fn leaving_without_a_wakeup_wakes_nobody() {
         let w = Blocked::default();
-        let k = [Bytes::from_static(b"k")];
+        let k = [Bytes::from(mk("k"))];
         let (a, b) = (w.register(&k), w.register(&k));
         let (_ra, mut rb) = (a.wait(), b.wait());
         w.unregister(&a);

@@ -5,12 +5,12 @@
 use bytes::Bytes;
 
 use crate::cluster::key_slot;
-use crate::storage::keys::{subkey_prefix, KeyType};
+use crate::storage::keys::{meta_key_in, KeyType};
 use crate::storage::meta::{Coll, Meta};
 use crate::storage::{Cf, StorageError};
 
 use super::view::Source;
-use super::{mkey, ApplyCtx, TypeError};
+use super::{ApplyCtx, TypeError};
 
 /// A composite key as read: its metadata and where its elements live.
 #[derive(Debug, Clone)]
@@ -22,17 +22,20 @@ pub struct Found {
 }
 
 impl Found {
-    pub fn from_meta(key: &[u8], meta: Meta) -> Option<Found> {
+    /// `key` of (physical) database `db`, whose metadata is `meta`.
+    pub fn from_meta(db: u16, key: &[u8], meta: Meta) -> Option<Found> {
         let coll = Coll::from_meta(&meta)?;
         let data = coll.data_key(key);
-        let prefix = subkey_prefix(key_slot(data), data, coll.version);
+        let mut prefix = meta_key_in(db, key_slot(data), data);
+        prefix.extend_from_slice(&coll.version.to_be_bytes());
         Some(Found { meta, coll, prefix })
     }
 
-    /// A collection not yet written: `coll` (a new version) as `key` will hold it.
-    pub fn fresh(key: &[u8], coll: &Coll) -> Found {
+    /// A collection not yet written: `coll` (a new version) as `key` of
+    /// (physical) database `db` will hold it.
+    pub fn fresh(db: u16, key: &[u8], coll: &Coll) -> Found {
         let meta = Meta::decode(Bytes::from(coll.encode())).expect("a collection's metadata decodes");
-        Found::from_meta(key, meta).expect("a collection's metadata is a collection's")
+        Found::from_meta(db, key, meta).expect("a collection's metadata is a collection's")
     }
 
     /// The element key of `sub` (a field, member, list index or score+member).
@@ -67,7 +70,7 @@ pub fn find(src: &impl Source, key: &[u8], kind: KeyType) -> Result<Result<Optio
     Ok(match src.meta(key)? {
         None => Ok(None),
         Some(m) if m.kind != kind => Err(TypeError::WrongType),
-        Some(m) => Ok(Found::from_meta(key, m)),
+        Some(m) => Ok(Found::from_meta(src.db(), key, m)),
     })
 }
 
@@ -91,20 +94,20 @@ impl ApplyCtx {
         key: &[u8],
         kind: KeyType,
     ) -> Result<Result<(Found, Option<Meta>), TypeError>, StorageError> {
-        let mk = mkey(key);
+        let mk = self.mkey(key);
         let any = self.any_meta(&mk)?;
         match any {
             Some(m) if !m.is_expired(self.now_ms) => {
                 if m.kind != kind {
                     return Ok(Err(TypeError::WrongType));
                 }
-                match Found::from_meta(key, m.clone()) {
+                match Found::from_meta(self.db(), key, m.clone()) {
                     Some(f) => Ok(Ok((f, Some(m)))),
                     None => Ok(Err(TypeError::WrongType)),
                 }
             }
             old => {
-                let found = Found::fresh(key, &Coll::new(kind, self.new_version(key)));
+                let found = Found::fresh(self.db(), key, &Coll::new(kind, self.new_version(key)));
                 // An expired leftover is replaced: its expire index entry goes.
                 Ok(Ok((found, old)))
             }
@@ -136,7 +139,7 @@ impl ApplyCtx {
     /// writes the elements under the returned namespace. `size` 0 just deletes
     /// `key` (`None`). For the *STORE commands.
     pub fn replace_coll(&mut self, key: &[u8], kind: KeyType, size: u64) -> Result<Option<Found>, StorageError> {
-        let mk = mkey(key);
+        let mk = self.mkey(key);
         let old = self.any_meta(&mk)?;
         if size == 0 {
             if let Some(old) = old {
@@ -146,7 +149,7 @@ impl ApplyCtx {
         }
         let mut coll = Coll::new(kind, self.new_version(key));
         coll.size = size;
-        let found = Found::fresh(key, &coll);
+        let found = Found::fresh(self.db(), key, &coll);
         self.put_meta_over(mk, old.as_ref(), coll.encode());
         Ok(Some(found))
     }
@@ -154,7 +157,7 @@ impl ApplyCtx {
     /// Write back a collection's metadata after its elements changed; an empty one
     /// is deleted (Redis never keeps an empty composite key).
     pub fn save_coll(&mut self, key: &[u8], old: Option<&Meta>, coll: &Coll) {
-        let mk = mkey(key);
+        let mk = self.mkey(key);
         if coll.size == 0 {
             if let Some(old) = old {
                 self.del_key(mk, old);

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use super::coll::{each, Found};
 use super::stream::{self as st, Limits, NewId, Sid, Stream};
 use super::view::Source;
-use super::{mkey, ApplyCtx};
+use super::{ApplyCtx};
 use crate::protocol::rdb_value::{self as rv, Value};
 use crate::storage::keys::KeyType;
 use crate::storage::meta::{Coll, Meta};
@@ -27,7 +27,7 @@ pub fn read(src: &impl Source, key: &[u8], m: Meta) -> Result<Value, StorageErro
         return Ok(Value::String(super::string::value(src, key, &m)?.to_vec()));
     }
     let kind = m.kind;
-    let Some(found) = Found::from_meta(key, m) else { return Ok(Value::String(Vec::new())) };
+    let Some(found) = Found::from_meta(src.db(), key, m) else { return Ok(Value::String(Vec::new())) };
     let mut out = Vec::new();
     match kind {
         KeyType::List => {
@@ -105,7 +105,7 @@ fn read_stream(src: &impl Source, s: &Stream) -> Result<Value, StorageError> {
 /// Write `v` as `key`'s value, expiring at `expire_ms` (0: never), over
 /// whatever `key` held (already checked: absent, or REPLACE).
 pub fn write(a: &mut ApplyCtx, key: &[u8], v: Value, expire_ms: u64) -> Result<(), StorageError> {
-    let mk = mkey(key);
+    let mk = a.mkey(key);
     if let Some(old) = a.any_meta(&mk)? {
         a.del_any(mk.clone(), &old);
     }

@@ -24,7 +24,7 @@ use std::fmt;
 
 use super::notify::STRING;
 use super::write::ApplyResult;
-use super::{mkey, ApplyCtx, TypeError};
+use super::{ApplyCtx, TypeError};
 use crate::pb;
 use crate::protocol::Reply;
 use crate::storage::keys::KeyType;
@@ -673,7 +673,7 @@ fn hll_value(
 
 /// `key` for an HLL write: its live metadata and value, `None` if absent.
 fn string_of(ctx: &ApplyCtx, key: &[u8]) -> Result<Result<Option<(Meta, bytes::Bytes)>, TypeError>, StorageError> {
-    Ok(match ctx.live_meta(&mkey(key))? {
+    Ok(match ctx.live_meta(&ctx.mkey(key))? {
         Some(m) if m.kind != KeyType::String => Err(TypeError::WrongType),
         Some(m) => match hll_value(ctx, key, &m)? {
             Ok(v) => Ok(Some((m, v))),
@@ -700,7 +700,7 @@ pub fn read(
 fn store(ctx: &mut ApplyCtx, key: &[u8], old: Option<&Meta>, v: &[u8]) {
     let expire = old.map(|m| m.expire_ms).unwrap_or(0);
     let meta = ctx.string_meta(key, expire, v);
-    ctx.put_meta_over(mkey(key), old, meta);
+    ctx.put_meta_over(ctx.mkey(key), old, meta);
 }
 
 /// PFADD (Redis's `pfaddCommand`): a new key counts as a change, and any

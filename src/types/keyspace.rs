@@ -6,7 +6,7 @@ use bytes::Bytes;
 use crate::cluster::key_slot;
 use crate::pb;
 use crate::protocol::Reply;
-use crate::storage::keys::{decode_meta_key, slot_lower_bound, slot_upper_bound, subkey_prefix, KeyType};
+use crate::storage::keys::{db_slot_range, decode_meta_key, meta_key_in, KeyType};
 use crate::storage::meta::{Coll, Meta};
 use crate::storage::{Cf, StorageError};
 
@@ -15,12 +15,12 @@ use super::glob::glob_match;
 use super::notify::{GENERIC, NEW};
 use super::view::Source;
 use super::write::ApplyResult;
-use super::{mkey, ApplyCtx, TypeError};
+use super::{ApplyCtx, TypeError};
 
 pub fn apply_del(ctx: &mut ApplyCtx, op: &pb::Del) -> ApplyResult {
     let mut n = 0;
     for k in &op.keys {
-        let mk = mkey(k);
+        let mk = ctx.mkey(k);
         if let Some(m) = ctx.any_meta(&mk)? {
             let live = !m.is_expired(ctx.now_ms);
             ctx.del_any(mk, &m);
@@ -35,7 +35,7 @@ pub fn apply_del(ctx: &mut ApplyCtx, op: &pb::Del) -> ApplyResult {
 
 /// EXPIRE/PEXPIRE/EXPIREAT/PEXPIREAT with NX/XX/GT/LT (`at_ms` absolute).
 pub fn apply_expire(ctx: &mut ApplyCtx, op: &pb::Expire) -> ApplyResult {
-    let mk = mkey(&op.key);
+    let mk = ctx.mkey(&op.key);
     let Some(m) = ctx.live_meta(&mk)? else {
         return Ok(Ok(Reply::Int(0)));
     };
@@ -66,7 +66,7 @@ pub fn apply_expire(ctx: &mut ApplyCtx, op: &pb::Expire) -> ApplyResult {
 }
 
 pub fn apply_persist(ctx: &mut ApplyCtx, op: &pb::Persist) -> ApplyResult {
-    let mk = mkey(&op.key);
+    let mk = ctx.mkey(&op.key);
     match ctx.live_meta(&mk)? {
         Some(m) if m.expire_ms != 0 => {
             let new = Meta { expire_ms: 0, ..m.clone() }.encode();
@@ -80,7 +80,7 @@ pub fn apply_persist(ctx: &mut ApplyCtx, op: &pb::Persist) -> ApplyResult {
 
 /// RENAME, and RENAMENX (`nx`): `+OK`, or nil when NX refuses.
 pub fn apply_rename(ctx: &mut ApplyCtx, op: &pb::Rename) -> ApplyResult {
-    let (src, dst) = (mkey(&op.from), mkey(&op.to));
+    let (src, dst) = (ctx.mkey(&op.from), ctx.mkey(&op.to));
     let Some(m) = ctx.live_meta(&src)? else {
         return Ok(Err(TypeError::NoSuchKey));
     };
@@ -104,7 +104,9 @@ pub fn apply_rename(ctx: &mut ApplyCtx, op: &pb::Rename) -> ApplyResult {
             if owner[..] == op.to[..] {
                 c.owner = None;
             } else {
-                ctx.put_raw(Cf::Links, subkey_prefix(key_slot(&owner), &owner, c.version), Bytes::from(dst.clone()));
+                let mut link = meta_key_in(ctx.db(), key_slot(&owner), &owner);
+                link.extend_from_slice(&c.version.to_be_bytes());
+                ctx.put_raw(Cf::Links, link, Bytes::from(dst.clone()));
                 c.owner = Some(owner);
             }
             c.encode()
@@ -118,26 +120,48 @@ pub fn apply_rename(ctx: &mut ApplyCtx, op: &pb::Rename) -> ApplyResult {
     Ok(Ok(Reply::Ok))
 }
 
-/// COPY src dst [REPLACE]: 1 if copied.
+/// COPY src dst [REPLACE] [DB db]: 1 if copied.
 pub fn apply_copy(ctx: &mut ApplyCtx, op: &pb::Copy) -> ApplyResult {
-    let (src, dst) = (mkey(&op.from), mkey(&op.to));
+    let to_db = if op.to_db { op.db as u16 } else { ctx.ldb };
+    let src = ctx.mkey(&op.from);
     let Some(m) = ctx.live_meta(&src)? else {
         return Ok(Ok(Reply::Int(0)));
     };
+    let copied = copy_value(ctx, &op.from, m, to_db, &op.to, op.replace)?;
+    if copied {
+        ctx.event_in(to_db, GENERIC, "copy_to", &op.to);
+    }
+    Ok(Ok(Reply::Int(copied as i64)))
+}
+
+/// Write a copy of `from` (of the command's database, whose metadata is `m`)
+/// as `to` of logical database `to_db`, unless `to` exists there and not
+/// `replace`. True if written.
+fn copy_value(
+    ctx: &mut ApplyCtx,
+    from: &[u8],
+    m: Meta,
+    to_db: u16,
+    to: &[u8],
+    replace: bool,
+) -> Result<bool, StorageError> {
+    let dst = ctx.mkey_of(to_db, to);
     let old_dst = ctx.any_meta(&dst)?;
-    if !op.replace && old_dst.as_ref().is_some_and(|d| !d.is_expired(ctx.now_ms)) {
-        return Ok(Ok(Reply::Int(0)));
+    let dst_live = old_dst.as_ref().is_some_and(|d| !d.is_expired(ctx.now_ms));
+    if !replace && dst_live {
+        return Ok(false);
     }
-    if old_dst.as_ref().is_some_and(|d| !d.is_expired(ctx.now_ms)) {
-        ctx.event(NEW, "new", &op.to);
+    if dst_live {
+        ctx.event_in(to_db, NEW, "new", to);
     }
-    let copied = match Found::from_meta(&op.from, m.clone()) {
+    let copied = match Found::from_meta(ctx.db(), from, m.clone()) {
         // Elements are copied into a fresh namespace of the destination.
         Some(from) => {
             let mut c = from.coll.clone();
-            c.version = ctx.new_version(&op.to);
+            c.version = ctx.new_version(to);
             c.owner = None;
-            let to = subkey_prefix(key_slot(&op.to), &op.to, c.version);
+            let mut prefix = dst.clone();
+            prefix.extend_from_slice(&c.version.to_be_bytes());
             for cf in [Cf::Subkey, Cf::ZsetScore] {
                 let mut items = Vec::new();
                 ctx.scan_elements(cf, &from.prefix, &from.end(), false, |k, v| {
@@ -145,7 +169,7 @@ pub fn apply_copy(ctx: &mut ApplyCtx, op: &pb::Copy) -> ApplyResult {
                     true
                 })?;
                 for (sub, v) in items {
-                    let mut k = to.clone();
+                    let mut k = prefix.clone();
                     k.extend_from_slice(&sub);
                     ctx.put_element(cf, k, v);
                 }
@@ -155,17 +179,35 @@ pub fn apply_copy(ctx: &mut ApplyCtx, op: &pb::Copy) -> ApplyResult {
         None => m.encode(),
     };
     ctx.put_meta_over(dst, old_dst.as_ref(), copied);
-    ctx.event(GENERIC, "copy_to", &op.to);
+    Ok(true)
+}
+
+/// MOVE key db: 1 if `key` went to logical database `db` (where it was
+/// absent), with its TTL.
+pub fn apply_move(ctx: &mut ApplyCtx, op: &pb::Move) -> ApplyResult {
+    let src = ctx.mkey(&op.key);
+    let Some(m) = ctx.live_meta(&src)? else {
+        return Ok(Ok(Reply::Int(0)));
+    };
+    let to_db = op.db as u16;
+    if !copy_value(ctx, &op.key, m.clone(), to_db, &op.key, false)? {
+        return Ok(Ok(Reply::Int(0)));
+    }
+    ctx.del_key(src, &m);
+    ctx.event(GENERIC, "move_from", &op.key);
+    ctx.event_in(to_db, GENERIC, "move_to", &op.key);
     Ok(Ok(Reply::Int(1)))
 }
 
-/// Active expiry: `keys[i]` with `at_ms[i]` (the expire time of its index entry).
-/// Each key whose TTL has passed at the entry's time is deleted; an index entry is
-/// dropped once due or stale (the key no longer has that TTL). Result: keys deleted.
+/// Active expiry: `keys[i]` of physical database `dbs[i]` (0 when absent) with
+/// `at_ms[i]` (the expire time of its index entry). Each key whose TTL has
+/// passed at the entry's time is deleted; an index entry is dropped once due
+/// or stale (the key no longer has that TTL). Result: keys deleted.
 pub fn apply_expire_keys(ctx: &mut ApplyCtx, op: &pb::ExpireKeys) -> ApplyResult {
     let mut n = 0;
-    for (k, &at) in op.keys.iter().zip(&op.at_ms) {
-        let mk = mkey(k);
+    for (i, (k, &at)) in op.keys.iter().zip(&op.at_ms).enumerate() {
+        let db = op.dbs.get(i).copied().unwrap_or(0) as u16;
+        let mk = meta_key_in(db, key_slot(k), k);
         let meta = ctx.any_meta(&mk)?;
         match meta {
             Some(m) if m.is_expired(ctx.now_ms) => {
@@ -212,9 +254,10 @@ impl ScannedKey {
     }
 }
 
-/// Walk stored keys (live or expired) of slots `[slot_start, slot_end)` starting
-/// after `after` (a metadata key), visiting at most `budget` entries. Returns the
-/// last metadata key visited if the budget ran out, `None` if the range was exhausted.
+/// Walk stored keys (live or expired) of the reader's database in slots
+/// `[slot_start, slot_end)` starting after `after` (a metadata key), visiting
+/// at most `budget` entries. Returns the last metadata key visited if the
+/// budget ran out, `None` if the range was exhausted.
 pub fn walk_keys(
     r: &impl Source,
     slots: (u16, u32),
@@ -222,15 +265,15 @@ pub fn walk_keys(
     budget: usize,
     mut f: impl FnMut(ScannedKey),
 ) -> Result<Option<Vec<u8>>, StorageError> {
+    let (lo, to) = db_slot_range(r.db(), slots.0, slots.1);
     let from = match after {
-        Some(a) => {
+        Some(a) if &a[..] >= &lo[..] => {
             let mut v = a.to_vec();
             v.push(0);
             v
         }
-        None => slot_lower_bound(slots.0),
+        _ => lo,
     };
-    let to = slot_upper_bound(slots.1);
     let mut visited = 0;
     let mut last = None;
     r.scan(Cf::Metadata, &from, &to, false, |k, v| {
@@ -333,7 +376,8 @@ pub fn random_key(
         if lo >= hi || window.len() == RANDOM_KEY_WINDOW {
             continue;
         }
-        r.scan(Cf::Metadata, &slot_lower_bound(lo as u16), &slot_upper_bound(hi), false, |k, v| {
+        let (from, to) = db_slot_range(r.db(), lo as u16, hi);
+        r.scan(Cf::Metadata, &from, &to, false, |k, v| {
             if let (Some((_, key)), Some((_, at))) = (decode_meta_key(k), Meta::decode_header(v)) {
                 if !crate::storage::meta::expired(at, now) {
                     window.push(Bytes::copy_from_slice(key));

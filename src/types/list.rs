@@ -16,7 +16,7 @@ use super::coll::{each, find, Found};
 use super::notify::LIST;
 use super::view::Source;
 use super::write::ApplyResult;
-use super::{mkey, ApplyCtx, ReadResult, TypeError};
+use super::{ApplyCtx, ReadResult, TypeError};
 
 /// The element key of absolute index `i`.
 fn at(found: &Found, i: u64) -> Vec<u8> {
@@ -108,7 +108,7 @@ impl ApplyCtx {
 /// Replace `dst` (whatever it held, its TTL included) by a list of `values`
 /// in order; none deletes it (SORT ... STORE).
 pub fn store_list(ctx: &mut ApplyCtx, dst: &[u8], values: &[Bytes]) -> Result<(), StorageError> {
-    let mk = mkey(dst);
+    let mk = ctx.mkey(dst);
     let old = ctx.any_meta(&mk)?;
     if values.is_empty() {
         if let Some(old) = old {
@@ -117,7 +117,7 @@ pub fn store_list(ctx: &mut ApplyCtx, dst: &[u8], values: &[Bytes]) -> Result<()
         return Ok(());
     }
     let mut coll = Coll::new(KeyType::List, ctx.new_version(dst));
-    let found = Found::fresh(dst, &coll);
+    let found = Found::fresh(ctx.db(), dst, &coll);
     ctx.list_push(&found, &mut coll, false, values);
     ctx.put_meta_over(mk, old.as_ref(), coll.encode());
     Ok(())
@@ -266,7 +266,7 @@ fn trim(ctx: &mut ApplyCtx, op: &pb::Ltrim, found: Found) -> Result<(), StorageE
     let key = &op.key;
     let size = found.coll.size;
     let Some((s, e)) = range_of(op.start, op.stop, size) else {
-        ctx.del_key(mkey(key), &found.meta);
+        ctx.del_key(ctx.mkey(key), &found.meta);
         return Ok(());
     };
     let kept = e - s + 1;
@@ -278,7 +278,7 @@ fn trim(ctx: &mut ApplyCtx, op: &pb::Ltrim, found: Found) -> Result<(), StorageE
         let elems = elements(ctx, &found, s, e + 1)?;
         let mut fresh = Coll::new(KeyType::List, ctx.new_version(key));
         fresh.expire_ms = coll.expire_ms;
-        let to = Found::fresh(key, &fresh);
+        let to = Found::fresh(ctx.db(), key, &fresh);
         ctx.list_push(&to, &mut fresh, false, &elems);
         ctx.save_coll(key, Some(&found.meta), &fresh);
         return Ok(());

@@ -27,6 +27,7 @@ pub mod bits;
 pub mod blocked;
 pub mod cache;
 pub mod coll;
+pub mod dbs;
 pub mod dump;
 pub mod geo;
 pub mod glob;
@@ -47,7 +48,7 @@ pub mod write;
 pub mod zset;
 
 use crate::cluster::key_slot;
-use crate::storage::keys::meta_key;
+use crate::storage::keys::meta_key_in;
 use crate::storage::StorageError;
 
 pub use apply::{Applied, ApplyCtx, VERSION_SHIFT};
@@ -94,7 +95,7 @@ pub fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
-/// The metadata key of a user key.
-pub fn mkey(key: &[u8]) -> Vec<u8> {
-    meta_key(key_slot(key), key)
+/// The metadata key of a user key in (physical) database `db`.
+pub fn mkey_in(db: u16, key: &[u8]) -> Vec<u8> {
+    meta_key_in(db, key_slot(key), key)
 }

@@ -1,6 +1,6 @@
 //! Keyspace notifications: the event classes of `notify-keyspace-events`, and
 //! the events apply records as it changes keys (published on
-//! `__keyspace@0__:<key>` and `__keyevent@0__:<event>` once the batch is in
+//! `__keyspace@<db>__:<key>` and `__keyevent@<db>__:<event>` once the batch is in
 //! storage, by the node applying it).
 
 use bytes::Bytes;
@@ -24,11 +24,12 @@ pub const NEW: u32 = 1 << 14;
 /// `A`: every class but key-miss and new.
 pub const ALL: u32 = GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE;
 
-/// One event: its name and the key.
+/// One event: its name, the key and the key's (logical) database.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
     pub name: &'static str,
     pub key: Bytes,
+    pub db: u16,
 }
 
 /// Where apply's events go: the node's Pub/Sub (implemented above this layer).
@@ -43,11 +44,11 @@ pub trait Sink: Send + Sync {
 /// keyspace channel first, then the keyevent one.
 pub fn messages(flags: u32, e: &Event) -> impl Iterator<Item = (Bytes, Bytes)> {
     let space = (flags & KEYSPACE != 0).then(|| {
-        let mut c = b"__keyspace@0__:".to_vec();
+        let mut c = format!("__keyspace@{}__:", e.db).into_bytes();
         c.extend_from_slice(&e.key);
         (Bytes::from(c), Bytes::from_static(e.name.as_bytes()))
     });
-    let event = (flags & KEYEVENT != 0).then(|| (Bytes::from(format!("__keyevent@0__:{}", e.name)), e.key.clone()));
+    let event = (flags & KEYEVENT != 0).then(|| (Bytes::from(format!("__keyevent@{}__:{}", e.db, e.name)), e.key.clone()));
     space.into_iter().chain(event)
 }
 

@@ -137,7 +137,7 @@ pub fn sort(src: &impl Source, key: &[u8], spec: &SortSpec, detached: bool) -> R
     let meta = src.meta(key)?;
     let found = match meta {
         None => None,
-        Some(m) if matches!(m.kind, KeyType::List | KeyType::Set | KeyType::ZSet) => Found::from_meta(key, m),
+        Some(m) if matches!(m.kind, KeyType::List | KeyType::Set | KeyType::ZSet) => Found::from_meta(src.db(), key, m),
         Some(_) => return Ok(Err(TypeError::WrongType)),
     };
     let len = found.as_ref().map_or(0, |f| f.coll.size) as i64;

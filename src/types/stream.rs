@@ -37,7 +37,7 @@ use super::coll::{prefix_end, Found};
 use super::stream_node::plan_trim;
 pub use super::stream_node::{Limits, Node, Sid, Trim};
 use super::view::Source;
-use super::{mkey, ApplyCtx, TypeError};
+use super::{ApplyCtx, TypeError};
 use crate::storage::keys::KeyType;
 use crate::storage::meta::{Coll, Meta, STREAM_FIELDS};
 use crate::storage::{Cf, StorageError};
@@ -231,7 +231,7 @@ pub fn open(src: &impl Source, key: &[u8]) -> Result<Result<Option<Stream>, Type
     Ok(match src.meta(key)? {
         None => Ok(None),
         Some(m) if m.kind != KeyType::Stream => Err(TypeError::WrongType),
-        Some(m) => Ok(Found::from_meta(key, m).map(Stream::of)),
+        Some(m) => Ok(Found::from_meta(src.db(), key, m).map(Stream::of)),
     })
 }
 
@@ -595,17 +595,17 @@ pub fn lag(s: &Stream, g: &Group) -> Option<i64> {
 
 /// The stream at `key` for a write: `Ok(None)` if absent.
 pub fn open_write(a: &ApplyCtx, key: &[u8]) -> Result<Result<Option<(Stream, Meta)>, TypeError>, StorageError> {
-    let Some(m) = a.live_meta(&mkey(key))? else { return Ok(Ok(None)) };
+    let Some(m) = a.live_meta(&a.mkey(key))? else { return Ok(Ok(None)) };
     if m.kind != KeyType::Stream {
         return Ok(Err(TypeError::WrongType));
     }
-    Ok(Ok(Found::from_meta(key, m.clone()).map(|f| (Stream::of(f), m))))
+    Ok(Ok(Found::from_meta(a.db(), key, m.clone()).map(|f| (Stream::of(f), m))))
 }
 
 /// A new, empty stream at `key` (not yet saved).
 pub fn create(a: &mut ApplyCtx, key: &[u8]) -> Stream {
     let coll = Coll::new(KeyType::Stream, a.new_version(key));
-    Stream::of(Found::fresh(key, &coll))
+    Stream::of(Found::fresh(a.db(), key, &coll))
 }
 
 /// Write the stream's metadata (its size and fields) back; `old` is what the
@@ -613,7 +613,7 @@ pub fn create(a: &mut ApplyCtx, key: &[u8]) -> Stream {
 pub fn save(a: &mut ApplyCtx, key: &[u8], old: Option<&Meta>, s: &mut Stream) {
     let mut coll = s.found.coll.clone();
     s.state.put(&mut coll);
-    a.put_meta_over(mkey(key), old, coll.encode());
+    a.put_meta_over(a.mkey(key), old, coll.encode());
     s.found.coll = coll;
 }
 

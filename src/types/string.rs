@@ -25,7 +25,7 @@ use super::coll::Found;
 use super::notify::{GENERIC, STRING};
 use super::view::Source;
 use super::write::ApplyResult;
-use super::{mkey, ApplyCtx, ReadResult, TypeError, MAX_STRING_LEN};
+use super::{ApplyCtx, ReadResult, TypeError, MAX_STRING_LEN};
 
 /// The longest value held inline in its metadata.
 pub const INLINE_MAX: usize = 16 * 1024;
@@ -56,7 +56,7 @@ pub fn read_range(src: &impl Source, key: &[u8], m: &Meta, from: u64, to: u64) -
         return Ok(m.payload[from as usize..to as usize].to_vec());
     }
     let mut out = vec![0u8; (to - from) as usize];
-    let Some(found) = Found::from_meta(key, m.clone()) else { return Ok(out) };
+    let Some(found) = Found::from_meta(src.db(), key, m.clone()) else { return Ok(out) };
     let n = found.prefix.len();
     let (first, last) = (from / CHUNK, (to - 1) / CHUNK);
     src.scan(Cf::Subkey, &chunk_key(&found, first), &chunk_key(&found, last + 1), false, |k, v| {
@@ -92,7 +92,7 @@ impl ApplyCtx {
         let mut c = Coll::new(KeyType::String, self.new_version(key));
         c.expire_ms = expire_ms;
         c.size = value.len() as u64;
-        let found = Found::fresh(key, &c);
+        let found = Found::fresh(self.db(), key, &c);
         for (i, part) in value.chunks(CHUNK as usize).enumerate() {
             if part.iter().any(|&b| b != 0) {
                 self.put_element(Cf::Subkey, chunk_key(&found, i as u64), Bytes::copy_from_slice(part));
@@ -112,11 +112,11 @@ impl ApplyCtx {
         offset: u64,
         bytes: &[u8],
     ) -> Result<u64, StorageError> {
-        let mk = mkey(key);
+        let mk = self.mkey(key);
         let end = offset + bytes.len() as u64;
         let new_len = old.map_or(0, value_len).max(end);
         let expire = old.map_or(0, |m| m.expire_ms);
-        let chunked = old.and_then(|m| m.chunked.then(|| Found::from_meta(key, m.clone())).flatten());
+        let chunked = old.and_then(|m| m.chunked.then(|| Found::from_meta(self.db(), key, m.clone())).flatten());
         if chunked.is_none() && new_len <= INLINE_MAX as u64 {
             let mut v = old.map(|m| m.payload.to_vec()).unwrap_or_default();
             if (v.len() as u64) < end {
@@ -134,7 +134,7 @@ impl ApplyCtx {
                 // the first chunks.
                 let mut c = Coll::new(KeyType::String, self.new_version(key));
                 c.expire_ms = expire;
-                let f = Found::fresh(key, &c);
+                let f = Found::fresh(self.db(), key, &c);
                 let inline = old.map(|m| m.payload.clone()).unwrap_or_default();
                 for (i, part) in inline.chunks(CHUNK as usize).enumerate() {
                     self.put_element(Cf::Subkey, chunk_key(&f, i as u64), Bytes::copy_from_slice(part));
@@ -178,7 +178,7 @@ fn string_value(m: Option<Meta>) -> Result<Option<Meta>, TypeError> {
 }
 
 pub fn apply_set(ctx: &mut ApplyCtx, op: &pb::Set) -> ApplyResult {
-    let mk = mkey(&op.key);
+    let mk = ctx.mkey(&op.key);
     if !(op.nx || op.xx || op.get || op.keepttl) {
         // A plain SET needs nothing of the old value: write blind (no read). A stale
         // expire index entry of the old value is dropped when it comes due.
@@ -219,21 +219,21 @@ fn set_events(ctx: &mut ApplyCtx, op: &pb::Set) {
 pub fn apply_mset(ctx: &mut ApplyCtx, op: &pb::Mset) -> ApplyResult {
     if op.nx {
         for k in &op.keys {
-            if ctx.live_meta(&mkey(k))?.is_some() {
+            if ctx.live_meta(&ctx.mkey(k))?.is_some() {
                 return Ok(Ok(Reply::Nil));
             }
         }
     }
     for (k, v) in op.keys.iter().zip(&op.values) {
         let value = ctx.string_meta(k, 0, v);
-        ctx.put_meta(mkey(k), value);
+        ctx.put_meta(ctx.mkey(k), value);
         ctx.event(STRING, "set", k);
     }
     Ok(Ok(Reply::Ok))
 }
 
 pub fn apply_incrby(ctx: &mut ApplyCtx, op: &pb::Incrby) -> ApplyResult {
-    let mk = mkey(&op.key);
+    let mk = ctx.mkey(&op.key);
     let old = tri!(string_value(ctx.live_meta(&mk)?));
     let (cur, expire) = match &old {
         // A chunked value is longer than any number.
@@ -254,7 +254,7 @@ pub fn apply_incrby(ctx: &mut ApplyCtx, op: &pb::Incrby) -> ApplyResult {
 }
 
 pub fn apply_incrbyfloat(ctx: &mut ApplyCtx, op: &pb::Incrbyfloat) -> ApplyResult {
-    let mk = mkey(&op.key);
+    let mk = ctx.mkey(&op.key);
     let old = tri!(string_value(ctx.live_meta(&mk)?));
     if old.as_ref().is_some_and(|m| m.chunked) {
         // Longer than Redis reads a float (5 KiB).
@@ -274,7 +274,7 @@ pub fn apply_incrbyfloat(ctx: &mut ApplyCtx, op: &pb::Incrbyfloat) -> ApplyResul
 }
 
 pub fn apply_append(ctx: &mut ApplyCtx, op: &pb::Append) -> ApplyResult {
-    let mk = mkey(&op.key);
+    let mk = ctx.mkey(&op.key);
     let old = tri!(string_value(ctx.live_meta(&mk)?));
     let at = old.as_ref().map_or(0, value_len);
     if at as usize + op.value.len() > MAX_STRING_LEN {
@@ -286,7 +286,7 @@ pub fn apply_append(ctx: &mut ApplyCtx, op: &pb::Append) -> ApplyResult {
 }
 
 pub fn apply_setrange(ctx: &mut ApplyCtx, op: &pb::Setrange) -> ApplyResult {
-    let mk = mkey(&op.key);
+    let mk = ctx.mkey(&op.key);
     let old = tri!(string_value(ctx.live_meta(&mk)?));
     let add = &op.value;
     if add.is_empty() {
@@ -304,7 +304,7 @@ pub fn apply_setrange(ctx: &mut ApplyCtx, op: &pb::Setrange) -> ApplyResult {
 }
 
 pub fn apply_getdel(ctx: &mut ApplyCtx, op: &pb::Getdel) -> ApplyResult {
-    let mk = mkey(&op.key);
+    let mk = ctx.mkey(&op.key);
     match tri!(string_value(ctx.live_meta(&mk)?)) {
         None => Ok(Ok(Reply::Nil)),
         Some(m) => {
@@ -317,7 +317,7 @@ pub fn apply_getdel(ctx: &mut ApplyCtx, op: &pb::Getdel) -> ApplyResult {
 }
 
 pub fn apply_getex(ctx: &mut ApplyCtx, op: &pb::Getex) -> ApplyResult {
-    let mk = mkey(&op.key);
+    let mk = ctx.mkey(&op.key);
     let Some(m) = tri!(string_value(ctx.live_meta(&mk)?)) else { return Ok(Ok(Reply::Nil)) };
     let reply = Reply::Bulk(value(ctx, &op.key, &m)?);
     if let Some(at) = op.at_ms {

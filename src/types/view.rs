@@ -18,7 +18,7 @@ use bytes::Bytes;
 
 use super::apply::ApplyCtx;
 use super::cache::{Epochs, ReadCache};
-use super::{mkey, TypeError};
+use super::{mkey_in, TypeError};
 use crate::storage::keys::KeyType;
 use crate::storage::meta::Meta;
 use crate::storage::{Cf, Storage, StorageError, View};
@@ -27,6 +27,12 @@ use crate::storage::{Cf, Storage, StorageError, View};
 pub trait Source {
     /// The time expiry is judged at.
     fn now_ms(&self) -> u64;
+    /// The (physical) database user keys are read in (`types::dbs`).
+    fn db(&self) -> u16;
+    /// The metadata key of a user key in this source's database.
+    fn mkey(&self, key: &[u8]) -> Vec<u8> {
+        mkey_in(self.db(), key)
+    }
     /// Live metadata of a user key (`None` if absent or expired).
     fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError>;
     /// A point read of `cf` (element entries; metadata by its encoded key).
@@ -57,6 +63,8 @@ pub trait Source {
 pub struct Reader<'a> {
     pub storage: &'a Storage,
     pub now_ms: u64,
+    /// The physical database.
+    pub db: u16,
     cache: Option<(&'a ReadCache, &'a Epochs)>,
     /// One key's elements through a core's element cache: the cache, the key's
     /// metadata key (its elements' keys start with it, then the version), and
@@ -67,12 +75,12 @@ pub struct Reader<'a> {
 impl<'a> Reader<'a> {
     /// A reader judging expiry at `now_ms`, without the read cache.
     pub fn at(storage: &'a Storage, now_ms: u64) -> Self {
-        Reader { storage, now_ms, cache: None, elements: None }
+        Reader { storage, now_ms, db: 0, cache: None, elements: None }
     }
 
     /// A reader whose metadata reads go through a core's read cache.
     pub fn cached(storage: &'a Storage, cache: &'a ReadCache, epochs: &'a Epochs, now_ms: u64) -> Self {
-        Reader { storage, now_ms, cache: Some((cache, epochs)), elements: None }
+        Reader { storage, now_ms, db: 0, cache: Some((cache, epochs)), elements: None }
     }
 
     /// A reader of `key` whose point reads of its elements also go through a
@@ -85,10 +93,17 @@ impl<'a> Reader<'a> {
         caches: (&'a ReadCache, &'a ReadCache),
         epochs: &'a Epochs,
         now_ms: u64,
-        key: &[u8],
+        (db, key): (u16, &[u8]),
         stamp: u64,
     ) -> Self {
-        Reader { storage, now_ms, cache: Some((caches.0, epochs)), elements: Some((caches.1, mkey(key), stamp)) }
+        let elements = Some((caches.1, mkey_in(db, key), stamp));
+        Reader { storage, now_ms, db, cache: Some((caches.0, epochs)), elements }
+    }
+
+    /// The same reader in physical database `db`.
+    pub fn in_db(mut self, db: u16) -> Self {
+        self.db = db;
+        self
     }
 
     /// Where a point read of `key` in `cf` is cached, if it is an element of
@@ -112,18 +127,21 @@ impl<'a> Reader<'a> {
     }
 
     fn raw_meta(&self, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
-        let fetch = || self.storage.get(Cf::Metadata, &mkey(key));
+        let mk = self.mkey(key);
+        let fetch = || self.storage.get(Cf::Metadata, &mk);
         let Some((c, ep)) = self.cache else { return fetch() };
         // No stamp while a write of the key is in flight: RocksDB decides.
+        // (Stamps are per user key, whatever the database: a write in one
+        // moves the stamp of the name in all, which only costs a re-read.)
         let Some(stamp) = ep.stamp(key) else { return fetch() };
-        match c.get(key, stamp) {
+        match c.get(&mk, stamp) {
             // A write that landed during the lookup was announced before it
             // landed, so then the stamp is gone or moved: the entry may be old.
             Some(v) if ep.stamp(key) == Some(stamp) => Ok(v),
             Some(_) => fetch(),
             None => {
                 let v = fetch()?;
-                c.put(key, stamp, v.clone());
+                c.put(&mk, stamp, v.clone());
                 Ok(v)
             }
         }
@@ -144,6 +162,9 @@ fn slow_reads() -> Option<std::time::Duration> {
 impl Source for Reader<'_> {
     fn now_ms(&self) -> u64 {
         self.now_ms
+    }
+    fn db(&self) -> u16 {
+        self.db
     }
     fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError> {
         Ok(Meta::live(self.raw_meta(key)?, self.now_ms))
@@ -176,14 +197,25 @@ impl Source for Reader<'_> {
 pub struct Snap<'a> {
     pub view: View<'a>,
     pub now_ms: u64,
+    /// The physical database (a read-only script's SELECT changes it).
+    pub db: std::cell::Cell<u16>,
+}
+
+impl<'a> Snap<'a> {
+    pub fn new(view: View<'a>, now_ms: u64, db: u16) -> Self {
+        Snap { view, now_ms, db: std::cell::Cell::new(db) }
+    }
 }
 
 impl Source for Snap<'_> {
     fn now_ms(&self) -> u64 {
         self.now_ms
     }
+    fn db(&self) -> u16 {
+        self.db.get()
+    }
     fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError> {
-        Ok(Meta::live(self.view.get(Cf::Metadata, &mkey(key))?, self.now_ms))
+        Ok(Meta::live(self.view.get(Cf::Metadata, &self.mkey(key))?, self.now_ms))
     }
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Bytes>, StorageError> {
         self.view.get(cf, key)
@@ -223,6 +255,9 @@ macro_rules! each_view {
 impl Source for ReadView<'_> {
     fn now_ms(&self) -> u64 {
         each_view!(self, v => v.now_ms())
+    }
+    fn db(&self) -> u16 {
+        each_view!(self, v => v.db())
     }
     fn meta(&self, key: &[u8]) -> Result<Option<Meta>, StorageError> {
         each_view!(self, v => v.meta(key))

@@ -25,12 +25,10 @@ use std::sync::Mutex;
 
 use bytes::Bytes;
 
-use crate::cluster::key_slot;
 use crate::storage::keys::decode_meta_key;
 use crate::storage::meta::Meta;
 use crate::storage::{Cf, Storage, StorageError};
 
-use super::mkey;
 
 #[derive(Default)]
 struct Entry {
@@ -44,7 +42,11 @@ struct Entry {
 /// One key a client watches, as WATCH saw it.
 #[derive(Debug, Clone)]
 pub struct Watched {
+    /// The key's metadata key in the client's logical database: what the
+    /// registry files it under (`types::dbs`).
     pub key: Bytes,
+    /// Where it was stored at WATCH time (its physical database).
+    pub stored: Bytes,
     pub region: u32,
     /// The region's applied index when the key was registered.
     pub since: u64,
@@ -101,15 +103,12 @@ impl Watches {
         }
     }
 
-    /// The watched keys among slots `[start, end)` (FLUSH: the ones that exist
-    /// count as modified).
+    /// The watched keys (logical metadata keys) among slots `[start, end)`
+    /// (FLUSH, SWAPDB: the ones that exist count as modified).
     pub fn keys_in(&self, start: u16, end: u32) -> Vec<Bytes> {
         lock(&self.keys)
             .keys()
-            .filter(|k| {
-                let s = key_slot(k) as u32;
-                s >= start as u32 && s < end
-            })
+            .filter(|k| decode_meta_key(k).is_some_and(|(s, _)| s as u32 >= start as u32 && (s as u32) < end))
             .cloned()
             .collect()
     }
@@ -126,8 +125,7 @@ impl Watches {
         let mut keys = lock(&self.keys);
         for (list, reaped) in [(modified, false), (expired, true)] {
             for mk in list {
-                let Some((_, key)) = decode_meta_key(mk) else { continue };
-                if let Some(e) = keys.get_mut(key) {
+                if let Some(e) = keys.get_mut(&mk[..]) {
                     if reaped {
                         e.expired = index;
                     } else {
@@ -154,7 +152,7 @@ impl Watches {
         }
         // A key alive at WATCH time that has expired since, reaped or not.
         for w in watched.iter().filter(|w| w.alive) {
-            if let Some(m) = storage.get(Cf::Metadata, &mkey(&w.key))?.and_then(Meta::decode) {
+            if let Some(m) = storage.get(Cf::Metadata, &w.stored)?.and_then(Meta::decode) {
                 if m.is_expired(now_ms) {
                     return Ok(true);
                 }
@@ -169,19 +167,19 @@ mod tests {
     use super::*;
 
     fn mk(k: &str) -> Vec<u8> {
-        mkey(k.as_bytes())
+        super::super::mkey_in(0, k.as_bytes())
     }
 
     #[test]
     fn a_batch_is_before_or_after_a_watch_never_both() {
         let w = Watches::new(1);
-        let k = Bytes::from_static(b"k");
+        let k = Bytes::from(mk("k"));
         w.applied_batch(0, 5, &[mk("k")], &[]);
         let since = w.watch(&k, 0);
         assert_eq!(since, 5, "the batch that was published before the watch");
         let dir = tempfile::tempdir().unwrap();
         let s = Storage::open(dir.path(), &Default::default()).unwrap();
-        let watched = [Watched { key: k.clone(), region: 0, since, alive: false }];
+        let watched = [Watched { key: k.clone(), stored: k.clone(), region: 0, since, alive: false }];
         assert!(!w.dirty(&s, &watched, 0).unwrap(), "a change before the watch is not one");
         w.applied_batch(0, 6, &[mk("other")], &[]);
         assert!(!w.dirty(&s, &watched, 0).unwrap(), "another key never counts");

@@ -48,6 +48,7 @@ pub fn runs_long(programs: Option<&dyn Programs>, cmd: &WriteCmd) -> bool {
 /// failure is an `Err` (fatal for the state machine).
 pub fn apply_cmd(ctx: &mut ApplyCtx, cmd: &WriteCmd) -> Result<Reply, StorageError> {
     let Some(op) = &cmd.op else { return Ok(Reply::error("ERR unknown replicated operation")) };
+    ctx.select(cmd.db as u16);
     let r = match op {
         Op::Set(o) => string::apply_set(ctx, o),
         Op::Mset(o) => string::apply_mset(ctx, o),
@@ -68,8 +69,13 @@ pub fn apply_cmd(ctx: &mut ApplyCtx, cmd: &WriteCmd) -> Result<Reply, StorageErr
         Op::Persist(o) => keyspace::apply_persist(ctx, o),
         Op::Rename(o) => keyspace::apply_rename(ctx, o),
         Op::Copy(o) => keyspace::apply_copy(ctx, o),
-        Op::Flush(_) => {
-            ctx.flush_region()?;
+        Op::Flush(o) => {
+            ctx.flush_region(o.db_only.then_some(cmd.db as u16))?;
+            Ok(Ok(Reply::Ok))
+        }
+        Op::Move(o) => keyspace::apply_move(ctx, o),
+        Op::Swapdb(o) => {
+            ctx.swap_dbs(o.a as u16, o.b as u16)?;
             Ok(Ok(Reply::Ok))
         }
         Op::ExpireKeys(o) => keyspace::apply_expire_keys(ctx, o),
@@ -125,7 +131,11 @@ mod tests {
     use crate::storage::keys::KeyType;
     use crate::storage::meta::{composite_payload, encode};
     use crate::storage::{Cf, Storage, StorageOptions};
-    use crate::types::{mkey, ApplyCtx};
+    use crate::types::{mkey_in, ApplyCtx};
+
+    fn mkey(k: &[u8]) -> Vec<u8> {
+        mkey_in(0, k)
+    }
 
     fn b(s: &str) -> Bytes {
         Bytes::copy_from_slice(s.as_bytes())
@@ -136,7 +146,7 @@ mod tests {
     }
 
     fn w(op: Op) -> WriteCmd {
-        WriteCmd { op: Some(op) }
+        WriteCmd { op: Some(op), db: 0 }
     }
 
     fn set(k: &str, v: &str) -> WriteCmd {
@@ -254,7 +264,7 @@ mod tests {
                     }
                     990..=991 => Op::Rename(pb::Rename { from: b("s"), to: b("t"), nx: false }),
                     992..=994 => Op::Del(pb::Del { keys: vec![key(&mut rng)] }),
-                    995 => Op::Flush(pb::Flush {}),
+                    995 => Op::Flush(pb::Flush { db_only: false }),
                     _ => Op::Spop(pb::Spop { key: key(&mut rng), count: None, seed: rng.next_u64() }),
                 };
                 cmds.push(w(op));
@@ -348,7 +358,7 @@ mod tests {
     #[test]
     fn an_empty_command_is_refused_not_applied() {
         let (_d, s) = open();
-        let r = run(&s, 1, &[WriteCmd { op: None }]);
+        let r = run(&s, 1, &[WriteCmd { op: None, db: 0 }]);
         assert_eq!(r, vec![Reply::error("ERR unknown replicated operation")]);
         // Fields a handler never leaves out read as their defaults instead of failing
         // apply: a ZADD whose score list is short adds nothing for the lonely member.
@@ -369,7 +379,7 @@ mod tests {
     fn flush_then_write_in_one_batch() {
         let (_d, s) = open();
         run(&s, 1, &[set("a", "1"), set("b", "2")]);
-        let r = run(&s, 2, &[w(Op::Flush(pb::Flush {})), set("c", "3"), del(&["a", "c"])]);
+        let r = run(&s, 2, &[w(Op::Flush(pb::Flush { db_only: false })), set("c", "3"), del(&["a", "c"])]);
         assert_eq!(r[2], Reply::Int(1), "only c exists after the flush");
         let r = run(&s, 3, &[set("d", "4")]);
         assert_eq!(r[0], Reply::Ok);
@@ -413,8 +423,8 @@ mod tests {
     fn index_entries(s: &Storage) -> Vec<(u64, Vec<u8>)> {
         s.iter_all(Cf::ExpireIndex)
             .map(|(k, _)| {
-                let (_, at, key) = crate::storage::keys::decode_expire_index_key(&k).unwrap();
-                (at, key.to_vec())
+                let (_, at, mk) = crate::storage::keys::decode_expire_index_key(&k).unwrap();
+                (at, crate::storage::keys::decode_meta_key(&mk).unwrap().1.to_vec())
             })
             .collect()
     }
@@ -516,7 +526,7 @@ mod tests {
         // A plain SET overwrites b blind: its old index entry goes stale.
         run(&s, 2, &[set("b", "3")]);
         assert_eq!(index_entries(&s).len(), 2);
-        let ex = w(Op::ExpireKeys(pb::ExpireKeys { keys: bs(&["a", "b"]), at_ms: vec![1_000, 1_000] }));
+        let ex = w(Op::ExpireKeys(pb::ExpireKeys { keys: bs(&["a", "b"]), at_ms: vec![1_000, 1_000], dbs: vec![] }));
         // Not yet due at the entry's time: nothing happens to a.
         assert_eq!(run(&s, 999, std::slice::from_ref(&ex)), vec![Reply::Int(0)]);
         assert_eq!(index_entries(&s), vec![(1_000, b"a".to_vec())], "the stale entry of b is dropped at once");

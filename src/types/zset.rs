@@ -852,8 +852,8 @@ fn aggregate(agg: Aggregate, a: f64, b: f64) -> f64 {
 fn input(src: &impl Source, key: &[u8]) -> ReadResult<Option<(Found, bool)>> {
     Ok(Ok(match src.meta(key)? {
         None => None,
-        Some(m) if m.kind == KeyType::ZSet => Found::from_meta(key, m).map(|f| (f, true)),
-        Some(m) if m.kind == KeyType::Set => Found::from_meta(key, m).map(|f| (f, false)),
+        Some(m) if m.kind == KeyType::ZSet => Found::from_meta(src.db(), key, m).map(|f| (f, true)),
+        Some(m) if m.kind == KeyType::Set => Found::from_meta(src.db(), key, m).map(|f| (f, false)),
         Some(_) => return Ok(Err(TypeError::WrongType)),
     }))
 }

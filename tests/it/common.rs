@@ -206,7 +206,7 @@ impl Oracle {
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .arg("--dir")
             .arg(tmp.path())
-            .args(["--databases", "1", "--enable-debug-command", "yes"])
+            .args(["--databases", "16", "--enable-debug-command", "yes"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

@@ -6,6 +6,7 @@ mod bitmap;
 mod cluster;
 mod common;
 mod connections;
+mod databases;
 mod differential;
 mod dump;
 mod durability;

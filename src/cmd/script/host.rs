@@ -289,7 +289,7 @@ pub(super) fn run_in_apply(
     read_only: bool,
 ) -> Result<Reply, StorageError> {
     let running = start(shared, code, argv, Some((apply.region, apply.index, apply.cmd_pos)));
-    let session = Session::scripted(apply.now_ms);
+    let session = Session::scripted(apply.now_ms, apply.ldb);
     let mut host = ApplyHost {
         shared,
         apply,
@@ -323,13 +323,14 @@ pub(super) fn read_only_plan(
     let Some(core) = ctx.core() else { return Err(err("ERR scripts cannot run here")) };
     let (shared, core) = (core.shared.clone(), core.id);
     let now_ms = ctx.now_ms();
+    let (db, physical) = (ctx.session.db, ctx.physical_db());
     Ok(Plan::Blocking(BlockingWork(Box::new(move || {
-        let snap = Snap { view: shared.storage.view(), now_ms };
+        let snap = Snap::new(shared.storage.view(), now_ms, physical);
         let running = start(&shared, &code, argv, None);
         let mut host = ReadHost {
             shared: &shared,
             snap: &snap,
-            session: Session::scripted(now_ms),
+            session: Session::scripted(now_ms, db),
             control: running.control.clone(),
             trial: None,
             log: CallLog::new(&shared),
@@ -362,14 +363,14 @@ pub(super) fn trial(
     region: Option<u32>,
 ) -> Option<Reply> {
     let (shared, now_ms, core) = (ctx.shared, ctx.now_ms(), ctx.core().map_or(0, |c| c.id));
-    let snap = Snap { view: shared.storage.view(), now_ms };
+    let snap = Snap::new(shared.storage.view(), now_ms, ctx.physical_db());
     let function = matches!(code, Code::Function { .. });
     let control =
         Arc::new(Control::new(&shared.scripts, code.name(), function, Vec::new(), Duration::ZERO).trial(TRIAL_BUDGET));
     let mut host = ReadHost {
         shared,
         snap: &snap,
-        session: Session::scripted(now_ms),
+        session: Session::scripted(now_ms, ctx.session.db),
         control: control.clone(),
         trial: region,
         log: CallLog::new(shared),

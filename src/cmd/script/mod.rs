@@ -814,7 +814,7 @@ mod tests {
     ) -> Vec<Reply> {
         let mut ctx = ApplyCtx::new(storage, 0, 16384).with_programs(exec.clone());
         ctx.begin_entry(index, now);
-        let out = ops.iter().map(|o| apply_cmd(&mut ctx, &WriteCmd { op: Some(o.clone()) }).unwrap()).collect();
+        let out = ops.iter().map(|o| apply_cmd(&mut ctx, &WriteCmd { op: Some(o.clone()), db: 0 }).unwrap()).collect();
         storage.write(ctx.take_batch(), false).unwrap();
         out
     }
