@@ -209,6 +209,7 @@ pub fn leave_monitor(ctx_shared: &crate::shard::Shared, session: &mut super::Ses
 
 /// RESET: the connection as it was when it connected, without closing it.
 fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    ctx.select(0);
     let shared = ctx.shared;
     let s = &mut *ctx.session;
     leave_monitor(shared, s);

@@ -371,8 +371,8 @@ pub fn keyspace_section(
     slots: &crate::types::keyspace::SlotRanges,
 ) -> Result<String, crate::storage::StorageError> {
     let mut s = String::from("# Keyspace\r\n");
-    for db in 0..dbs.count() as u16 {
-        let r = crate::types::Reader::at(storage, now_ms).in_db(dbs.physical(db));
+    for db in 0..dbs.count() {
+        let r = crate::types::Reader::at(storage, now_ms).in_db(dbs.physical(db as u16));
         let (mut keys, mut expires) = (0u64, 0u64);
         scan_keys(&r, slots, 0, None, usize::MAX, |k| {
             keys += 1;

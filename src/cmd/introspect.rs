@@ -48,7 +48,7 @@ use crate::cluster::SLOT_COUNT;
 use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::Reply;
 use crate::shard::shared::heap_bytes;
-use crate::storage::keys::{decode_meta_key, slot_lower_bound, slot_upper_bound, KeyType};
+use crate::storage::keys::{db_slot_range, decode_meta_key, KeyType};
 use crate::storage::meta::{expired, Meta, CHUNKED, META_HEADER};
 use crate::storage::{Cf, StorageError};
 use crate::types::coll::{each, find, scan_page, Found};
@@ -226,10 +226,22 @@ struct Dataset {
     bytes: u64,
 }
 
+/// Each database's [`dataset`], by logical number.
+fn datasets(
+    storage: &crate::storage::Storage,
+    now_ms: u64,
+    dbs: &crate::types::dbs::Dbs,
+) -> Result<Vec<(usize, Dataset)>, StorageError> {
+    (0..dbs.count())
+        .map(|db| dataset(&crate::types::Reader::at(storage, now_ms).in_db(dbs.physical(db as u16))).map(|d| (db, d)))
+        .collect()
+}
+
 fn dataset(r: &impl Source) -> Result<Dataset, StorageError> {
     let now = r.now_ms();
     let mut d = Dataset::default();
-    r.scan(Cf::Metadata, &slot_lower_bound(0), &slot_upper_bound(SLOT_COUNT), false, |k, v| {
+    let (from, to) = db_slot_range(r.db(), 0, SLOT_COUNT);
+    r.scan(Cf::Metadata, &from, &to, false, |k, v| {
         let (Some((_, key)), Some((kind, at))) = (decode_meta_key(k), Meta::decode_header(v)) else { return true };
         if expired(at, now) {
             return true;
@@ -282,12 +294,21 @@ fn memory_stats(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let libraries: u64 =
         shared.functions.read().map(|f| f.values().map(|l| (l.len() + l.function_count()) as u64).sum()).unwrap_or(0);
     let functions = 200 + libraries * 128;
+    let (storage, dbs) = (shared.storage.clone(), shared.dbs.clone());
     ctx.blocking(move |r| {
-        let d = dataset(r)?;
+        let each = datasets(&storage, r.now_ms(), &dbs)?;
+        let mut d = Dataset::default();
+        for (_, x) in &each {
+            d.keys += x.keys;
+            d.expires += x.expires;
+            d.bytes += x.bytes;
+        }
         let s = |t: &str| Reply::bulk_str(t);
-        let main = d.keys * (DICT_ENTRY + ROBJ) + dict_slots(d.keys) * PTR;
-        let expires = d.expires * DICT_ENTRY + dict_slots(d.expires) * PTR;
-        let overhead = startup + clients + lua + functions + main + expires;
+        let tables = |d: &Dataset| {
+            let main = d.keys * (DICT_ENTRY + ROBJ) + dict_slots(d.keys) * PTR;
+            (main, d.expires * DICT_ENTRY + dict_slots(d.expires) * PTR)
+        };
+        let overhead = startup + clients + lua + functions + each.iter().map(|(_, x)| tables(x).0 + tables(x).1).sum::<u64>();
         let net = total.saturating_sub(startup);
         let mut m = vec![
             (s("peak.allocated"), int(peak)),
@@ -301,9 +322,10 @@ fn memory_stats(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
             (s("lua.caches"), int(lua)),
             (s("functions.caches"), int(functions)),
         ];
-        if d.keys > 0 {
+        for (db, x) in each.iter().filter(|(_, x)| x.keys > 0) {
+            let (main, expires) = tables(x);
             m.push((
-                s("db.0"),
+                s(&format!("db.{db}")),
                 Reply::Map(vec![
                     (s("overhead.hashtable.main"), int(main)),
                     (s("overhead.hashtable.expires"), int(expires)),
@@ -340,8 +362,10 @@ const DOCTOR_FINE: &str =
 
 /// MEMORY DOCTOR: Redis's opening for under 5 MB of data, else no issue found.
 fn memory_doctor(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    ctx.blocking(|r| {
-        let text = if dataset(r)?.bytes < 5 << 20 { DOCTOR_EMPTY } else { DOCTOR_FINE };
+    let (storage, dbs) = (ctx.shared.storage.clone(), ctx.shared.dbs.clone());
+    ctx.blocking(move |r| {
+        let bytes: u64 = datasets(&storage, r.now_ms(), &dbs)?.iter().map(|(_, d)| d.bytes).sum();
+        let text = if bytes < 5 << 20 { DOCTOR_EMPTY } else { DOCTOR_FINE };
         Ok(Reply::Verbatim(Bytes::from_static(text.as_bytes())))
     })
 }
@@ -394,7 +418,7 @@ fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         KeyType::List => "quicklist",
         KeyType::Stream => "stream",
         kind => {
-            let Some(found) = Found::from_meta(ctx.physical_db(), &args[2], m) else { return reply(Reply::Nil) };
+            let Some(found) = Found::from_meta(s.db(), &args[2], m) else { return reply(Reply::Nil) };
             let limit = |name: &str, default: u64| {
                 ctx.shared.config().param(name).and_then(|v| v.parse::<u64>().ok()).unwrap_or(default)
             };

@@ -194,10 +194,19 @@ fn swapdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if ctx.shared.nodes.is_some() {
         return Err(err("ERR SWAPDB is not allowed in cluster mode"));
     }
+    // A script runs in one region's apply, beside other regions' batches: a
+    // swap there would not be one instant for all of them (see below).
+    if ctx.session.in_script {
+        return Err(err("ERR SWAPDB is not allowed from scripts"));
+    }
     let a = parse_db(&args[1], "ERR invalid first DB index")?;
     let b = parse_db(&args[2], "ERR invalid second DB index")?;
     if !in_range(ctx, a) || !in_range(ctx, b) {
         return Err(err(OUT_OF_RANGE));
+    }
+    if a == b {
+        // Redis does nothing at all (no watched key is touched).
+        return reply(Reply::Ok);
     }
     // One cross-region write, alone in its apply batch: the mapping changes
     // between two batches of every region.

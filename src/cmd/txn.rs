@@ -209,8 +209,13 @@ fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     // A queued script may touch keys it did not declare (see `script::run`),
     // and a queued FLUSHALL or FLUSHDB flushes every region.
     let standalone_regions = ctx.shared.nodes.is_none() && router.regions().len() > 1;
-    let everywhere = |spec: &CommandSpec| spec.flags & PROGRAM != 0 || matches!(spec.name, "flushall" | "flushdb" | "swapdb");
+    let everywhere = |spec: &CommandSpec| spec.flags & PROGRAM != 0 || matches!(spec.name, "flushall" | "flushdb");
     if standalone_regions && queue.iter().any(|(spec, _, in_apply)| *in_apply && everywhere(spec)) {
+        same = false;
+    }
+    // A SWAPDB is a cross-region write even with one region: alone in its
+    // apply batch, so the mapping changes between two batches of every region.
+    if ctx.shared.nodes.is_none() && queue.iter().any(|(spec, _, _)| spec.name == "swapdb") {
         same = false;
     }
     if !same {
@@ -298,6 +303,9 @@ pub fn run_in_apply(
         // under the entry's index: a transaction this large is cut off here.
         return Ok(Reply::error("ERR too many commands in one transaction"));
     }
+    // Each command in the session's database (a script before it may have
+    // selected another for itself).
+    apply.select(session.db);
     let mut ctx = Ctx::new(shared, session, spec, None, Env::Apply { apply, rng });
     Ok(match f(&mut ctx, args) {
         Ok(Plan::Reply(r)) => r,

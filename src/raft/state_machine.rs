@@ -190,7 +190,7 @@ impl StateMachine {
         if let Some(cache) = &self.deps.cache {
             applied.fill(cache, &self.deps.epochs);
         }
-        applied.to_logical(&self.deps.dbs);
+        applied.publish(&self.deps.dbs);
         let index = self.applied.map(|l| l.index).unwrap_or(0);
         self.deps.watches.applied_batch(self.region, index, &applied.modified, &applied.reaped);
         self.deps.blocked.notify_written(&applied.written);
@@ -326,7 +326,7 @@ impl StateMachine {
             crate::storage::ingest::crash_point("cross-applied");
         }
         applied.invalidate(&self.deps.epochs);
-        applied.to_logical(&self.deps.dbs);
+        applied.publish(&self.deps.dbs);
         // Watchers judge a key by its own region's index.
         for a in &all {
             let (start, end) = (a.slots.0 as u32, a.slots.1);

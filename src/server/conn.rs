@@ -73,7 +73,7 @@ fn finish(core: &Core, session: &Session, d: Done, r: Reply, out: &mut BytesMut)
         obs.latency_sample(if d.spec.flags & flag::FAST != 0 { "fast-command" } else { "command" }, ms);
     }
     if !d.shown && obs.has_monitors() && d.spec.flags & (flag::ADMIN | flag::SKIP_MONITOR) == 0 {
-        obs.feed(monitor_line(&session.entry.addr, &d.args));
+        obs.feed(monitor_line(session.db, &session.entry.addr, &d.args));
     }
     if !d.silent {
         r.encode(session.resp, out);
@@ -375,7 +375,7 @@ async fn exec(core: &Core, session: &mut Session, mut plan: ExecPlan) -> Reply {
         };
         obs.record(core.id, cmd::table::spec_id(spec), started.elapsed(), outcome);
         if obs.has_monitors() && spec.flags & (flag::ADMIN | flag::SKIP_MONITOR) == 0 {
-            obs.feed(monitor_line(&session.entry.addr, &args));
+            obs.feed(monitor_line(session.db, &session.entry.addr, &args));
         }
         out.push(r);
     }

@@ -40,6 +40,7 @@ pub fn run(config: Config) -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     let mut config = config;
     config.regions = region_layout(&storage, &config)?;
+    check_databases(&storage, &config)?;
     let router = Router::standalone(config.regions, cores);
     raft_log_layout(&router, &config, cores)?;
     let addr: SocketAddr =
@@ -103,6 +104,50 @@ fn raft_log_layout(router: &Router, config: &Config, cores: usize) -> Result<(),
         seglog::layout(&root2, cores, owner, seglog::SEGMENT_BYTES, policy).await
     })
     .map_err(|e| format!("lay out the Raft log in {}: {e}", root.display()))
+}
+
+/// Refuse a data directory with keys in a database `--databases` does not
+/// reach (a restart with fewer): they would be out of every client's reach,
+/// and nothing would ever delete them. (Redis refuses to load such an RDB.)
+fn check_databases(storage: &Storage, config: &Config) -> Result<(), String> {
+    use crate::storage::keys::{db_of, db_prefix, db_slot_range};
+    use crate::storage::Cf;
+    let dbs = crate::types::dbs::Dbs::load(storage, config.databases)?;
+    let first = |from: Vec<u8>, to: Vec<u8>| -> Result<Option<Vec<u8>>, String> {
+        let mut k = None;
+        storage
+            .scan(Cf::Metadata, &from, &to, false, |key, _| {
+                k = Some(key.to_vec());
+                false
+            })
+            .map_err(|e| e.to_string())?;
+        Ok(k)
+    };
+    let refuse = |p: u16| {
+        Err(format!(
+            "{} holds keys in database {} (stored as {p}); start it with --databases {} or more",
+            config.dir.display(),
+            dbs.logical(p),
+            dbs.logical(p) as usize + 1
+        ))
+    };
+    let (lo, hi) = db_slot_range(0, 0, crate::cluster::SLOT_COUNT);
+    if dbs.logical(0) as usize >= dbs.count() && first(lo, hi)?.is_some() {
+        return refuse(0);
+    }
+    // Every other database in use, one seek each.
+    let mut from = db_prefix(1);
+    while let Some(k) = first(from, vec![0xFF, 0xFF, 0xFF, 0xFF])? {
+        let (p, _) = db_of(&k);
+        if dbs.logical(p) as usize >= dbs.count() {
+            return refuse(p);
+        }
+        match p.checked_add(1) {
+            Some(next) => from = db_prefix(next),
+            None => break,
+        }
+    }
+    Ok(())
 }
 
 /// The region count of this data directory: the one it was created with (a

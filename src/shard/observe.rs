@@ -431,10 +431,10 @@ pub fn repr(out: &mut Vec<u8>, a: &[u8]) {
     out.push(b'"');
 }
 
-/// One MONITOR line: `<sec>.<usec> [0 <addr>] "arg" ...`; passwords redacted.
-pub fn monitor_line(addr: &str, args: &[Bytes]) -> Bytes {
+/// One MONITOR line: `<sec>.<usec> [<db> <addr>] "arg" ...`; passwords redacted.
+pub fn monitor_line(db: u16, addr: &str, args: &[Bytes]) -> Bytes {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let mut out = format!("{}.{:06} [0 {}]", now.as_secs(), now.subsec_micros(), addr).into_bytes();
+    let mut out = format!("{}.{:06} [{db} {}]", now.as_secs(), now.subsec_micros(), addr).into_bytes();
     let name = args.first().map(|a| a.to_ascii_lowercase()).unwrap_or_default();
     for (i, a) in args.iter().enumerate() {
         out.push(b' ');
@@ -478,10 +478,10 @@ mod tests {
     #[test]
     fn monitor_lines_quote_like_redis() {
         let args: Vec<Bytes> = vec!["set".into(), "k\n".into(), Bytes::from_static(b"\x01\"\\")];
-        let line = monitor_line("127.0.0.1:5000", &args);
+        let line = monitor_line(0, "127.0.0.1:5000", &args);
         let s = String::from_utf8(line.to_vec()).unwrap();
         assert!(s.ends_with(r#" [0 127.0.0.1:5000] "set" "k\n" "\x01\"\\""#), "{s}");
-        let auth = monitor_line("a", &["AUTH".into(), "u".into(), "p".into()]);
+        let auth = monitor_line(0, "a", &["AUTH".into(), "u".into(), "p".into()]);
         assert!(String::from_utf8_lossy(&auth).ends_with(r#""AUTH" "(redacted)" "(redacted)""#));
     }
 

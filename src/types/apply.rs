@@ -59,6 +59,9 @@ pub struct ApplyCtx {
     pub ldb: u16,
     db: u16,
     dbs: Option<Arc<Dbs>>,
+    /// The mapping after a SWAPDB of this batch (published by the state
+    /// machine once the batch is stored: until then readers keep the old one).
+    swapped_map: Option<Vec<u16>>,
     overlay: AHashMap<Vec<u8>, Option<Bytes>>,
     /// Metadata this batch read from RocksDB (`None`: absent; values up to
     /// [`READ_MEMO_MAX`] bytes), so a key many commands of one batch read costs
@@ -140,6 +143,7 @@ impl ApplyCtx {
             ldb: 0,
             db: 0,
             dbs: None,
+            swapped_map: None,
             overlay: AHashMap::new(),
             read_metas: RefCell::new(AHashMap::new()),
             elements: [BTreeMap::new(), BTreeMap::new()],
@@ -255,12 +259,18 @@ impl ApplyCtx {
 
     /// The physical database of logical `db`.
     pub fn physical(&self, db: u16) -> u16 {
-        self.dbs.as_ref().map_or(db, |d| d.physical(db))
+        match &self.swapped_map {
+            Some(m) => m.get(db as usize).copied().unwrap_or(db),
+            None => self.dbs.as_ref().map_or(db, |d| d.physical(db)),
+        }
     }
 
     /// The logical database of physical `db`.
     pub fn logical(&self, db: u16) -> u16 {
-        self.dbs.as_ref().map_or(db, |d| d.logical(db))
+        match &self.swapped_map {
+            Some(m) => m.iter().position(|&p| p == db).map_or(db, |l| l as u16),
+            None => self.dbs.as_ref().map_or(db, |d| d.logical(db)),
+        }
     }
 
     /// Run the next commands in logical database `db` (a write's `db`, SELECT
@@ -289,7 +299,24 @@ impl ApplyCtx {
     /// with the batch. The watched keys of either that exist in either are
     /// modified, and every blocked client tries again.
     pub fn swap_dbs(&mut self, a: u16, b: u16) -> Result<(), StorageError> {
+        let Some(dbs) = self.dbs.clone() else { return Ok(()) };
+        if a == b {
+            return Ok(());
+        }
         let (pa, pb) = (self.physical(a), self.physical(b));
+        // What this batch changed so far is mapped back to logical databases
+        // by the mapping after it (`Applied::to_logical`): a key changed in
+        // `pa` before the swap is then filed under `pb`, which maps back to
+        // the same logical database.
+        for list in [&mut self.modified, &mut self.reaped, &mut self.touched] {
+            for mk in list.iter_mut() {
+                match db_of(mk).0 {
+                    d if d == pa => *mk = in_db(mk, pb),
+                    d if d == pb => *mk = in_db(mk, pa),
+                    _ => {}
+                }
+            }
+        }
         let mut touched = Vec::new();
         if let Some(w) = self.watches.clone().filter(|w| w.any()) {
             for mk in w.keys_in(self.slot_start, self.slot_end) {
@@ -302,17 +329,20 @@ impl ApplyCtx {
                 }
             }
         }
-        let stored = match &self.dbs {
-            Some(d) => d.swap(a, b),
-            None => return Ok(()),
-        };
+        let mut map = self.swapped_map.take().unwrap_or_else(|| dbs.map());
+        let need = a.max(b) as usize + 1;
+        while map.len() < need {
+            map.push(map.len() as u16);
+        }
+        map.swap(a as usize, b as usize);
+        self.batch.put(Cf::RaftState, super::dbs::map_key().to_vec(), super::dbs::encode(&map));
+        self.swapped_map = Some(map);
         // Filed where the batch's changes are mapped back from: the
         // mapping after the swap.
         for (mk, l) in touched {
             let p = self.physical(l);
             self.modified.push(in_db(&mk, p));
         }
-        self.batch.put(Cf::RaftState, super::dbs::map_key().to_vec(), stored);
         self.swapped = true;
         self.db = self.physical(self.ldb);
         Ok(())
@@ -760,11 +790,13 @@ impl ApplyCtx {
             written.push(k);
             stored.push(v);
         }
-        let flushed = !std::mem::take(&mut self.flushed).is_empty() || std::mem::take(&mut self.swapped);
+        let swapped = std::mem::take(&mut self.swapped);
+        let flushed = !std::mem::take(&mut self.flushed).is_empty() || swapped;
+        let dbs_map = self.swapped_map.take();
         let modified = std::mem::take(&mut self.modified);
         let reaped = std::mem::take(&mut self.reaped);
         let events = std::mem::take(&mut self.events);
-        Applied { batch, written, stored, modified, reaped, flushed, events }
+        Applied { batch, written, stored, modified, reaped, flushed, events, dbs_map }
     }
 }
 
@@ -876,12 +908,24 @@ pub struct Applied {
     pub reaped: Vec<Vec<u8>>,
     pub flushed: bool,
     pub events: Vec<Event>,
+    /// The databases' mapping after a SWAPDB in this batch: to publish
+    /// ([`Applied::publish`]) once the batch is stored.
+    pub dbs_map: Option<Vec<u16>>,
 }
 
 impl Applied {
-    /// After the read cache is filled: name the keys this batch changed as
-    /// their logical databases do (blocked clients and WATCH file them so).
-    pub fn to_logical(&mut self, dbs: &Dbs) {
+    /// Once the batch is stored: its SWAPDB's mapping becomes the one readers
+    /// use; then name the keys this batch changed as their logical databases
+    /// do (blocked clients and WATCH file them so). After the read cache is
+    /// filled (by physical keys).
+    pub fn publish(&mut self, dbs: &Dbs) {
+        if let Some(m) = self.dbs_map.take() {
+            dbs.publish(&m);
+        }
+        self.to_logical(dbs);
+    }
+
+    fn to_logical(&mut self, dbs: &Dbs) {
         if dbs.is_identity() {
             return;
         }

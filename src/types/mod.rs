@@ -7,7 +7,8 @@
 //! `zset.rs`), plus what they share: `view` (the read interface), `apply` (the
 //! batch overlay), `coll` (composite keys), `members` (apply's in-memory
 //! index of the sets SPOP draws from), `blocked` (clients waiting on keys),
-//! and `sort` (SORT over lists, sets and sorted sets).
+//! `sort` (SORT over lists, sets and sorted sets) and `dbs` (databases: every
+//! read and write is in one, [`Source::db`] / `ApplyCtx::select`).
 //! Depends on `storage`, `cluster` (slot of a key) and `protocol` (the `Reply`
 //! each write produces). Never touches sockets, Raft or cores.
 

@@ -549,6 +549,11 @@ fn three_nodes_serve_every_slot_and_redirect() {
     let mut raw = crate::common::Raw::connect(c.nodes[0].port);
     assert_eq!(raw.cmd(&["SELECT", "0"]), "+OK\r\n");
     assert_eq!(raw.cmd(&["SELECT", "1"]), "-ERR SELECT is not allowed in cluster mode\r\n");
+    assert_eq!(raw.cmd(&["SELECT", "16"]), "-ERR SELECT is not allowed in cluster mode\r\n");
+    assert_eq!(raw.cmd(&["MOVE", "k", "1"]), "-ERR MOVE is not allowed in cluster mode\r\n");
+    assert_eq!(raw.cmd(&["SWAPDB", "0", "1"]), "-ERR SWAPDB is not allowed in cluster mode\r\n");
+    let copy = raw.cmd(&["COPY", "{t}a", "{t}c", "DB", "1"]);
+    assert_eq!(copy, "-ERR Copying to another database is not allowed in cluster mode\r\n");
     // SORT: patterns must name keys of the sorted key's slot (a hash tag), as
     // in Redis Cluster; STORE runs in apply on the slot's leader.
     let t = Duration::from_secs(5);

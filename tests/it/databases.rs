@@ -232,6 +232,20 @@ fn database_commands_answer_as_redis() {
             &["EVAL", "redis.call('select', 7); redis.call('set', 'bys', '1'); return 1", "0"],
             &["SELECT", "7"],
             &["GET", "bys"],
+            // A script's SELECT is its own, in a transaction too.
+            &["SELECT", "0"],
+            &["SET", "k", "in0"],
+            &["MULTI"],
+            &["EVAL", "redis.call('select', '1'); return 1", "0"],
+            &["GET", "k"],
+            &["XADD", "st", "1-1", "f", "v"],
+            &["EXEC"],
+            &["XLEN", "st"],
+            // RESET goes back to database 0.
+            &["SELECT", "3"],
+            &["SET", "rk", "1"],
+            &["RESET"],
+            &["GET", "rk"],
             &["FLUSHALL"],
             &["DBSIZE"],
             &["SELECT", "5"],
@@ -354,6 +368,21 @@ fn blocked_clients_watch_and_events_follow_the_database() {
         (1, &["MULTI"]),
         (1, &["GET", "wk"]),
         (1, &["EXEC"]),
+        // SWAPDB of a database with itself does nothing at all.
+        (1, &["WATCH", "wk"]),
+        (2, &["SWAPDB", "3", "3"]),
+        (1, &["MULTI"]),
+        (1, &["GET", "wk"]),
+        (1, &["EXEC"]),
+        // A key deleted before a swap in the same transaction is modified.
+        (1, &["WATCH", "wk"]),
+        (2, &["MULTI"]),
+        (2, &["DEL", "wk"]),
+        (2, &["SWAPDB", "3", "5"]),
+        (2, &["EXEC"]),
+        (1, &["MULTI"]),
+        (1, &["SET", "x", "1"]),
+        (1, &["EXEC"]),
         (1, &["FLUSHALL"]),
     ]);
 
@@ -452,4 +481,47 @@ fn a_databases_limit_is_kept() {
     assert_eq!(c.cmd(&["SELECT", "4"]), "-ERR DB index is out of range\r\n");
     assert_eq!(c.cmd(&["SWAPDB", "0", "4"]), "-ERR DB index is out of range\r\n");
     assert!(c.cmd(&["CONFIG", "SET", "databases", "8"]).starts_with("-ERR"));
+}
+
+#[test]
+fn swapdb_with_one_region_in_transactions_and_not_in_scripts() {
+    let s = Server::start();
+    let mut c = s.raw();
+    c.cmd(&["SET", "k", "zero"]);
+    assert_eq!(c.cmd(&["SWAPDB", "0", "1"]), "+OK\r\n");
+    assert_eq!(c.cmd(&["GET", "k"]), "$-1\r\n");
+    assert_eq!(c.cmd(&["SELECT", "1"]), "+OK\r\n");
+    assert_eq!(c.cmd(&["GET", "k"]), "$4\r\nzero\r\n");
+    // In a transaction, the commands after the swap see it.
+    assert_eq!(c.cmd(&["MULTI"]), "+OK\r\n");
+    for line in [&["SET", "t", "1"][..], &["SWAPDB", "1", "2"], &["GET", "k"], &["SELECT", "2"], &["GET", "k"]] {
+        assert_eq!(c.cmd(line), "+QUEUED\r\n");
+    }
+    assert_eq!(c.cmd(&["EXEC"]), "*5\r\n+OK\r\n+OK\r\n$-1\r\n+OK\r\n$4\r\nzero\r\n");
+    assert_eq!(c.cmd(&["GET", "t"]), "$1\r\n1\r\n", "EXEC's SELECT stays");
+    let e = c.cmd(&["EVAL", "return redis.call('swapdb', 0, 1)", "0"]);
+    assert!(e.starts_with("-ERR SWAPDB is not allowed from scripts"), "{e}");
+}
+
+#[test]
+fn a_data_directory_with_more_databases_than_allowed_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = Server::start_in(tmp.path(), &["--cores", "1"]);
+    let mut c = s.raw();
+    assert_eq!(c.cmd(&["SET", "z", "in0"]), "+OK\r\n");
+    c.cmd(&["SELECT", "12"]);
+    assert_eq!(c.cmd(&["SET", "k", "in12"]), "+OK\r\n");
+    // Database 0's keys are now database 12's (and the other way round).
+    assert_eq!(c.cmd(&["SWAPDB", "0", "12"]), "+OK\r\n");
+    // (A clean stop: the check runs before the log is replayed, so after a
+    // kill -9 it sees what RocksDB held, not what the replay brings back.)
+    c.send_cmd(&[b"SHUTDOWN"]);
+    assert!(s.wait_exit(Duration::from_secs(20)).is_some(), "SHUTDOWN stops the server");
+    let err = crate::durability::refused_start(tmp.path(), &["--cores", "1", "--databases", "8"]);
+    assert!(err.contains("holds keys in database 12") && err.contains("--databases 13"), "{err}");
+    let s = Server::start_in(tmp.path(), &["--cores", "1", "--databases", "13"]);
+    let mut c = s.raw();
+    assert_eq!(c.cmd(&["GET", "k"]), "$4\r\nin12\r\n");
+    c.cmd(&["SELECT", "12"]);
+    assert_eq!(c.cmd(&["GET", "z"]), "$3\r\nin0\r\n");
 }

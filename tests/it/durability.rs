@@ -219,7 +219,7 @@ fn a_rocksdb_log_moves_into_segment_logs_whole() {
 
 /// Start a server on `dir` with `args` that must refuse to start: it exits
 /// unsuccessfully within 20 s (killed and failed otherwise). Its stderr.
-fn refused_start(dir: &Path, args: &[&str]) -> String {
+pub fn refused_start(dir: &Path, args: &[&str]) -> String {
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_neokv-server"))
         .args(["--port", &crate::common::free_port().to_string(), "--no-pin"])
         .args(args)

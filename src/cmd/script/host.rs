@@ -73,10 +73,10 @@ impl CallLog {
             passed_on: false,
         }
     }
-    fn show(&mut self, spec: &CommandSpec, args: &[Bytes]) {
+    fn show(&mut self, db: u16, spec: &CommandSpec, args: &[Bytes]) {
         if let Some(lines) = &mut self.lines {
             if spec.flags & (ADMIN | SKIP_MONITOR) == 0 {
-                lines.push(crate::shard::observe::monitor_line("lua", args));
+                lines.push(crate::shard::observe::monitor_line(db, "lua", args));
             }
         }
     }
@@ -153,7 +153,7 @@ impl Host for ApplyHost<'_> {
             }
         }
         self.session.resp = resp;
-        self.log.show(spec, args);
+        self.log.show(self.session.db, spec, args);
         let started = Instant::now();
         let r = match super::super::txn::run_in_apply(self.shared, &mut self.session, self.apply, &mut self.rng, args) {
             Ok(r) => r,
@@ -211,7 +211,7 @@ impl Host for ReadHost<'_> {
             return Reply::error("ERR container command without subcommand");
         };
         self.session.resp = resp;
-        self.log.show(spec, args);
+        self.log.show(self.session.db, spec, args);
         let started = Instant::now();
         let mut ctx = Ctx::new(self.shared, &mut self.session, spec, None, Env::ReadOnly(self.snap));
         let r = match f(&mut ctx, args) {
@@ -289,7 +289,8 @@ pub(super) fn run_in_apply(
     read_only: bool,
 ) -> Result<Reply, StorageError> {
     let running = start(shared, code, argv, Some((apply.region, apply.index, apply.cmd_pos)));
-    let session = Session::scripted(apply.now_ms, apply.ldb);
+    let ldb = apply.ldb;
+    let session = Session::scripted(apply.now_ms, ldb);
     let mut host = ApplyHost {
         shared,
         apply,
@@ -301,6 +302,8 @@ pub(super) fn run_in_apply(
         log: CallLog::new(shared),
     };
     let r = run_code(shared, code, keys, args, seed, &running, &mut host);
+    // The script's SELECT was its own: the transaction goes on in its database.
+    host.apply.select(ldb);
     match host.failed.take() {
         Some(e) => Err(e),
         None => {

@@ -141,7 +141,7 @@ fn run(
     let seed = ctx.random();
     if ctx.core().is_some() {
         if ctx.shared.observe.has_monitors() && !ctx.session.in_exec {
-            ctx.shared.observe.feed(crate::shard::observe::monitor_line(&ctx.session.entry.addr, line));
+            ctx.shared.observe.feed(crate::shard::observe::monitor_line(ctx.session.db, &ctx.session.entry.addr, line));
             ctx.session.monitor_shown = true;
         }
         // EVAL, EVALSHA and FCALL do not wait for this client's earlier writes
