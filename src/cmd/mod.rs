@@ -42,6 +42,7 @@ pub mod set;
 pub mod shape;
 pub mod sort;
 pub mod stream;
+pub mod stream_group;
 pub mod string;
 pub mod table;
 pub mod txn;
