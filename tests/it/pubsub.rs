@@ -379,6 +379,11 @@ fn a_subscriber_that_does_not_read_is_cut_off_and_memory_stays_bounded() {
     let mut fast = s.raw();
     fast.send_cmd(&[b"SUBSCRIBE", b"flood"]);
     fast.read_reply();
+    // What it has read so far: the publisher keeps it within 8 MB of the
+    // stream (a loaded machine may stall its thread longer than the server
+    // takes to queue 32 MB for it, and it would be cut off too).
+    let read = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let read_by_reader = read.clone();
     let reader = thread::spawn(move || {
         let mut n = 0usize;
         loop {
@@ -387,6 +392,7 @@ fn a_subscriber_that_does_not_read_is_cut_off_and_memory_stays_bounded() {
                 return (n, fast);
             }
             n += 1;
+            read_by_reader.store(n, std::sync::atomic::Ordering::Release);
         }
     });
     let before = rss_kb(s.pid());
@@ -395,8 +401,13 @@ fn a_subscriber_that_does_not_read_is_cut_off_and_memory_stays_bounded() {
     // 256 MB published: eight times the hard limit.
     let started = Instant::now();
     let mut receivers = Vec::new();
-    for _ in 0..4096 {
+    for i in 0..4096 {
         receivers.push(p.cmd(&["PUBLISH", "flood", &payload]));
+        let paced = Instant::now();
+        while i >= 128 + read.load(std::sync::atomic::Ordering::Acquire) {
+            assert!(paced.elapsed() < Duration::from_secs(30), "the reading subscriber stopped reading");
+            thread::sleep(Duration::from_micros(200));
+        }
     }
     let peak = rss_kb(s.pid());
     assert_eq!(p.cmd(&["PUBLISH", "flood", "stop"]), ":1\r\n", "only the reading subscriber is left");
