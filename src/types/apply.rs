@@ -15,15 +15,18 @@ use bytes::Bytes;
 
 use super::cache::{Epochs, ReadCache};
 use super::coll::Found;
-use super::members::{MemberIndex, Sorted};
 use super::dbs::Dbs;
+use super::members::{MemberIndex, Sorted};
 use super::mkey_in;
 use super::notify::{self, Event};
 use super::view::Source;
 use super::watches::Watches;
 use super::write::Programs;
 use super::zset::NodeCache;
-use crate::storage::keys::{db_of, db_slot_range, decode_meta_key, decode_meta_key_in, expire_index_key, in_db, slot_lower_bound, slot_upper_bound, KeyType};
+use crate::storage::keys::{
+    db_of, db_slot_range, decode_meta_key, decode_meta_key_in, expire_index_key, in_db, slot_lower_bound,
+    slot_upper_bound, KeyType,
+};
 use crate::storage::meta::Meta;
 use crate::storage::{Batch, Cf, Storage, StorageError};
 
@@ -509,7 +512,7 @@ impl ApplyCtx {
 
     /// True if `key` (of a data column family) lies in a range this batch flushed.
     fn is_flushed(&self, key: &[u8]) -> bool {
-        self.flushed.iter().any(|(lo, hi)| &lo[..] <= key && key < &hi[..])
+        in_any(&self.flushed, key)
     }
 
     /// Record that `key`'s elements changed though its metadata did not.
@@ -655,7 +658,8 @@ impl ApplyCtx {
     fn drop_meta(&mut self, mk: Vec<u8>, old: &Meta) {
         if self.kept.members.sets() > 0 && old.kind == KeyType::Set {
             // A deleted set's prefix never comes back: its index goes now.
-            if let Some(found) = decode_meta_key_in(&mk).and_then(|(db, _, key)| Found::from_meta(db, key, old.clone())) {
+            if let Some(found) = decode_meta_key_in(&mk).and_then(|(db, _, key)| Found::from_meta(db, key, old.clone()))
+            {
                 self.kept.members.forget(&found.prefix);
             }
         }
@@ -682,7 +686,7 @@ impl ApplyCtx {
     pub fn flush_region(&mut self, db: Option<u16>) -> Result<(), StorageError> {
         let physical: Vec<u16> = match db {
             Some(l) => vec![self.physical(l)],
-            None => (0..self.dbs.as_ref().map_or(1, |d| d.count().max(d.stored_len())) as u32).map(|d| d as u16).collect(),
+            None => (0..self.dbs.as_ref().map_or(1, |d| d.stored_len()) as u32).map(|d| d as u16).collect(),
         };
         // The watched keys that exist are modified; missing or expired ones are not.
         if let Some(w) = self.watches.clone().filter(|w| w.any()) {
@@ -735,10 +739,11 @@ impl ApplyCtx {
                 self.batch.delete_range(Cf::ExpireIndex, elo, ehi);
             }
         }
-        self.overlay.retain(|k, _| !(&lo[..] <= &k[..] && &k[..] < &hi[..]));
-        self.read_metas.get_mut().retain(|k, _| !(&lo[..] <= &k[..] && &k[..] < &hi[..]));
+        let out = |k: &Vec<u8>| !(&lo[..] <= &k[..] && &k[..] < &hi[..]);
+        self.overlay.retain(|k, _| out(k));
+        self.read_metas.get_mut().retain(|k, _| out(k));
         for m in self.elements.iter_mut() {
-            m.retain(|k, _| !(&lo[..] <= &k[..] && &k[..] < &hi[..]));
+            m.retain(|k, _| out(k));
         }
         self.flushed.push((lo, hi));
         Ok(())
@@ -800,6 +805,11 @@ impl ApplyCtx {
     }
 }
 
+/// True if `key` lies in one of the ranges `[lo, hi)`.
+fn in_any(ranges: &[(Vec<u8>, Vec<u8>)], key: &[u8]) -> bool {
+    ranges.iter().any(|(lo, hi)| &lo[..] <= key && key < &hi[..])
+}
+
 /// Merge `pending` (this batch's writes in `[from, to)`, sorted; `None` = a
 /// deletion) over RocksDB's entries, visiting in order or reverse.
 #[allow(clippy::too_many_arguments)]
@@ -819,10 +829,9 @@ fn merge_scan(
     // `pending` is now consumed from its end, in visiting order.
     let before = |a: &[u8], b: &[u8]| if reverse { a > b } else { a < b };
     let mut go = true;
-    let gone = |k: &[u8]| flushed.iter().any(|(lo, hi)| &lo[..] <= k && k < &hi[..]);
     if !flushed.iter().any(|(lo, hi)| &lo[..] <= from && to <= &hi[..]) {
         storage.scan(cf, from, to, reverse, |k, v| {
-            if gone(k) {
+            if in_any(flushed, k) {
                 return true;
             }
             while let Some(&(pk, pv)) = pending.last() {

@@ -19,7 +19,6 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use futures_channel::oneshot;
 
-
 /// The registry. Cheap to consult when nobody waits (one atomic load).
 #[derive(Default)]
 pub struct Blocked {

@@ -217,7 +217,8 @@ mod tests {
         assert_eq!(due, vec![(Some((0, b"t".to_vec())), 5_000)]);
         let mut ctx = ApplyCtx::new(&s, 0, 16384);
         ctx.begin_entry(1 << 20, 6_000);
-        let expire = pb::ExpireKeys { keys: vec![bytes::Bytes::from_static(b"t")], at_ms: vec![5_000], dbs: Vec::new() };
+        let expire =
+            pb::ExpireKeys { keys: vec![bytes::Bytes::from_static(b"t")], at_ms: vec![5_000], dbs: Vec::new() };
         let del = pb::Del { keys: vec![bytes::Bytes::from_static(b"str")] };
         for op in [Op::ExpireKeys(expire), Op::Del(del)] {
             assert_eq!(write::apply_cmd(&mut ctx, &pb::WriteCmd { op: Some(op), db: 0 }).unwrap(), Reply::Int(1));
@@ -247,5 +248,4 @@ mod tests {
         assert_eq!(decode(&[0, 1, 0, 1]), None, "a damaged mapping is not taken");
         assert_eq!(Dbs::with_map(4, vec![0, 1, 2, 3, 5, 4]).stored_len(), 6, "a longer stored mapping is kept");
     }
-
 }

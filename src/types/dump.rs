@@ -7,7 +7,7 @@ use bytes::Bytes;
 use super::coll::{each, Found};
 use super::stream::{self as st, Limits, NewId, Sid, Stream};
 use super::view::Source;
-use super::{ApplyCtx};
+use super::ApplyCtx;
 use crate::protocol::rdb_value::{self as rv, Value};
 use crate::storage::keys::KeyType;
 use crate::storage::meta::{Coll, Meta};

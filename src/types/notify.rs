@@ -48,7 +48,8 @@ pub fn messages(flags: u32, e: &Event) -> impl Iterator<Item = (Bytes, Bytes)> {
         c.extend_from_slice(&e.key);
         (Bytes::from(c), Bytes::from_static(e.name.as_bytes()))
     });
-    let event = (flags & KEYEVENT != 0).then(|| (Bytes::from(format!("__keyevent@{}__:{}", e.db, e.name)), e.key.clone()));
+    let event =
+        (flags & KEYEVENT != 0).then(|| (Bytes::from(format!("__keyevent@{}__:{}", e.db, e.name)), e.key.clone()));
     space.into_iter().chain(event)
 }
 

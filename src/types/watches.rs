@@ -29,7 +29,6 @@ use crate::storage::keys::decode_meta_key;
 use crate::storage::meta::Meta;
 use crate::storage::{Cf, Storage, StorageError};
 
-
 #[derive(Default)]
 struct Entry {
     watchers: usize,
