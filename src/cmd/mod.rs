@@ -10,7 +10,8 @@
 //! | `txn.rs` | MULTI/EXEC/WATCH, and the executor that runs a transaction inside apply |
 //! | `script/` | EVAL, SCRIPT, FUNCTION, FCALL (`mod.rs`); the hosts scripts call commands through (`host.rs`) |
 //! | `pubsub.rs` | SUBSCRIBE and the other Pub/Sub commands (the registry is `shard::pubsub`) |
-//! | `introspect.rs` | MEMORY, OBJECT, COMMAND GETKEYS[ANDFLAGS] (Redis's key specs), ROLE, LOLWUT, WAIT |
+//! | `introspect.rs` | MEMORY, OBJECT, ROLE, LOLWUT, WAIT |
+//! | `key_specs.rs` | COMMAND GETKEYS[ANDFLAGS]: Redis's key specs of every keyed command |
 //! | `string.rs` ... `zset.rs`, `keyspace.rs`, `server.rs` | the families: handlers first, rows last |
 //!
 //! Handlers parse and plan; they read through [`Ctx`] (on the connection's core,
@@ -32,6 +33,7 @@ pub mod hash;
 pub mod hll;
 pub mod info;
 pub mod introspect;
+pub mod key_specs;
 pub mod keyspace;
 pub mod list;
 pub mod pubsub;

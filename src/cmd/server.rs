@@ -737,7 +737,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         S,
         "2.8.13",
         "Extracts the key names from an arbitrary command.",
-        super::introspect::command_getkeys,
+        super::key_specs::command_getkeys,
     ),
     row("command|list", -2, LOADING | STALE, Keys::None, S, "7.0.0", "Returns a list of command names.", command_list),
     row(
