@@ -21,8 +21,9 @@ cluster: build
 	./scripts/cluster.sh "" $(ARGS)
 
 # Both crates of the workspace: the server and the client library (client/).
+# The server is built with its test hooks (the `failpoints` feature, src/failpoint.rs).
 test: deps
-	$(CARGO) test --release --workspace -- --test-threads=2
+	$(CARGO) test --release --workspace --features neokv/failpoints -- --test-threads=2
 
 bench: deps
 	$(CARGO) bench

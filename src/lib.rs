@@ -15,6 +15,7 @@
 //! | [`shard`] | per-core state, the cross-core channel mesh, active expiry, the Pub/Sub registry (`pubsub`), what the server observes of itself (`observe`: command stats, slow log, latency monitor, MONITOR, CLIENT PAUSE), per-core key access records (`access`: OBJECT IDLETIME / FREQ), membership changes of every region (`members`: CLUSTER ADDNODE / FORGET), the coordinator of cross-region writes (`cross`) |
 //! | [`cmd`] | the command table, one family file per type (`stream` runs its writes inside apply; `dump`: DUMP / RESTORE), `txn` (MULTI/EXEC, run inside apply), `script` (EVAL/FCALL), `pubsub`, `server`/`admin`/`info` (connection and server commands), `introspect` (MEMORY, OBJECT, ROLE, WAIT), `key_specs` (COMMAND GETKEYS), `cluster` (CLUSTER, READONLY, and the MOVED/CLUSTERDOWN/CROSSSLOT routing of cluster mode) |
 //! | [`server`] | executors, listeners, connection loop (pipelining, replies, per-command statistics); `peers`: the cluster port's listener |
+//! | [`failpoint`] | (beside the layers, imports none) every test hook: crash points, delays, a clock offset; compiled in only with the `failpoints` feature that `make test` enables |
 //!
 //! `types::notify` (keyspace events) is written by apply and delivered through
 //! `shard::pubsub`; a transaction or a script reaches the command table from
@@ -50,6 +51,7 @@
 pub mod cluster;
 pub mod cmd;
 pub mod config;
+pub mod failpoint;
 pub mod net;
 pub mod protocol;
 pub mod raft;

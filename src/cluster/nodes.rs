@@ -90,7 +90,12 @@ pub struct Nodes {
     client_addrs: RwLock<BTreeMap<u64, String>>,
     /// The leader of each region as last seen here; 0: none known.
     leaders: Vec<AtomicU64>,
+    /// When each other node was last heard from (any frame on a link, either way).
+    heard: Mutex<BTreeMap<u64, std::time::Instant>>,
 }
+
+/// A node heard from within this long counts as live (heartbeats go every 0.1 s).
+pub const LIVE: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl Nodes {
     pub fn new(me: u64, client_addr: String, peers: BTreeMap<u64, String>, regions: usize, join: bool) -> Nodes {
@@ -104,7 +109,35 @@ impl Nodes {
             cluster_addrs: RwLock::new(peers),
             client_addrs: RwLock::new(BTreeMap::from([(me, client_addr)])),
             leaders: (0..regions).map(|_| AtomicU64::new(0)).collect(),
+            heard: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// A frame came from node `id` (a request on the cluster port, or a
+    /// response on one of this node's links).
+    pub fn heard_from(&self, id: u64) {
+        if let Ok(mut h) = self.heard.lock() {
+            h.insert(id, std::time::Instant::now());
+        }
+    }
+
+    /// This node, or one heard from within [`LIVE`].
+    pub fn is_live(&self, id: u64) -> bool {
+        id == self.me || self.heard.lock().is_ok_and(|h| h.get(&id).is_some_and(|t| t.elapsed() < LIVE))
+    }
+
+    /// True once `region` is served as it will stay: its leader is known with
+    /// the address clients reach it at, and it is the node that should lead it
+    /// ([`Nodes::preferred_leader`]), or that node is not live (the leader
+    /// hands leadership back to it once it is: until then clients would see
+    /// the slots move).
+    pub fn settled(&self, region: u32) -> bool {
+        let Some(leader) = self.leader(region) else { return false };
+        if self.client_addr(leader).is_none() {
+            return false;
+        }
+        let want = self.preferred_leader(region);
+        leader == want || self.is_removed(want) || !self.is_live(want)
     }
 
     /// The voters a fresh cluster starts with: every node of `--peers`.

@@ -584,3 +584,28 @@ pub static COMMANDS: &[CommandSpec] = &[
         latency_help,
     ),
 ];
+
+/// NEOKV.FAILPOINT name action: arm a test hook (`crate::failpoint`). The
+/// row exists only in builds with the `failpoints` feature.
+#[cfg(feature = "failpoints")]
+fn failpoint(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let name = String::from_utf8_lossy(&args[1]);
+    let action = String::from_utf8_lossy(&args[2]);
+    crate::failpoint::arm(&name, &action).map_err(|e| err(format!("ERR {e}")))?;
+    reply(Reply::Ok)
+}
+
+/// Test builds' rows (`crate::failpoint`); none in a release build.
+#[cfg(feature = "failpoints")]
+pub static FAILPOINT_COMMANDS: &[CommandSpec] = &[row(
+    "neokv.failpoint",
+    3,
+    ADMIN | NOSCRIPT | LOADING | STALE | ALLOW_BUSY,
+    Keys::None,
+    Group::Server,
+    "0.1.0",
+    "NeoKV test builds: arms a failpoint (crash, sleep(MS), a number, off).",
+    failpoint,
+)];
+#[cfg(not(feature = "failpoints"))]
+pub static FAILPOINT_COMMANDS: &[CommandSpec] = &[];

@@ -12,7 +12,7 @@
 use bytes::Bytes;
 
 use super::table::{container, flag::*, row, CommandSpec, Group, Keys};
-use super::{err, reply, CmdError, CmdResult, Ctx};
+use super::{err, reply, CmdError, CmdResult, Ctx, Session};
 use crate::cluster::nodes::{node_name, Nodes};
 use crate::cluster::{key_slot, SLOT_COUNT};
 use crate::protocol::cursor::parse_i64;
@@ -59,9 +59,87 @@ pub fn route<'k>(
     }
 }
 
-/// Cluster mode: the slot ranges of the regions this node leads, which the
-/// whole-keyspace commands (DBSIZE, KEYS, SCAN, RANDOMKEY) cover, as a Redis
-/// Cluster node answers for its own slots; `None` standalone (every slot).
+/// What a command reads outside apply, in cluster mode, that dispatch makes
+/// linearizable before it runs: ReadIndex on a region this node leads (its
+/// leadership confirmed by a quorum, then applied up to the commit index of
+/// that moment); on a follower (READONLY) the leader's read index, then
+/// applied that far. A write reads inside apply, at its entry's place in the
+/// log, and needs none of this.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadScope {
+    /// Nothing replicated is read here (or standalone, or the command's routing
+    /// fails and dispatch answers that).
+    None,
+    /// The region of the command's keys, or of the slot it names: failing to
+    /// confirm it is the command's answer (MOVED, CLUSTERDOWN).
+    One { region: u32, on_follower: bool },
+    /// A read without keys, or a script that declares none: every region this
+    /// node leads, and for a READONLY connection's script every other region
+    /// too (`true`: as a follower). A region found led elsewhere is left out
+    /// (the read answers for the slots this node does lead); a region whose
+    /// leadership cannot be confirmed fails the read (CLUSTERDOWN).
+    Many(Vec<(u32, bool)>),
+}
+
+/// The [`ReadScope`] of `spec` with `args` for `session`.
+pub fn read_scope(shared: &Shared, session: &Session, spec: &CommandSpec, args: &[Bytes]) -> ReadScope {
+    let Some(nodes) = shared.nodes.as_deref() else { return ReadScope::None };
+    let program = spec.flags & PROGRAM != 0;
+    if spec.is_write() && spec.flags & READS_INLINE == 0 && !program {
+        return ReadScope::None;
+    }
+    let router = &shared.router;
+    let led = |region: u32| nodes.leader(region) == Some(nodes.me);
+    if spec.flags & READS_SLOT != 0 {
+        // An invalid slot is the handler's error to give.
+        let Some(slot) = args.get(2).and_then(|a| slot_arg(a).ok()) else { return ReadScope::None };
+        let region = router.region_of_slot(slot).id;
+        return ReadScope::One { region, on_follower: !led(region) };
+    }
+    let at = spec.keys_of(args).unwrap_or_default();
+    if !at.is_empty() {
+        let keys = || at.iter().map(|&i| &args[i][..]);
+        return match route(shared, keys(), false) {
+            Ok(Some(region)) => ReadScope::One { region, on_follower: false },
+            Err(_) if session.follower_reads && !spec.is_write() => match route(shared, keys(), true) {
+                Ok(Some(region)) => ReadScope::One { region, on_follower: true },
+                _ => ReadScope::None,
+            },
+            _ => ReadScope::None,
+        };
+    }
+    if spec.flags & KEYLESS_READ == 0 && !program {
+        return ReadScope::None;
+    }
+    let every = program && session.follower_reads;
+    ReadScope::Many(router.regions().iter().map(|r| (r.id, !led(r.id))).filter(|&(_, f)| every || !f).collect())
+}
+
+/// Cluster mode: whether a script's `redis.call` of `spec` may touch its keys
+/// here. They must hash to a region dispatch confirmed for the script
+/// (`Session::confirmed`: its declared keys' region, or, without declared
+/// keys, the regions this node leads), as a direct command to this node would
+/// have to; otherwise Redis Cluster's refusal. Standalone, or without keys: Ok.
+pub fn script_call_local(shared: &Shared, session: &Session, spec: &CommandSpec, args: &[Bytes]) -> Result<(), Reply> {
+    if shared.nodes.is_none() {
+        return Ok(());
+    }
+    let Some(at) = spec.keys_of(args) else { return Ok(()) };
+    let confirmed = session.confirmed.as_deref().unwrap_or(&[]);
+    let router = &shared.router;
+    if at.iter().all(|&i| confirmed.contains(&router.region_of_key(&args[i]).id)) {
+        return Ok(());
+    }
+    Err(Reply::error(NON_LOCAL))
+}
+
+/// Redis Cluster's refusal of a script's call of a key this node does not serve.
+pub const NON_LOCAL: &str = "ERR Script attempted to access a non local key in a cluster node";
+
+/// Cluster mode: the slot ranges of the regions this node leads (INFO
+/// keyspace's counts: not confirmed, as INFO must answer on a node cut off
+/// from the others); `None` standalone (every slot). Reads of data use
+/// [`Ctx::scope_ranges`] instead, over what dispatch confirmed.
 pub fn led_ranges(shared: &Shared) -> crate::types::keyspace::SlotRanges {
     let nodes = shared.nodes.as_deref()?;
     Some(
@@ -195,14 +273,19 @@ fn cluster_nodes(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     reply(Reply::Verbatim(Bytes::from(text)))
 }
 
-/// CLUSTER INFO: `ok` while every region has a leader.
+/// CLUSTER INFO: `ok` once every region is served as it will stay
+/// ([`Nodes::settled`]): a leader clients can reach, and no hand-over of the
+/// start-up balance still to come. A client that reads the topology the
+/// moment it says ok (redis-benchmark drops masters without slots, and stops
+/// when a node it dropped shows up leading slots) then sees the slots stay.
 fn info(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let nodes = nodes(ctx)?;
     let rs = ranges(ctx.shared, nodes);
     let ok_slots: u64 = rs.iter().filter(|r| r.2.is_some()).map(|r| (r.1 - r.0) as u64 + 1).sum();
     let leaders: std::collections::BTreeSet<u64> = rs.iter().filter_map(|r| r.2).collect();
     let known = nodes.all().len();
-    let state = if ok_slots == SLOT_COUNT as u64 { "ok" } else { "fail" };
+    let settled = ctx.shared.router.regions().iter().all(|r| nodes.settled(r.id));
+    let state = if ok_slots == SLOT_COUNT as u64 && settled { "ok" } else { "fail" };
     let lines = [
         format!("cluster_state:{state}"),
         format!("cluster_slots_assigned:{SLOT_COUNT}"),
@@ -406,7 +489,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "cluster|countkeysinslot",
         3,
-        STALE,
+        STALE | READS_SLOT,
         Keys::None,
         C,
         "3.0.0",
@@ -416,7 +499,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "cluster|getkeysinslot",
         4,
-        STALE,
+        STALE | READS_SLOT,
         Keys::None,
         C,
         "3.0.0",

@@ -243,6 +243,23 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The slot ranges a read without keys covers (DBSIZE, KEYS, SCAN,
+    /// RANDOMKEY): `None` standalone (every slot). In cluster mode, the
+    /// regions dispatch confirmed this node leads (`Session::confirmed`), as a
+    /// Redis Cluster node answers for its own slots; inside apply, the region
+    /// applied (a transaction or script runs in one region, and every replica
+    /// must compute the same).
+    pub fn scope_ranges(&self) -> crate::types::keyspace::SlotRanges {
+        self.shared.nodes.as_ref()?;
+        if let Env::Apply { apply, .. } = &self.env {
+            let (start, end) = apply.slots();
+            return Some(vec![(start, end)]);
+        }
+        let router = &self.shared.router;
+        let confirmed = self.session.confirmed.as_deref().unwrap_or(&[]);
+        Some(confirmed.iter().map(|&r| router.region(r)).map(|r| (r.start, r.end)).collect())
+    }
+
     /// The command's time (Redis's command time snapshot).
     pub fn now_ms(&self) -> u64 {
         self.session.now_ms

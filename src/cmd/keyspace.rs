@@ -217,20 +217,20 @@ fn swapdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn dbsize(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    let slots = super::cluster::led_ranges(ctx.shared);
+    let slots = ctx.scope_ranges();
     ctx.blocking(move |r| Ok(Reply::Int(ks::dbsize(r, &slots)?)))
 }
 
 fn keys_cmd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let pattern = args[1].clone();
-    let slots = super::cluster::led_ranges(ctx.shared);
+    let slots = ctx.scope_ranges();
     ctx.blocking(move |r| Ok(Reply::Array(ks::keys(r, &slots, &pattern)?.into_iter().map(Reply::Bulk).collect())))
 }
 
 fn randomkey(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let slot = (ctx.random() % SLOT_COUNT as u64) as u16;
     let pick = ctx.random();
-    let slots = super::cluster::led_ranges(ctx.shared);
+    let slots = ctx.scope_ranges();
     match ks::random_key(&ctx.reader(), &slots, slot, pick)? {
         Some(k) => reply(Reply::Bulk(k)),
         None => reply(Reply::Nil),
@@ -261,7 +261,7 @@ fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let count = if ctx.detached() { usize::MAX } else { count };
     let r = ctx.reader();
     let mut out = Vec::new();
-    let slots = super::cluster::led_ranges(ctx.shared);
+    let slots = ctx.scope_ranges();
     let last = ks::scan_keys(&r, &slots, from_slot, after.as_deref(), count, |sk| {
         if let Some(t) = &type_filter {
             if *t != Some(sk.kind) {
@@ -385,12 +385,39 @@ pub static COMMANDS: &[CommandSpec] = &[
         renamenx,
     ),
     row("copy", -3, W | DENYOOM, keys(1, 2, 1), G, "6.2.0", "Copies the value of a key to a new key.", copy),
-    row("dbsize", 1, RF, Keys::None, Group::Server, "1.0.0", "Returns the number of keys in the database.", dbsize),
-    row("keys", 2, R, Keys::None, G, "1.0.0", "Returns all key names that match a pattern.", keys_cmd),
-    row("randomkey", 1, R, Keys::None, G, "1.0.0", "Returns a random key name from the database.", randomkey),
-    row("scan", -2, R, Keys::None, G, "2.8.0", "Iterates over the key names in the database.", scan),
-    row("flushdb", -1, W, Keys::None, Group::Server, "1.0.0", "Remove all keys from the current database.", flush),
-    row("flushall", -1, W, Keys::None, Group::Server, "1.0.0", "Removes all keys from all databases.", flush),
+    row(
+        "dbsize",
+        1,
+        RF | KEYLESS_READ,
+        Keys::None,
+        Group::Server,
+        "1.0.0",
+        "Returns the number of keys in the database.",
+        dbsize,
+    ),
+    row("keys", 2, R | KEYLESS_READ, Keys::None, G, "1.0.0", "Returns all key names that match a pattern.", keys_cmd),
+    row(
+        "randomkey",
+        1,
+        R | KEYLESS_READ,
+        Keys::None,
+        G,
+        "1.0.0",
+        "Returns a random key name from the database.",
+        randomkey,
+    ),
+    row("scan", -2, R | KEYLESS_READ, Keys::None, G, "2.8.0", "Iterates over the key names in the database.", scan),
+    row(
+        "flushdb",
+        -1,
+        W | FANOUT,
+        Keys::None,
+        Group::Server,
+        "1.0.0",
+        "Remove all keys from the current database.",
+        flush,
+    ),
+    row("flushall", -1, W | FANOUT, Keys::None, Group::Server, "1.0.0", "Removes all keys from all databases.", flush),
     row("move", 3, WF, keys(1, 1, 1), G, "1.0.0", "Moves a key to another database.", move_),
     row("swapdb", 3, WF, Keys::None, Group::Server, "4.0.0", "Swaps two Redis databases.", swapdb),
     row(

@@ -12,6 +12,7 @@
 //! | `pubsub.rs` | SUBSCRIBE and the other Pub/Sub commands (the registry is `shard::pubsub`) |
 //! | `introspect.rs` | MEMORY, OBJECT, ROLE, LOLWUT, WAIT |
 //! | `key_specs.rs` | COMMAND GETKEYS[ANDFLAGS]: Redis's key specs of every keyed command |
+//! | `fanout.rs` | writes to several regions (FLUSHALL, FUNCTION LOAD, ...): which regions, and the one true reply |
 //! | `string.rs` ... `zset.rs`, `keyspace.rs`, `server.rs` | the families: handlers first, rows last |
 //!
 //! Handlers parse and plan; they read through [`Ctx`] (on the connection's core,
@@ -28,6 +29,7 @@ pub mod cluster;
 pub mod ctx;
 pub mod dump;
 pub mod elements;
+pub mod fanout;
 pub mod geo;
 pub mod hash;
 pub mod hll;

@@ -60,6 +60,10 @@ pub struct Session {
     pub retry: bool,
     /// The selected (logical) database.
     pub db: u16,
+    /// Cluster mode: the regions whose reads dispatch made linearizable for
+    /// the command running now (`cluster::read_scope`); a keyless read covers
+    /// them, a script may read keys of these only.
+    pub confirmed: Option<Arc<[u32]>>,
 }
 
 impl Session {
@@ -89,6 +93,7 @@ impl Session {
             in_script: false,
             retry: false,
             db: 0,
+            confirmed: None,
         }
     }
 
@@ -103,5 +108,10 @@ impl Session {
     /// `db`: the (logical) database it starts in, its caller's.
     pub fn scripted(now_ms: u64, db: u16) -> Session {
         Session { in_script: true, db, ..Session::detached(2, now_ms) }
+    }
+
+    /// With the regions its reads may cover (`Session::confirmed`).
+    pub fn confirmed(self, confirmed: Option<Arc<[u32]>>) -> Session {
+        Session { confirmed, ..self }
     }
 }

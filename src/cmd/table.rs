@@ -38,6 +38,18 @@ pub mod flag {
     /// Not a Redis flag: deletes its keys without looking them up (DEL,
     /// UNLINK): their access records are dropped.
     pub const FORGETS: u32 = 1 << 27;
+    /// Not a Redis flag: reads data without naming keys (DBSIZE, KEYS, SCAN,
+    /// RANDOMKEY, FUNCTION LIST / DUMP). In cluster mode it answers for the
+    /// regions this node leads, and dispatch first makes reads of each of them
+    /// linearizable (`cluster::read_scope`); so are scripts (`PROGRAM`).
+    pub const KEYLESS_READ: u32 = 1 << 26;
+    /// Not a Redis flag: reads the slot its third argument names (CLUSTER
+    /// COUNTKEYSINSLOT, GETKEYSINSLOT), linearizably, on any node.
+    pub const READS_SLOT: u32 = 1 << 25;
+    /// Not a Redis flag: a write to every region (FLUSHALL, FLUSHDB, FUNCTION
+    /// LOAD / DELETE / FLUSH / RESTORE): see `cmd::fanout` for which regions
+    /// and the reply.
+    pub const FANOUT: u32 = 1 << 24;
 
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
@@ -421,6 +433,7 @@ pub fn table() -> &'static Table {
             super::admin::COMMANDS,
             super::introspect::COMMANDS,
             super::cluster::COMMANDS,
+            super::admin::FAILPOINT_COMMANDS,
         ] {
             rows.extend(family.iter());
         }

@@ -209,9 +209,18 @@ fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     // A queued script may touch keys it did not declare (see `script::run`),
     // and a queued FLUSHALL or FLUSHDB flushes every region.
     let standalone_regions = ctx.shared.nodes.is_none() && router.regions().len() > 1;
-    let everywhere = |spec: &CommandSpec| spec.flags & PROGRAM != 0 || matches!(spec.name, "flushall" | "flushdb");
+    let everywhere = |spec: &CommandSpec| spec.flags & (PROGRAM | FANOUT) != 0;
     if standalone_regions && queue.iter().any(|(spec, _, in_apply)| *in_apply && everywhere(spec)) {
         same = false;
+    }
+    // Cluster mode: a transaction is one entry of one region's log, and a
+    // write to every region this node leads cannot be part of it.
+    if let Some((spec, _, _)) = ctx.shared.nodes.as_ref().and(queue.iter().find(|(s, _, _)| s.flags & FANOUT != 0)) {
+        unwatch_all(ctx.shared, &watched);
+        let name = spec.name.replace('|', " ").to_ascii_uppercase();
+        return Err(err(format!(
+            "ERR {name} is not allowed in a transaction in cluster mode (it writes every region this node leads; a transaction runs in one)"
+        )));
     }
     // A SWAPDB is a cross-region write even with one region: alone in its
     // apply batch, so the mapping changes between two batches of every region.
@@ -229,7 +238,15 @@ fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     op.seed = ctx.random();
     let db = ctx.session.db as u32;
     let cmd = (!op.cmds.is_empty()).then(|| WriteCmd { op: Some(Op::Exec(op)), db });
-    Ok(Plan::Exec(ExecPlan { region: region.unwrap_or(0), cmd, watched, queue }))
+    // Without keys, standalone: region 0 (any would do). In cluster mode a
+    // region this node leads: the transaction's keyless reads (DBSIZE, SCAN,
+    // ...) cover that region's slots, read inside apply at the entry's place.
+    let home = || {
+        let nodes = ctx.shared.nodes.as_deref()?;
+        router.regions().iter().map(|r| r.id).find(|&r| nodes.leader(r) == Some(nodes.me))
+    };
+    let region = region.or_else(home).unwrap_or(0);
+    Ok(Plan::Exec(ExecPlan { region, cmd, watched, queue }))
 }
 
 /// Runs transactions inside apply (see the module doc); handed to every

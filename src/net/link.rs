@@ -220,7 +220,7 @@ impl Link {
             closed: Cell::new(false),
         });
         glommio::spawn_local(write_loop(conn.clone(), tx, queue)).detach();
-        glommio::spawn_local(read_loop(conn.clone(), rx)).detach();
+        glommio::spawn_local(read_loop(conn.clone(), rx, self.nodes.clone(), self.target)).detach();
         Ok(conn)
     }
 }
@@ -237,9 +237,10 @@ async fn write_loop(
 }
 
 /// Hand each response to the request waiting for it.
-async fn read_loop(conn: Rc<Conn>, mut rx: futures_lite::io::ReadHalf<TcpStream>) {
+async fn read_loop(conn: Rc<Conn>, mut rx: futures_lite::io::ReadHalf<TcpStream>, nodes: Arc<Nodes>, peer: u64) {
     let mut buf = Vec::new();
     while let Ok(frame) = read_frame(&mut rx, &mut buf).await {
+        nodes.heard_from(peer);
         if let Some(tx) = conn.pending.borrow_mut().remove(&frame.id) {
             let _ = tx.send(frame);
         }

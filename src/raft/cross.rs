@@ -164,15 +164,6 @@ impl Rendezvous {
 /// cut off): positions below it void one command of an entry.
 pub const CUT: u32 = u32::MAX;
 
-/// Tests: a cross-region MSET (the entry's first command) whose first key starts with `prefix` (the crash
-/// points `cross-cut` and `cross-applied` fire only for such a write).
-pub fn marked(cross: &crate::pb::Cross, prefix: &[u8]) -> bool {
-    match cross.cmds.first().and_then(|c| c.op.as_ref()) {
-        Some(crate::pb::write_cmd::Op::Mset(m)) => m.keys.first().is_some_and(|k| k.starts_with(prefix)),
-        _ => false,
-    }
-}
-
 /// The copies of `mine` that `found` says to void (see [`Rendezvous::opening`]).
 pub fn to_void(found: &[Found], mine: &[u32]) -> Vec<(u32, u64)> {
     let mut by_txn: HashMap<Txn, Vec<&Found>> = HashMap::new();

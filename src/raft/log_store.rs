@@ -266,7 +266,7 @@ impl RaftLogStorage<TypeConfig> for LogStore {
     async fn purge(&mut self, log_id: LogId) -> Result<(), io::Error> {
         if let Some(seg) = &self.seg {
             seg.purge(self.region, log_id.index, encode_log_id(&log_id).to_vec().into()).await?;
-            crate::storage::ingest::crash_point("log-purged");
+            crate::failpoint::crash("log-purged");
             return Ok(());
         }
         let (lo, hi) = self.key_range(0, Some(log_id.index + 1));

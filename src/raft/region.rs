@@ -27,7 +27,7 @@ use openraft::{BasicNode, Config, ServerState, SnapshotPolicy};
 
 use super::log_store::LogStore;
 use super::network::Network;
-use super::state_machine::StateMachine;
+use super::state_machine::{StateMachine, READ_AHEAD_MS};
 use super::{wire, Proposal, Raft, NODE_ID};
 use crate::cluster::nodes::Nodes;
 use crate::cluster::RegionRoute;
@@ -209,6 +209,9 @@ pub struct Region {
     /// The time of the last entry applied here: a new leader whose clock is
     /// behind never stamps earlier, so a key that expired stays expired.
     applied_now: Rc<Cell<u64>>,
+    /// A tick (an entry carrying only the time) is in flight: see
+    /// [`Region::fresh_time`].
+    ticking: Rc<Cell<bool>>,
     /// Reads waiting for the next read index (one at a time serves all that
     /// queued before it started): `[0]` on the leader, `[1]` on a follower
     /// (READONLY), which asks the leader.
@@ -283,8 +286,8 @@ impl ChangeError {
     }
 }
 
-/// A read waiting for a read index.
-type ReadWaiter = oneshot::Sender<Result<(), ReadError>>;
+/// A read waiting for a read index; answered with the time to judge expiry at.
+type ReadWaiter = oneshot::Sender<Result<u64, ReadError>>;
 
 /// Why a linearizable read cannot be served here.
 #[derive(Debug, Clone)]
@@ -387,6 +390,7 @@ impl Region {
             idle: RefCell::new(Vec::new()),
             last_now: Cell::new(0),
             applied_now,
+            ticking: Rc::default(),
             readers: Default::default(),
             read_scheduled: Default::default(),
             links,
@@ -430,8 +434,9 @@ impl Region {
     /// Wait until a read on this node sees every write acknowledged before the
     /// call (ReadIndex: leadership confirmed by a quorum, then applied up to the
     /// commit index of that moment). One confirmation runs at a time; every read
-    /// that asked before it started shares it.
-    pub async fn linearize(self: &Rc<Self>, on_follower: bool) -> Result<(), ReadError> {
+    /// that asked before it started shares it. The answer is the time the read
+    /// judges expiry at ([`Region::read_time`]; on a follower, its leader's).
+    pub async fn linearize(self: &Rc<Self>, on_follower: bool) -> Result<u64, ReadError> {
         let which = on_follower as usize;
         let (tx, rx) = oneshot::channel();
         self.readers[which].borrow_mut().push(tx);
@@ -448,7 +453,7 @@ impl Region {
                         me.read_scheduled[which].set(false);
                         break;
                     }
-                    let r = if on_follower { me.follower_read_index().await } else { me.leader_read_index().await };
+                    let r = if on_follower { me.follower_read_index().await } else { me.leader_read().await };
                     for w in waiting {
                         let _ = w.send(r.clone());
                     }
@@ -457,6 +462,65 @@ impl Region {
             .detach();
         }
         rx.await.unwrap_or_else(|_| Err(ReadError::Failed("region stopped".into())))
+    }
+
+    /// A read on the leader: its time kept fresh (see [`Region::read_time`]),
+    /// then a read index; the read's time.
+    async fn leader_read(&self) -> Result<u64, ReadError> {
+        self.fresh_time().await?;
+        self.leader_read_index().await?;
+        Ok(self.read_time())
+    }
+
+    /// In a cluster, the time a read on this leader judges expiry at: its
+    /// clock, but never earlier than the last entry applied (time never goes
+    /// back, whoever leads) and never more than [`READ_AHEAD_MS`] past it. A
+    /// successor starts its term that far past the last entry (`raft::
+    /// state_machine`), so no read answered here was judged later than any
+    /// read or write after a failover, whatever the clocks say. Standalone: the
+    /// clock, not earlier than the last entry.
+    pub fn read_time(&self) -> u64 {
+        let applied = self.applied_now.get();
+        let now = now_ms();
+        if self.nodes.is_none() {
+            return now.max(applied);
+        }
+        applied.max(now.min(applied + READ_AHEAD_MS))
+    }
+
+    /// Keep the last applied entry's time close to the clock, so reads judge
+    /// expiry by the clock (see [`Region::read_time`]): past half of
+    /// [`READ_AHEAD_MS`] without an entry, a tick (an entry with no commands,
+    /// only the time) is proposed; past all of it, the read waits for it.
+    async fn fresh_time(&self) -> Result<(), ReadError> {
+        if self.nodes.is_none() {
+            return Ok(());
+        }
+        let lag = now_ms().saturating_sub(self.applied_now.get());
+        if lag <= READ_AHEAD_MS / 2 || self.ticking.replace(true) {
+            return Ok(());
+        }
+        let batch = RaftBatch { now_ms: self.stamp(), ..Default::default() };
+        if lag <= READ_AHEAD_MS {
+            // In the background: this read is still within the bound.
+            let (raft, ticking) = (self.raft.clone(), self.ticking.clone());
+            glommio::spawn_local(async move {
+                let _ = crate::net::within(WRITE_DEADLINE, raft.client_write(Proposal(batch))).await;
+                ticking.set(false);
+            })
+            .detach();
+            return Ok(());
+        }
+        let r = crate::net::within(WRITE_DEADLINE, self.raft.client_write(Proposal(batch))).await;
+        self.ticking.set(false);
+        match r {
+            Some(Ok(_)) => Ok(()),
+            Some(Err(e)) => match write_error(&e) {
+                Reply::Error(t) if t.starts_with(NOT_LEADER) => Err(ReadError::NotLeader(None)),
+                _ => Err(ReadError::Failed(e.to_string())),
+            },
+            None => Err(ReadError::Failed(format!("no quorum within {WRITE_DEADLINE:?}"))),
+        }
     }
 
     async fn leader_read_index(&self) -> Result<(), ReadError> {
@@ -470,19 +534,22 @@ impl Region {
     }
 
     /// A READONLY read on a follower: the leader confirms its leadership and
-    /// names its commit index, and this node waits until it has applied that far.
-    async fn follower_read_index(&self) -> Result<(), ReadError> {
+    /// names its commit index and its read time, and this node waits until it
+    /// has applied that far. The read judges expiry at the leader's time (a
+    /// follower whose clock runs ahead must not hide live keys), never earlier
+    /// than what this node applied.
+    async fn follower_read_index(&self) -> Result<u64, ReadError> {
         let (Some(links), Some(nodes)) = (&self.links, &self.nodes) else {
-            return self.leader_read_index().await;
+            return self.leader_read().await;
         };
         let Some(leader) = nodes.leader(self.id) else { return Err(ReadError::NotLeader(None)) };
         if leader == nodes.me {
-            return self.leader_read_index().await;
+            return self.leader_read().await;
         }
         let ttl = Duration::from_secs(2);
         let link = links.link(leader, crate::net::Class::Raft);
-        let index = match link.call(self.id, Body::ReadIndex(crate::pb::ReadIndexReq {}), ttl).await {
-            Ok(Body::ReadIndexResp(r)) => r.read.map_or(0, |l| l.index),
+        let (index, time) = match link.call(self.id, Body::ReadIndex(crate::pb::ReadIndexReq {}), ttl).await {
+            Ok(Body::ReadIndexResp(r)) => (r.read.map_or(0, |l| l.index), r.now_ms),
             Ok(_) => return Err(ReadError::Failed("unexpected read index response".into())),
             Err(e) => return Err(ReadError::Failed(e.to_string())),
         };
@@ -490,8 +557,8 @@ impl Region {
             .wait(Some(ttl))
             .applied_index_at_least(Some(index), "follower read index")
             .await
-            .map(|_| ())
-            .map_err(|e| ReadError::Failed(e.to_string()))
+            .map_err(|e| ReadError::Failed(e.to_string()))?;
+        Ok(time.max(self.applied_now.get()))
     }
 
     /// Change this region's membership, on its leader (see [`MemberChange`]).
@@ -621,12 +688,18 @@ impl Region {
                     Err(e) => e.to_body(),
                 }
             }
-            Body::ReadIndex(_) => match self.raft.get_read_linearizer(self.read_policy.clone()).await {
-                Ok(l) => Body::ReadIndexResp(crate::pb::ReadIndexResp {
-                    read: Some(wire::log_id_to_pb(l.read_log_id().log_id())),
-                }),
-                Err(e) => error_body(crate::net::UNREACHABLE, e.to_string()),
-            },
+            Body::ReadIndex(_) => {
+                if let Err(e) = self.fresh_time().await {
+                    return error_body(crate::net::UNREACHABLE, format!("{e:?}"));
+                }
+                match self.raft.get_read_linearizer(self.read_policy.clone()).await {
+                    Ok(l) => Body::ReadIndexResp(crate::pb::ReadIndexResp {
+                        read: Some(wire::log_id_to_pb(l.read_log_id().log_id())),
+                        now_ms: self.read_time(),
+                    }),
+                    Err(e) => error_body(crate::net::UNREACHABLE, e.to_string()),
+                }
+            }
             _ => error_body(FAILED, "not a request"),
         }
     }
@@ -852,11 +925,11 @@ impl Region {
         }
         if let Ok(Some((cmd, tx))) = h.go.await {
             if let Some(crate::pb::write_cmd::Op::Cross(c)) = &cmd.op {
-                if c.participants.first() != Some(&self.id) && super::cross::marked(c, b"crash:cut") {
+                if c.participants.first() != Some(&self.id) && crate::failpoint::armed_to_crash("cross-cut") {
                     // Tests: the first participant's copy is in its log (it
                     // waits at the rendezvous by now), this one's never will be.
                     glommio::timer::sleep(Duration::from_millis(300)).await;
-                    crate::storage::ingest::crash_point("cross-cut");
+                    crate::failpoint::crash("cross-cut");
                 }
             }
             let now = self.stamp();
@@ -868,6 +941,23 @@ impl Region {
     /// propose the transaction if they are clean.
     async fn run_fenced(&self, f: Fenced) {
         self.settle().await;
+        // In a cluster this node may have become leader since the WATCH, with
+        // entries its predecessor committed not yet applied here: judge the
+        // keys only once it has applied everything committed before now (a
+        // read index, which also confirms it still leads).
+        if self.nodes.is_some() {
+            match self.leader_read_index().await {
+                Ok(()) => {}
+                Err(ReadError::NotLeader(l)) => {
+                    let _ = f.tx.send(Reply::Error(format!("{NOT_LEADER} {}", l.unwrap_or(0)).into()));
+                    return;
+                }
+                Err(ReadError::Failed(e)) => {
+                    let _ = f.tx.send(Reply::error(format!("CLUSTERDOWN The cluster is down: {e}")));
+                    return;
+                }
+            }
+        }
         let now = self.stamp();
         match self.watches.dirty(&self.storage, &f.watched, now) {
             Err(e) => {

@@ -125,12 +125,8 @@ impl StateMachine {
         if let Some(n) = &self.deps.notify {
             ctx = ctx.with_notify(n.flags());
         }
-        let mut now = self.applied_now.get();
-        for (entry, _) in &batch {
-            if let EntryPayload::Normal(p) = &entry.payload {
-                now = now.max(p.0.now_ms);
-            }
-        }
+        let times = entry_times(self.applied, self.applied_now.get(), self.deps.nodes.is_some(), &batch);
+        let now = times.last().copied().unwrap_or(self.applied_now.get());
         self.applied_now.set(now);
         let programs = ctx.programs();
         let long = batch.iter().any(|(entry, _)| match &entry.payload {
@@ -143,7 +139,7 @@ impl StateMachine {
             let mut state = (self.applied, self.membership.clone(), self.removed.clone());
             let voided = self.voided.clone();
             let work = move || {
-                let out = apply_entries(&mut ctx, batch, &mut state, &voided);
+                let out = apply_entries(&mut ctx, batch, &times, &mut state, &voided);
                 (ctx, state, out)
             };
             let (back, state, out) = glommio::executor().spawn_blocking(work).await;
@@ -153,7 +149,7 @@ impl StateMachine {
         } else {
             let removed = std::mem::take(&mut self.removed);
             let mut state = (self.applied, std::mem::take(&mut self.membership), removed);
-            let out = apply_entries(&mut ctx, batch, &mut state, &self.voided);
+            let out = apply_entries(&mut ctx, batch, &times, &mut state, &self.voided);
             (self.applied, self.membership, self.removed) = state;
             out?
         };
@@ -267,7 +263,6 @@ impl StateMachine {
     /// slots and write them in one batch with every participant's applied
     /// state. The reply is an array of the commands' replies.
     async fn run_cross(&mut self, cross: crate::pb::Cross, all: Vec<Arrival>) -> Result<(Reply, u64), io::Error> {
-        let cross_marked = super::cross::marked(&cross, b"crash:applied");
         let cmds = cross.cmds;
         // Commands SHUTDOWN NOSAVE voided (a script it stopped): nothing.
         let index = all[0].index;
@@ -321,10 +316,8 @@ impl StateMachine {
         while self.storage.write_applied(&applied.batch).is_err() {
             backoff.wait().await;
         }
-        if cross_marked {
-            // Tests: every participant's applied state is written, not flushed.
-            crate::storage::ingest::crash_point("cross-applied");
-        }
+        // Tests: every participant's applied state is written, not flushed.
+        crate::failpoint::crash("cross-applied");
         applied.invalidate(&self.deps.epochs);
         applied.publish(&self.deps.dbs);
         // Watchers judge a key by its own region's index.
@@ -429,7 +422,7 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
         // returned: openraft stops the region on a snapshot error. Apply goes
         // on meanwhile.
         until_ok(&self.storage, Storage::persist_applied).await;
-        crate::storage::ingest::crash_point("snapshot-persisted");
+        crate::failpoint::crash("snapshot-persisted");
         let b = std::sync::Arc::new(b);
         until_ok(&self.storage, move |s| s.write_durable(&b)).await;
         Ok(Snapshot { meta: self.meta.clone(), snapshot: SnapshotData::Local })
@@ -452,6 +445,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         while let Some(item) = entries.next().await {
             batch.push(item?);
         }
+        crate::failpoint::delay("apply-delay").await;
         // Runs of ordinary entries, each in one RocksDB batch; a cross-region
         // entry between them meets its other copies (`raft::cross`).
         while !batch.is_empty() {
@@ -593,14 +587,44 @@ type Responders = Vec<(openraft::storage::ApplyResponder<TypeConfig>, Vec<Reply>
 /// Apply a batch of committed entries to `ctx` in log order; `state` is the
 /// region's applied log id and membership, advanced as entries go by. Returns
 /// each waiting client's replies.
+/// In a cluster, how far past the time of the last applied entry a leader
+/// may judge expiry in a read (`Region::read_time`); and so how far past its
+/// predecessor's last entry a new term's time starts, here in apply, on every
+/// replica alike: no read a deposed leader answered was judged later than
+/// the time its successor starts from, so a key read as expired never comes
+/// back, whatever the successor's clock says.
+pub const READ_AHEAD_MS: u64 = 1000;
+
+/// The time each entry of `batch` is applied at (what expiry is judged by):
+/// its leader's stamp, never earlier than the entry before it, and in a
+/// cluster, for the first entry of a new term, at least [`READ_AHEAD_MS`] past
+/// it. `applied` and `now`: the last entry applied before, and its time.
+fn entry_times(applied: Option<LogId>, mut now: u64, cluster: bool, batch: &[EntryResponder<TypeConfig>]) -> Vec<u64> {
+    let mut term = applied.map(|l| l.leader_id.term);
+    let mut out = Vec::with_capacity(batch.len());
+    for (entry, _) in batch {
+        let t = entry.log_id.leader_id.term;
+        if term.is_some_and(|x| x != t) && cluster {
+            now += READ_AHEAD_MS;
+        }
+        term = Some(t);
+        if let EntryPayload::Normal(p) = &entry.payload {
+            now = now.max(p.0.now_ms);
+        }
+        out.push(now);
+    }
+    out
+}
+
 fn apply_entries(
     ctx: &mut ApplyCtx,
     batch: Vec<EntryResponder<TypeConfig>>,
+    times: &[u64],
     state: &mut (Option<LogId>, StoredMembership, BTreeSet<u64>),
     voided: &[(u64, u32)],
 ) -> Result<Responders, io::Error> {
     let mut responders = Vec::new();
-    for (entry, responder) in batch {
+    for ((entry, responder), &time) in batch.into_iter().zip(times) {
         state.0 = Some(entry.log_id);
         let replies: Vec<Reply> = match entry.payload {
             EntryPayload::Blank => Vec::new(),
@@ -611,7 +635,7 @@ fn apply_entries(
                         entry.log_id.index
                     )));
                 }
-                ctx.begin_entry(entry.log_id.index, p.0.now_ms);
+                ctx.begin_entry(entry.log_id.index, time);
                 let mut out = Vec::with_capacity(p.0.cmds.len());
                 for (pos, c) in p.0.cmds.iter().enumerate() {
                     ctx.cmd_pos = pos as u32;
@@ -619,12 +643,8 @@ fn apply_entries(
                         out.push(Reply::error(VOIDED));
                         continue;
                     }
-                    if let Some(crate::pb::write_cmd::Op::Set(s)) = &c.op {
-                        if s.key.starts_with(b"crash:apply") {
-                            // Tests: the entry is committed and in the log, not applied.
-                            crate::storage::ingest::crash_point("apply");
-                        }
-                    }
+                    // Tests: the entry is committed and in the log, not applied.
+                    crate::failpoint::crash("apply");
                     out.push(apply_cmd(ctx, c).map_err(io_err)?);
                 }
                 out

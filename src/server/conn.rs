@@ -17,6 +17,7 @@ use glommio::net::TcpStream;
 
 use futures_util::StreamExt;
 
+use crate::cmd::cluster::ReadScope;
 use crate::cmd::table::{flag, CommandSpec};
 use crate::cmd::txn::ExecPlan;
 use crate::cmd::{self, Plan, Session, Shape};
@@ -134,28 +135,49 @@ async fn wait_replicas(core: &Core, last: Option<(u32, u64)>, wanted: i64, timeo
     }
 }
 
-/// Before a read in cluster mode: wait for the read index of its region if this
-/// node leads it; `Some(reply)` if the read must go elsewhere (the routing
-/// errors themselves are left to dispatch).
-async fn linearize(core: &Core, session: &Session, spec: &CommandSpec, args: &[bytes::Bytes]) -> Option<Reply> {
-    let keys = spec.keys_of(args).unwrap_or_default();
-    let keys = || keys.iter().map(|&i| &args[i][..]);
-    let here = match cmd::cluster::route(&core.shared, keys(), false) {
-        Ok(Some(region)) => Some((region, false)),
-        // READONLY: a follower serves the read once it has applied what the
-        // leader had committed when asked.
-        Err(_) if session.follower_reads => match cmd::cluster::route(&core.shared, keys(), true) {
-            Ok(Some(region)) => Some((region, true)),
-            _ => None,
+/// Before a read in cluster mode: make the reads of its [`ReadScope`]
+/// linearizable (see `cmd::cluster::read_scope`). The regions confirmed,
+/// which the command's reads may cover, and the time it judges expiry at
+/// (`Region::read_time`: a time those regions agree on, not this node's
+/// clock); or the reply if it must go elsewhere or cannot be served now.
+async fn linearize(
+    core: &Core,
+    spec: &CommandSpec,
+    args: &[bytes::Bytes],
+    scope: ReadScope,
+) -> Result<(Arc<[u32]>, u64), Reply> {
+    use crate::raft::region::ReadError;
+    let down = || Reply::error(cmd::cluster::CLUSTERDOWN);
+    match scope {
+        ReadScope::None => Ok((Arc::from([]), now_ms())),
+        ReadScope::One { region, on_follower } => match core.linearize(region, on_follower).await {
+            Ok(time) => Ok((Arc::from([region]), time)),
+            Err(ReadError::NotLeader(_)) => Err(redirect(core, spec, args)),
+            // (No quorum answered: the group cannot confirm anything now.)
+            Err(ReadError::Failed(_)) => Err(down()),
         },
-        _ => None,
-    };
-    let (region, on_follower) = here?;
-    match core.linearize(region, on_follower).await {
-        Ok(()) => None,
-        Err(crate::raft::region::ReadError::NotLeader(_)) => Some(redirect(core, spec, args)),
-        // (No quorum answered: the group cannot confirm anything now.)
-        Err(crate::raft::region::ReadError::Failed(_)) => Some(Reply::error(cmd::cluster::CLUSTERDOWN)),
+        ReadScope::Many(regions) => {
+            let asked = regions.iter().map(|&(region, on_follower)| core.linearize(region, on_follower));
+            let answers = futures_util::future::join_all(asked).await;
+            let mut confirmed = Vec::with_capacity(regions.len());
+            let mut time = 0;
+            for (&(region, on_follower), answer) in regions.iter().zip(answers) {
+                match answer {
+                    Ok(t) => {
+                        confirmed.push(region);
+                        time = time.max(t);
+                    }
+                    // Led elsewhere now: its slots are not this node's to answer for.
+                    Err(ReadError::NotLeader(_)) => {}
+                    // A follower's region the leader cannot be asked about: the
+                    // script may not read it here.
+                    Err(ReadError::Failed(_)) if on_follower => {}
+                    Err(ReadError::Failed(_)) => return Err(down()),
+                }
+            }
+            let time = if confirmed.is_empty() { now_ms() } else { time };
+            Ok((confirmed.into(), time))
+        }
     }
 }
 
@@ -330,8 +352,11 @@ async fn exec(core: &Core, session: &mut Session, mut plan: ExecPlan) -> Reply {
     let shared = &core.shared;
     let result = match (plan.cmd.take(), plan.watched.is_empty()) {
         (None, true) => Reply::Array(Vec::new()),
-        // Nothing to write: the watched keys are judged as of now.
-        (None, false) => match shared.watches.dirty(&shared.storage, &plan.watched, now_ms()) {
+        // Nothing to write, standalone: the watched keys are judged as of now.
+        // (In cluster mode the region's leader judges them, below, after its
+        // read index: this node's state may be behind.)
+        (None, false) if shared.nodes.is_none() => match shared.watches.dirty(&shared.storage, &plan.watched, now_ms())
+        {
             Ok(true) => Reply::NilArray,
             Ok(false) => Reply::Array(Vec::new()),
             Err(e) => Reply::error(format!("ERR {e}")),
@@ -339,8 +364,8 @@ async fn exec(core: &Core, session: &mut Session, mut plan: ExecPlan) -> Reply {
         (Some(c), true) => {
             core.submit_write(plan.region, c).await.unwrap_or_else(|_| Reply::error("ERR write aborted"))
         }
-        (Some(c), false) => core
-            .submit_fenced(plan.region, Some(c), plan.watched.clone())
+        (c, false) => core
+            .submit_fenced(plan.region, c, plan.watched.clone())
             .await
             .unwrap_or_else(|_| Reply::error("ERR write aborted")),
     };
@@ -648,15 +673,30 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
             if spec.flags & flag::PROGRAM != 0 && shared.observe.has_monitors() {
                 drain(&core, &mut pending, &mut out, &mut session).await;
             }
-            // Cluster mode: a read waits until it cannot miss an acknowledged write.
-            if shared.nodes.is_some() && !spec.is_write() && spec.keys != cmd::table::Keys::None {
-                if let Some(r) = linearize(&core, &session, spec, &args).await {
-                    drain(&core, &mut pending, &mut out, &mut session).await;
-                    let silent = skipped || session.reply_off;
-                    reject(&core, &session, Some(spec), r, silent, &mut out);
-                    continue;
+            // Cluster mode: a read waits until it cannot miss an acknowledged
+            // write, however it reaches storage (keys, no keys, scripts).
+            session.confirmed = None;
+            if shared.nodes.is_some() {
+                let scope = cmd::cluster::read_scope(&shared, &session, spec, &args);
+                if scope != ReadScope::None {
+                    // A script without keys picks its region by what it reads
+                    // (`cmd::script`), which must include this client's writes.
+                    if matches!(scope, ReadScope::Many(_)) {
+                        drain(&core, &mut pending, &mut out, &mut session).await;
+                    }
+                    match linearize(&core, spec, &args, scope).await {
+                        Ok((confirmed, time)) => {
+                            session.confirmed = Some(confirmed);
+                            session.now_ms = time;
+                        }
+                        Err(r) => {
+                            drain(&core, &mut pending, &mut out, &mut session).await;
+                            let silent = skipped || session.reply_off;
+                            reject(&core, &session, Some(spec), r, silent, &mut out);
+                            continue;
+                        }
+                    }
                 }
-                session.now_ms = now_ms();
             }
             session.rejected = false;
             session.writes_pending = !pending.is_empty();
@@ -688,16 +728,13 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                 }
                 Plan::Broadcast(c) => {
                     drain(&core, &mut pending, &mut out, &mut session).await;
-                    let rxs: Vec<_> =
-                        shared.router.regions().iter().map(|r| core.submit_write(r.id, c.clone())).collect();
-                    let mut first = None;
-                    for rx in rxs {
-                        let r = rx.await.unwrap_or_else(|_| Reply::error("ERR write aborted"));
-                        if first.is_none() || r.is_error() {
-                            first = Some(r);
-                        }
+                    let regions = cmd::fanout::regions(&shared);
+                    let rxs: Vec<_> = regions.iter().map(|&r| (r, core.submit_write(r, c.clone()))).collect();
+                    let mut parts = Vec::with_capacity(rxs.len());
+                    for (region, rx) in rxs {
+                        parts.push((region, rx.await.unwrap_or_else(|_| Reply::error("ERR write aborted"))));
                     }
-                    finish(&core, &session, done, first.unwrap_or(Reply::Ok), &mut out);
+                    finish(&core, &session, done, cmd::fanout::reply(spec.name, parts), &mut out);
                     session.now_ms = now_ms();
                 }
                 Plan::Close(r) => {

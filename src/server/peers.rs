@@ -38,6 +38,7 @@ async fn serve_link(core: Rc<Core>, mut stream: TcpStream) {
     let mut buf = Vec::new();
     let Some(Ok(first)) = within(Duration::from_secs(5), read_frame(&mut stream, &mut buf)).await else { return };
     let mut answer = Vec::new();
+    let mut h_id = 0;
     let ok = match first.body {
         Some(Body::Hello(h))
             if h.cluster_name == CLUSTER_NAME
@@ -46,6 +47,7 @@ async fn serve_link(core: Rc<Core>, mut stream: TcpStream) {
                 && (h.regions == 0 || h.regions as usize == nodes.regions()) =>
         {
             nodes.learn_client_addr(h.node_id, &h.client_addr);
+            h_id = h.node_id;
             let hello = pb::PeerHello {
                 node_id: nodes.me,
                 client_addr: nodes.client_addr(nodes.me).unwrap_or_default(),
@@ -88,7 +90,9 @@ async fn serve_link(core: Rc<Core>, mut stream: TcpStream) {
         let _ = tx.close().await;
     })
     .detach();
+    let peer = h_id;
     while let Ok(frame) = read_frame(&mut rx, &mut buf).await {
+        nodes.heard_from(peer);
         let Some(body) = frame.body else { continue };
         let (core, out) = (core.clone(), out.clone());
         glommio::spawn_local(async move {

@@ -48,7 +48,7 @@ pub enum CoreMsg {
     /// An RPC from another node for `region` (owned by the receiving core).
     Peer { region: u32, body: Body, tx: oneshot::Sender<Body> },
     /// A linearizable read on another core waits for `region`'s read index.
-    Linearize { region: u32, on_follower: bool, tx: oneshot::Sender<Result<(), ReadError>> },
+    Linearize { region: u32, on_follower: bool, tx: oneshot::Sender<Result<u64, ReadError>> },
     /// A membership change of `region`, led here (see `members`).
     Members { region: u32, change: MemberChange, tx: oneshot::Sender<Result<(), ChangeError>> },
 }
@@ -253,8 +253,9 @@ impl Core {
     }
 
     /// Wait until a read of `region` on this node is linearizable (see
-    /// `Region::linearize`), asking the region's core.
-    pub async fn linearize(&self, region: u32, on_follower: bool) -> Result<(), ReadError> {
+    /// `Region::linearize`), asking the region's core; the time the read
+    /// judges expiry at.
+    pub async fn linearize(&self, region: u32, on_follower: bool) -> Result<u64, ReadError> {
         let owner = self.shared.router.region(region).core;
         if owner == self.id {
             return match self.local_region(region) {

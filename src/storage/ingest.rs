@@ -200,27 +200,10 @@ pub fn install(storage: &Storage, staged: Staged, marker: (Vec<u8>, Vec<u8>), do
     b.put(Cf::RaftState, marker.0, marker.1);
     storage.write(b, true)?;
     ingest_all(storage, &files, true)?;
-    crash_point("snapshot-ingest");
+    crate::failpoint::crash("snapshot-ingest");
     storage.write(done, true)?;
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
-}
-
-/// Fault injection for tests: with `NEOKV_CRASH_POINT=<name>` in its
-/// environment the process dies at that point as under kill -9 (no destructor,
-/// no flush). `snapshot-ingest`: after a snapshot's files are ingested, before
-/// the install's applied state is written. `apply`: before applying a SET
-/// of a key that starts with `crash:apply` (see `raft::state_machine`).
-/// `snapshot-persisted`: when a snapshot has made the applied state durable
-/// (flushed it), before its record is written and the log purged.
-/// `log-purged`: right after a segment log purge.
-pub fn crash_point(name: &str) {
-    static POINT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-    if POINT.get_or_init(|| std::env::var("NEOKV_CRASH_POINT").ok()).as_deref() == Some(name) {
-        eprintln!("NEOKV_CRASH_POINT={name}: exiting here");
-        // SAFETY: _exit ends the process at once; nothing runs after it.
-        unsafe { libc::_exit(70) };
-    }
 }
 
 /// Finish an install a crash interrupted: ingest the files of `dir` again (they

@@ -93,7 +93,12 @@ pub type ReadResult<T> = Result<Result<T, TypeError>, StorageError>;
 /// Milliseconds since the Unix epoch from the local clock (handlers and readers only;
 /// apply uses the entry's `now_ms`).
 pub fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64);
+    // Tests: this node's clock runs ahead (or behind) by the failpoint's ms.
+    match crate::failpoint::value("clock-offset") {
+        Some(off) => now.unwrap_or(0).saturating_add_signed(off),
+        None => now.unwrap_or(0),
+    }
 }
 
 /// The metadata key of a user key in (physical) database `db`.

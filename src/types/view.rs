@@ -148,15 +148,12 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Tests: `NEOKV_SLOW_READS=<µs>` makes each element read of a keyed reader
-/// ([`Reader::keyed`]) that misses its cache take that much longer, so that
-/// reads span writes.
+/// Tests: the `slow-reads` failpoint (microseconds) makes each element read
+/// of a keyed reader ([`Reader::keyed`]) that misses its cache take that much
+/// longer, so that reads span writes.
 fn slow_reads() -> Option<std::time::Duration> {
-    static SLOW: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
-    *SLOW.get_or_init(|| {
-        let us = std::env::var("NEOKV_SLOW_READS").ok()?.parse().ok()?;
-        Some(std::time::Duration::from_micros(us))
-    })
+    let us = crate::failpoint::value("slow-reads")?;
+    Some(std::time::Duration::from_micros(us.max(0) as u64))
 }
 
 impl Source for Reader<'_> {

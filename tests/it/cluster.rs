@@ -729,7 +729,6 @@ fn region_state(port: u16, slot: u16) -> Option<(i64, i64, i64, String)> {
 fn written_past_a_stopped_follower(tag: &str) -> (Cluster, String, u16, u64, u64) {
     let mut c = Cluster::start_with(3, &["--raft-snapshot-logs", "100"]);
     let key = format!("{{{tag}}}");
-    // (The test harness's key_slot ignores hash tags: the slot of `{tag}` is that of `tag`.)
     let slot = key_slot(tag.as_bytes());
     send(&c, &["SET", &key, "0"], Duration::from_secs(5)).unwrap();
     let leader = c.leader_of(&key).unwrap();
@@ -839,7 +838,7 @@ fn staging_dirs(dir: &std::path::Path) -> Vec<String> {
 }
 
 /// A follower that dies in the middle of installing a snapshot (its files
-/// ingested, its new applied state not yet written: `NEOKV_CRASH_POINT`)
+/// ingested, its new applied state not yet written: the `snapshot-ingest` failpoint)
 /// finishes the install when it restarts, on its own: cut off from the others
 /// so that no second snapshot can mend it, it reports the leader's applied
 /// index and digest for the region. (Without the redo it would report its old
@@ -853,7 +852,7 @@ fn a_snapshot_install_cut_short_by_a_crash_is_finished_on_restart() {
     let running: Vec<u16> = c.nodes.iter().filter(|n| n.id != follower).map(|n| n.port).collect();
     let want = wait_replicas_agree(&running, slot, Duration::from_secs(30), "the running nodes never agreed", |_| true);
     eprintln!("the running nodes have {want:?}; restarting node {follower} to crash mid-install");
-    c.node(follower).spawn_with_env(&[("NEOKV_CRASH_POINT", "snapshot-ingest")]);
+    c.node(follower).spawn_with_env(&[("NEOKV_FAILPOINTS", "snapshot-ingest=crash")]);
     let status = c.node(follower).wait_exit(Duration::from_secs(60));
     assert!(status.is_some(), "node {follower} never reached the crash point (no snapshot installed?)");
     let region = want.0;
@@ -910,7 +909,7 @@ fn a_snapshot_install_cut_short_by_a_crash_is_finished_on_restart() {
 /// entries a second time. Here a follower keeps applying APPENDs to a region A
 /// while it is cut off from the leader of region X; X's leader writes past
 /// several snapshots; the link heals, the follower installs X's snapshot and
-/// dies right after the ingest (`NEOKV_CRASH_POINT`); restarted, its copy of A
+/// dies right after the ingest (the `snapshot-ingest` failpoint); restarted, its copy of A
 /// must hold each APPEND once.
 #[test]
 fn a_snapshot_install_never_makes_another_regions_applies_durable_alone() {
@@ -955,7 +954,7 @@ fn snapshot_install_beside_applies() -> bool {
     // The follower runs with the crash point from here on: it fires only in a
     // snapshot install.
     c.node(f).kill9();
-    c.node(f).spawn_with_env(&[("NEOKV_CRASH_POINT", "snapshot-ingest")]);
+    c.node(f).spawn_with_env(&[("NEOKV_FAILPOINTS", "snapshot-ingest=crash")]);
     c.wait_ok(Duration::from_secs(60));
     let mut client = Client::new(&c);
     let mut want = String::new();
@@ -1012,7 +1011,7 @@ fn snapshot_install_beside_applies() -> bool {
     true
 }
 
-fn tool(name: &str) -> Option<Command> {
+pub fn tool(name: &str) -> Option<Command> {
     let found = Command::new("sh").arg("-c").arg(format!("command -v {name}")).output().ok()?.status.success();
     if !found {
         eprintln!("*** {name} is not installed: its part of this test did not run ***");

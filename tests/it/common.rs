@@ -9,8 +9,16 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Redis Cluster's slot of a key (CRC16/XMODEM, hash tags ignored).
+/// Redis Cluster's slot of a key (CRC16/XMODEM of its `{hash tag}`, if it has one).
 pub fn key_slot(key: &[u8]) -> u16 {
+    // Only a non-empty `{tag}` is hashed, as Redis Cluster does.
+    let key = match key.iter().position(|&b| b == b'{') {
+        Some(s) => match key[s + 1..].iter().position(|&b| b == b'}') {
+            Some(e) if e > 0 => &key[s + 1..s + 1 + e],
+            _ => key,
+        },
+        None => key,
+    };
     let mut crc: u16 = 0;
     for &b in key {
         crc ^= (b as u16) << 8;
@@ -601,4 +609,13 @@ pub fn wait_blocked(s: &Server, n: usize) {
         assert!(std::time::Instant::now() < deadline, "never saw {want:?}");
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// A test that relies on the server's test hooks (`neokv::failpoint`): the
+/// binary under test must be built with them (`make test` does).
+pub fn require_failpoints() {
+    assert!(
+        neokv::failpoint::ENABLED,
+        "this test needs the server's failpoints: run it with `--features neokv/failpoints` (make test does)"
+    );
 }

@@ -170,13 +170,15 @@ fn purged_and_whole(log_args: &[&str], segments: bool) {
 }
 
 /// Write `n` keys `<prefix>:<i>` (values `v<i>`), then a SET that the
-/// server (started with `NEOKV_CRASH_POINT=apply`) dies before applying: a
-/// committed entry, in the log, not applied.
+/// server dies before applying (the `apply` failpoint, armed just before it):
+/// a committed entry, in the log, not applied.
 fn writes_then_die_before_apply(s: &mut Server, prefix: &str, n: usize) {
+    crate::common::require_failpoints();
     let mut r = s.raw();
     for i in 0..n {
         assert_eq!(r.cmd(&["SET", &format!("{prefix}:{i}"), &format!("v{i}")]), "+OK\r\n");
     }
+    assert_eq!(r.cmd(&["NEOKV.FAILPOINT", "apply", "crash"]), "+OK\r\n");
     let mut raw = Raw::connect(s.port);
     let _ = raw.w.set_read_timeout(Some(Duration::from_secs(10)));
     std::io::Write::write_all(&mut raw.w, &encode_cmd(&[b"SET", b"crash:apply:1", b"committed"])).unwrap();
@@ -200,8 +202,7 @@ fn all_there(s: &Server, prefix: &str, n: usize) {
 fn a_rocksdb_log_moves_into_segment_logs_whole() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let crash = [("NEOKV_CRASH_POINT", "apply")];
-    let mut s = Server::start_in_env(dir, &["--cores", "1", "--raft-log", "rocksdb"], &crash);
+    let mut s = Server::start_in_env(dir, &["--cores", "1", "--raft-log", "rocksdb"], &[]);
     writes_then_die_before_apply(&mut s, "old", 200);
     assert!(log_entries(dir, false).0 > 0, "the RocksDB log holds entries before the move");
     s.restart_with(&["--cores", "1"], &[]);
@@ -250,8 +251,7 @@ pub fn refused_start(dir: &Path, args: &[&str]) -> String {
 fn a_new_core_count_moves_every_regions_log() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    let crash = [("NEOKV_CRASH_POINT", "apply")];
-    let mut s = Server::start_in_env(dir, &["--cores", "2", "--regions", "4"], &crash);
+    let mut s = Server::start_in_env(dir, &["--cores", "2", "--regions", "4"], &[]);
     writes_then_die_before_apply(&mut s, "k", 300);
     s.restart_with(&["--cores", "3", "--regions", "4"], &[]);
     all_there(&s, "k", 300);
@@ -424,7 +424,9 @@ fn a_crash_around_a_snapshots_flush_and_purge_loses_nothing() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
         let args = ["--cores", "1", "--raft-snapshot-logs", "300"];
-        let mut s = Server::start_in_env(dir, &args, &[("NEOKV_CRASH_POINT", point)]);
+        crate::common::require_failpoints();
+        let armed = format!("{point}=crash");
+        let mut s = Server::start_in_env(dir, &args, &[("NEOKV_FAILPOINTS", &armed)]);
         let mut r = Raw::connect(s.port);
         r.w.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         let (mut sets, mut incrs) = (0usize, 0u64);

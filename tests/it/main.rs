@@ -4,6 +4,7 @@
 mod admin;
 mod bitmap;
 mod cluster;
+mod cluster_safety;
 mod common;
 mod connections;
 mod databases;

@@ -118,17 +118,19 @@ fn multi_key_commands_across_regions_are_atomic() {
     assert_eq!(voided_at_open(&mut r), "0");
 }
 
-/// On a two-region server in `dir` started with `NEOKV_CRASH_POINT=point`:
-/// write "before" to region 0's key (`first`) or "10" to region 1's, send
-/// `MSET a 1 b 2` over both regions (keys starting with `prefix`), see the
-/// crash point end the process, and restart it without one.
+/// On a two-region server in `dir`: write "before" to region 0's key
+/// (`first`) or "10" to region 1's, arm the failpoint `point`, send `MSET a 1
+/// b 2` over both regions (keys starting with `prefix`), see the crash point
+/// end the process, and restart it.
 fn cross_mset_crashes_at(dir: &std::path::Path, point: &str, prefix: &str, first: bool) -> (Server, String, String) {
+    crate::common::require_failpoints();
     let args = ["--cores", "2", "--regions", "2"];
-    let mut s = Server::start_in_env(dir, &args, &[("NEOKV_CRASH_POINT", point)]);
+    let mut s = Server::start_in_env(dir, &args, &[]);
     let mut r = s.raw();
     let (a, b) = one_per_region(prefix);
     let before = if first { ["SET", a.as_str(), "before"] } else { ["SET", b.as_str(), "10"] };
     assert_eq!(r.cmd(&before), "+OK\r\n");
+    assert_eq!(r.cmd(&["NEOKV.FAILPOINT", point, "crash"]), "+OK\r\n");
     r.send(&crate::common::encode_cmd(&[b"MSET", a.as_bytes(), b"1", b.as_bytes(), b"2"]));
     assert_eq!(s.wait_exit(Duration::from_secs(20)), Some(70), "the crash point must fire");
     s.restart_with(&args, &[]);
@@ -136,7 +138,7 @@ fn cross_mset_crashes_at(dir: &std::path::Path, point: &str, prefix: &str, first
 }
 
 /// A crash after a cross-region write reached one participant's log but
-/// before it reached the other's (`NEOKV_CRASH_POINT=cross-cut`): it was never
+/// before it reached the other's (the `cross-cut` failpoint): it was never
 /// acknowledged, so the restart voids the copy it finds and applies neither
 /// half, and the server serves (it does not wait for the missing copy).
 #[test]
@@ -155,7 +157,7 @@ fn a_cross_region_write_cut_off_before_every_log_held_it_is_voided() {
 }
 
 /// A crash right after the executor wrote a cross-region write, before
-/// anything was flushed (`NEOKV_CRASH_POINT=cross-applied`): the entry is in
+/// anything was flushed (the `cross-applied` failpoint): the entry is in
 /// every participant's log, so the restart replays it, the copies meet again,
 /// and it applies once, whole.
 #[test]

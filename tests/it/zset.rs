@@ -325,13 +325,14 @@ fn lex_ranges_over_mixed_scores_match_redis() {
 ///
 /// Four readers (on both cores: a reader on the applying core cannot interleave
 /// with apply) for 4 s, while a client moves them in pipelines. Each element
-/// read that misses the element cache takes 20 µs longer (`NEOKV_SLOW_READS`),
+/// read that misses the element cache takes 20 µs longer (the `slow-reads` failpoint),
 /// so that reads span writes. With the stamp left unchecked after the read it
 /// failed 2 runs of 8 (a torn ZMSCORE): a statistical guard, not a proof.
 #[test]
 fn a_read_of_several_parts_of_a_key_never_straddles_a_write() {
+    crate::common::require_failpoints();
     let dir = tempfile::tempdir().unwrap();
-    let s = Server::start_in_env(dir.path(), &["--cores", "2"], &[("NEOKV_SLOW_READS", "20")]);
+    let s = Server::start_in_env(dir.path(), &["--cores", "2"], &[("NEOKV_FAILPOINTS", "slow-reads=20")]);
     let mut c = s.client();
     for chunk in 0..10 {
         let mut args = vec!["ZADD".to_string(), "z".to_string()];

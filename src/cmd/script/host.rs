@@ -47,6 +47,15 @@ fn check_call(args: &[Bytes], read_only: bool, control: &Control) -> Result<&'st
     Ok(spec)
 }
 
+/// Cluster mode: a write to every region (FLUSHALL, FUNCTION LOAD, ...) from
+/// a script, which runs in one region's log, is refused (it would reach that
+/// region only).
+fn fanout_refused(shared: &Shared, spec: &CommandSpec) -> Option<Reply> {
+    (shared.nodes.is_some() && spec.flags & FANOUT != 0).then(|| {
+        Reply::error("ERR This Redis command is not allowed from script in cluster mode (it writes every region this node leads)")
+    })
+}
+
 /// What a run's `redis.call`s leave to the server's observers, kept until the
 /// run ends: the `[0 lua]` lines MONITOR shows (as redis-server does, fed
 /// before the script's own reply), and each call's figures for INFO
@@ -148,9 +157,12 @@ impl Host for ApplyHost<'_> {
                 let s = key_slot(&args[i]) as u32;
                 s < start as u32 || s >= end
             }) {
-                let r = Reply::error("ERR Script attempted to access a non local key in a cluster node");
+                let r = Reply::error(super::super::cluster::NON_LOCAL);
                 return self.log.refused((Some(spec), r));
             }
+        }
+        if let Some(r) = fanout_refused(self.shared, spec) {
+            return self.log.refused((Some(spec), r));
         }
         self.session.resp = resp;
         self.log.show(self.session.db, spec, args);
@@ -183,6 +195,9 @@ pub struct ReadHost<'a> {
     /// A trial of a script that may write, whose keys are in this region: a
     /// write, or a key of another region, stops the trial instead.
     trial: Option<u32>,
+    /// The region of the first key a call touched (cluster mode: where a
+    /// script that declared no keys is sent once it writes).
+    first_region: Option<u32>,
     log: CallLog,
 }
 
@@ -192,6 +207,18 @@ impl Host for ReadHost<'_> {
             Ok(s) => s,
             Err(refusal) => return self.log.refused(refusal),
         };
+        // Cluster mode: only keys of the regions dispatch confirmed are read
+        // here (a stale read otherwise), as a command sent here directly.
+        if let Err(r) = super::super::cluster::script_call_local(self.shared, &self.session, spec, args) {
+            return self.log.refused((Some(spec), r));
+        }
+        if let Some(r) = fanout_refused(self.shared, spec) {
+            return self.log.refused((Some(spec), r));
+        }
+        if self.first_region.is_none() {
+            let at = spec.keys_of(args).unwrap_or_default();
+            self.first_region = at.first().map(|&i| self.shared.router.region_of_key(&args[i]).id);
+        }
         if let Some(region) = self.trial {
             // A script that will run as a cross-region write (every region)
             // may read any key here: the snapshot holds them all.
@@ -327,15 +354,17 @@ pub(super) fn read_only_plan(
     let (shared, core) = (core.shared.clone(), core.id);
     let now_ms = ctx.now_ms();
     let (db, physical) = (ctx.session.db, ctx.physical_db());
+    let confirmed = ctx.session.confirmed.clone();
     Ok(Plan::Blocking(BlockingWork(Box::new(move || {
         let snap = Snap::new(shared.storage.view(), now_ms, physical);
         let running = start(&shared, &code, argv, None);
         let mut host = ReadHost {
             shared: &shared,
             snap: &snap,
-            session: Session::scripted(now_ms, db),
+            session: Session::scripted(now_ms, db).confirmed(confirmed),
             control: running.control.clone(),
             trial: None,
+            first_region: None,
             log: CallLog::new(&shared),
         };
         let r = run_code(&shared, &code, &keys, &args, rand::random(), &running, &mut host);
@@ -364,7 +393,7 @@ pub(super) fn trial(
     args: &[Bytes],
     seed: u64,
     region: Option<u32>,
-) -> Option<Reply> {
+) -> Result<Reply, Option<u32>> {
     let (shared, now_ms, core) = (ctx.shared, ctx.now_ms(), ctx.core().map_or(0, |c| c.id));
     let snap = Snap::new(shared.storage.view(), now_ms, ctx.physical_db());
     let function = matches!(code, Code::Function { .. });
@@ -373,9 +402,10 @@ pub(super) fn trial(
     let mut host = ReadHost {
         shared,
         snap: &snap,
-        session: Session::scripted(now_ms, ctx.session.db),
+        session: Session::scripted(now_ms, ctx.session.db).confirmed(ctx.session.confirmed.clone()),
         control: control.clone(),
         trial: region,
+        first_region: None,
         log: CallLog::new(shared),
     };
     let (_, memory_limit) = limits(shared);
@@ -385,8 +415,8 @@ pub(super) fn trial(
         Code::Function { lib, code, name } => e.fcall(lib, code, name, &run, &mut host),
     });
     if control.kill.load(std::sync::atomic::Ordering::Relaxed) {
-        return None;
+        return Err(host.first_region);
     }
     host.log.feed(shared, core, &r);
-    Some(r)
+    Ok(r)
 }

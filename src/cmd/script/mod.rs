@@ -152,14 +152,30 @@ fn run(
         if !read_only && ctx.shared.nodes.is_none() && ctx.shared.router.regions().len() > 1 {
             ctx.region = Some(crate::shard::cross::ALL_REGIONS);
         }
+        // Cluster mode: a script that declares no keys runs in the region of
+        // the first key it touches, as Redis Cluster runs it on the node of
+        // that key's slot; its trial (over the regions dispatch confirmed this
+        // node leads) finds which.
+        let undecided = !read_only && ctx.shared.nodes.is_some() && keys.is_empty();
+        if undecided {
+            ctx.region = Some(crate::shard::cross::ALL_REGIONS);
+        }
         if !ctx.session.writes_pending {
             let region = (!read_only).then_some(ctx.region.unwrap_or(0));
-            if let Some(r) = trial(ctx, &code, keys, argv, seed, region) {
-                return reply(r);
+            match trial(ctx, &code, keys, argv, seed, region) {
+                Ok(r) => return reply(r),
+                Err(first) if undecided => ctx.region = first,
+                Err(_) => {}
             }
             if read_only {
                 return read_only_plan(ctx, code, keys.to_vec(), argv.to_vec(), line.to_vec());
             }
+        }
+        if undecided && ctx.region.is_none_or(|r| r == crate::shard::cross::ALL_REGIONS) {
+            // It touched no key before it wrote (or ran past its trial): the
+            // first region this node confirmed; calls of other regions' keys
+            // are refused there.
+            ctx.region = Some(home_region(ctx));
         }
         if let Op::Eval(e) = &mut op {
             e.seed = seed;
@@ -253,17 +269,33 @@ fn script_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 
 // ---- FCALL ----
 
-/// The libraries a command sees: its keys' region's (every region holds the
-/// same set once a change is acknowledged).
-fn libraries(shared: &Shared, region: Option<u32>) -> Libraries {
+/// The libraries a command sees: its region's. Standalone every region holds
+/// the same set once a change is acknowledged; in cluster mode each region
+/// holds what was loaded through the node that led it then (FUNCTION LOAD is
+/// a write to the regions the node it is sent to leads, `cmd::fanout`).
+fn libraries(shared: &Shared, region: u32) -> Libraries {
     let fns = shared.functions.read().unwrap_or_else(|e| e.into_inner());
-    let region = region.filter(|&r| r != crate::shard::cross::ALL_REGIONS).unwrap_or(0);
     fns.get(&region).cloned().unwrap_or_default()
 }
 
+/// The region whose libraries a command reads: inside apply the region
+/// applied; else its keys'; without keys, standalone region 0 (all alike), in
+/// cluster mode the first region dispatch confirmed for it (or, for a write,
+/// the first this node leads).
+fn home_region(ctx: &Ctx<'_>) -> u32 {
+    if let Some(r) = ctx.apply_region().or(ctx.region).filter(|&r| r != crate::shard::cross::ALL_REGIONS) {
+        return r;
+    }
+    let Some(nodes) = ctx.shared.nodes.as_deref() else { return 0 };
+    if let Some(&r) = ctx.session.confirmed.as_deref().and_then(|c| c.first()) {
+        return r;
+    }
+    let regions = ctx.shared.router.regions();
+    regions.iter().map(|r| r.id).find(|&r| nodes.leader(r) == Some(nodes.me)).unwrap_or(0)
+}
+
 fn fcall_generic(ctx: &mut Ctx<'_>, args: &[Bytes], ro: bool) -> CmdResult {
-    let region = ctx.apply_region().or(ctx.region);
-    let libs = libraries(ctx.shared, region);
+    let libs = libraries(ctx.shared, home_region(ctx));
     let name = String::from_utf8_lossy(&args[1]).into_owned();
     let Some((lib, f)) = libs.function(&name) else { return Err(err("ERR Function not found")) };
     let (keys, argv) = split_keys(args, 2, "ERR Bad number of keys provided")?;
@@ -311,14 +343,14 @@ fn function_load(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let code = args[args.len() - 1].clone();
     let lib = compile_library(ctx.shared, &code).map_err(|e| err(format!("ERR {e}")))?;
     // Checked here for the error reply; apply decides, on every region alike.
-    libraries(ctx.shared, None).clone().load(lib, replace).map_err(|e| err(format!("ERR {e}")))?;
+    libraries(ctx.shared, home_region(ctx)).clone().load(lib, replace).map_err(|e| err(format!("ERR {e}")))?;
     let op = pb::Functions { action: Action::Load as i32, code: vec![code], replace, ..Default::default() };
     ctx.broadcast(Op::Functions(op))
 }
 
 fn function_delete(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let name = String::from_utf8_lossy(&args[2]).into_owned();
-    if libraries(ctx.shared, None).get(&name).is_none() {
+    if libraries(ctx.shared, home_region(ctx)).get(&name).is_none() {
         return Err(err("ERR Library not found"));
     }
     ctx.broadcast(Op::Functions(pb::Functions { action: Action::Delete as i32, name, ..Default::default() }))
@@ -381,7 +413,7 @@ fn function_restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     for c in &codes {
         libs.push(compile_library(ctx.shared, c).map_err(|e| err(format!("ERR {e}")))?);
     }
-    libraries(ctx.shared, None).clone().restore(libs, policy).map_err(|e| err(format!("ERR {e}")))?;
+    libraries(ctx.shared, home_region(ctx)).clone().restore(libs, policy).map_err(|e| err(format!("ERR {e}")))?;
     let policy = match policy {
         RestorePolicy::Flush => 0,
         RestorePolicy::Append => 1,
@@ -397,7 +429,7 @@ fn function_restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn function_dump(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let mut body = Vec::new();
-    for lib in libraries(ctx.shared, None).iter() {
+    for lib in libraries(ctx.shared, home_region(ctx)).iter() {
         body.push(rdb::OPCODE_FUNCTION2);
         rdb::put_string(&mut body, &lib.code);
     }
@@ -421,7 +453,7 @@ fn function_list(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     let s = |t: &str| Reply::bulk_str(t);
     let mut out = Vec::new();
-    for lib in libraries(ctx.shared, None).iter() {
+    for lib in libraries(ctx.shared, home_region(ctx)).iter() {
         if let Some(p) = &pattern {
             if !crate::types::glob::glob_match(p, lib.name.as_bytes(), true) {
                 continue;
@@ -462,7 +494,7 @@ fn function_stats(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         ]),
         None => Reply::Nil,
     };
-    let libs = libraries(ctx.shared, None);
+    let libs = libraries(ctx.shared, home_region(ctx));
     reply(Reply::Map(vec![
         (s("running_script"), script),
         (
@@ -531,7 +563,7 @@ fn function_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 /// changes from its own log).
 fn apply_functions(shared: &Shared, apply: &mut ApplyCtx, op: &pb::Functions) -> Result<Reply, StorageError> {
     let region = apply.region;
-    let mut libs = libraries(shared, Some(region));
+    let mut libs = libraries(shared, region);
     let compile = |codes: &[Bytes]| -> Result<Vec<LibraryMeta>, String> {
         codes.iter().map(|c| compile_library(shared, c)).collect()
     };
@@ -613,7 +645,7 @@ pub fn apply_eval(shared: &Shared, apply: &mut ApplyCtx, op: &pb::Eval) -> Resul
         let flags = script::parse_shebang(&op.body).map(|(f, _)| f).unwrap_or_default();
         (Code::Script { sha: script::sha1hex(&op.body), body: op.body.clone() }, flags.no_writes)
     } else {
-        let libs = libraries(shared, Some(apply.region));
+        let libs = libraries(shared, apply.region);
         let Some((lib, f)) = libs.function(&op.function) else { return Ok(Reply::error("ERR Function not found")) };
         (Code::Function { lib: lib.name.clone(), code: lib.code.clone(), name: f.name.clone() }, f.flags.no_writes)
     };
@@ -696,11 +728,20 @@ pub static COMMANDS: &[CommandSpec] = &[
         script_help,
     ),
     container("function", 0, S, "7.0.0", "A container for function commands.", None),
-    row("function|load", -3, WRITE | DENYOOM | NOSCRIPT, Keys::None, S, "7.0.0", "Creates a library.", function_load),
+    row(
+        "function|load",
+        -3,
+        WRITE | DENYOOM | NOSCRIPT | FANOUT,
+        Keys::None,
+        S,
+        "7.0.0",
+        "Creates a library.",
+        function_load,
+    ),
     row(
         "function|delete",
         3,
-        WRITE | NOSCRIPT,
+        WRITE | NOSCRIPT | FANOUT,
         Keys::None,
         S,
         "7.0.0",
@@ -710,7 +751,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "function|flush",
         -2,
-        WRITE | NOSCRIPT,
+        WRITE | NOSCRIPT | FANOUT,
         Keys::None,
         S,
         "7.0.0",
@@ -720,7 +761,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "function|restore",
         -3,
-        WRITE | DENYOOM | NOSCRIPT,
+        WRITE | DENYOOM | NOSCRIPT | FANOUT,
         Keys::None,
         S,
         "7.0.0",
@@ -730,7 +771,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "function|list",
         -2,
-        NOSCRIPT,
+        NOSCRIPT | KEYLESS_READ,
         Keys::None,
         S,
         "7.0.0",
@@ -740,7 +781,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "function|dump",
         2,
-        NOSCRIPT,
+        NOSCRIPT | KEYLESS_READ,
         Keys::None,
         S,
         "7.0.0",
