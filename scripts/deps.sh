@@ -22,7 +22,21 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 
+# memtier_benchmark is not packaged for Debian: the cluster tests run it when it
+# is installed, and say so when it is not. Built from the snapshot beside the
+# project when there is one (../shared/tools/build-memtier.sh, about 20 s).
+memtier() {
+  command -v memtier_benchmark >/dev/null 2>&1 && return 0
+  local build="../shared/tools/build-memtier.sh"
+  if [ -x "$build" ] && [ "$(id -u)" -eq 0 ]; then
+    "$build" >&2 || echo "deps: building memtier_benchmark failed; its test parts will say they did not run" >&2
+  else
+    echo "deps: memtier_benchmark is not installed (build it with ../shared/tools/build-memtier.sh); its test parts will say they did not run" >&2
+  fi
+}
+
 if [ ${#need[@]} -eq 0 ]; then
+  memtier
   exit 0
 fi
 # de-duplicate
@@ -44,3 +58,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+memtier
