@@ -183,7 +183,7 @@ impl Link {
         encode(&pb::PeerFrame { id: 0, region: 0, body: Some(Body::Hello(self.hello.clone())) }, &mut hello);
         stream.write_all(&hello).await.map_err(unreachable)?;
         let mut buf = Vec::new();
-        let answer = within(ttl, read_frame(&mut stream, &mut buf))
+        let answer = within(ttl, read_frame(&mut stream, &mut buf, super::MAX_HELLO))
             .await
             .ok_or(CallError::Timeout(ttl))?
             .map_err(unreachable)?;
@@ -239,7 +239,7 @@ async fn write_loop(
 /// Hand each response to the request waiting for it.
 async fn read_loop(conn: Rc<Conn>, mut rx: futures_lite::io::ReadHalf<TcpStream>, nodes: Arc<Nodes>, peer: u64) {
     let mut buf = Vec::new();
-    while let Ok(frame) = read_frame(&mut rx, &mut buf).await {
+    while let Ok(frame) = read_frame(&mut rx, &mut buf, super::MAX_FRAME).await {
         nodes.heard_from(peer);
         if let Some(tx) = conn.pending.borrow_mut().remove(&frame.id) {
             let _ = tx.send(frame);

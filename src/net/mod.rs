@@ -43,18 +43,35 @@ pub fn encode(frame: &pb::PeerFrame, out: &mut Vec<u8>) {
     let _ = frame.encode(out);
 }
 
-/// Read one frame; `buf` is reused between calls.
-pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> io::Result<pb::PeerFrame> {
+/// The largest frame a node reads before the other side said who it is (a
+/// hello is a few dozen bytes).
+pub const MAX_HELLO: usize = 64 << 10;
+
+/// Read one frame of at most `max` bytes; `buf` is reused between calls. The
+/// buffer grows with the bytes that actually arrive, never by what a length
+/// prefix announces: a peer that announces 64 MB and sends nothing costs
+/// nothing.
+pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>, max: usize) -> io::Result<pb::PeerFrame> {
     let mut len = [0u8; 4];
     r.read_exact(&mut len).await?;
     let len = u32::from_be_bytes(len) as usize;
-    if len > MAX_FRAME {
+    if len > max {
         return Err(io::Error::new(io::ErrorKind::InvalidData, format!("peer frame of {len} bytes")));
     }
     buf.clear();
-    buf.resize(len, 0);
-    r.read_exact(buf).await?;
-    pb::PeerFrame::decode(&buf[..]).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("peer frame: {e}")))
+    const STEP: usize = 256 << 10;
+    while buf.len() < len {
+        let at = buf.len();
+        buf.resize(len.min(at + STEP), 0);
+        r.read_exact(&mut buf[at..]).await?;
+    }
+    // A buffer grown by one big frame goes back once it is done.
+    let frame = pb::PeerFrame::decode(&buf[..])
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("peer frame: {e}")));
+    if buf.capacity() > 4 * STEP {
+        *buf = Vec::new();
+    }
+    frame
 }
 
 /// Write the frames queued on `queue` to `tx`, as many as are ready (up to

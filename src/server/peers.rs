@@ -17,6 +17,10 @@ use crate::pb;
 use crate::pb::peer_frame::Body;
 use crate::shard::Core;
 
+/// Requests of one link served at once (appends and votes of every region of
+/// a core, heartbeats, snapshot chunks: far more than a healthy peer sends).
+pub const MAX_IN_FLIGHT: u64 = 256;
+
 pub async fn accept_loop(core: Rc<Core>, listener: TcpListener) {
     loop {
         match listener.accept().await {
@@ -36,7 +40,8 @@ async fn serve_link(core: Rc<Core>, mut stream: TcpStream) {
     let Some(nodes) = core.shared.nodes.clone() else { return };
     let _ = stream.set_nodelay(true);
     let mut buf = Vec::new();
-    let Some(Ok(first)) = within(Duration::from_secs(5), read_frame(&mut stream, &mut buf)).await else { return };
+    let hello = read_frame(&mut stream, &mut buf, crate::net::MAX_HELLO);
+    let Some(Ok(first)) = within(Duration::from_secs(5), hello).await else { return };
     let mut answer = Vec::new();
     let mut h_id = 0;
     let ok = match first.body {
@@ -91,11 +96,17 @@ async fn serve_link(core: Rc<Core>, mut stream: TcpStream) {
     })
     .detach();
     let peer = h_id;
-    while let Ok(frame) = read_frame(&mut rx, &mut buf).await {
+    // At most this many of the link's requests are served at once; the next
+    // frame is read only once one is done (a peer cannot make this node hold
+    // tasks and their frames without bound).
+    let in_flight = Rc::new(glommio::sync::Semaphore::new(MAX_IN_FLIGHT));
+    while let Ok(frame) = read_frame(&mut rx, &mut buf, crate::net::MAX_FRAME).await {
         nodes.heard_from(peer);
         let Some(body) = frame.body else { continue };
+        let Ok(permit) = in_flight.acquire_static_permit(1).await else { break };
         let (core, out) = (core.clone(), out.clone());
         glommio::spawn_local(async move {
+            let _permit = permit;
             let body = core.serve_peer(frame.region, body).await;
             let mut bytes = Vec::new();
             encode(&pb::PeerFrame { id: frame.id, region: frame.region, body: Some(body) }, &mut bytes);

@@ -17,6 +17,7 @@
 //! finds the marker ingests the same files again ([`redo`]) before anything reads.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use bytes::Bytes;
@@ -70,6 +71,10 @@ pub struct Stager {
     tx: mpsc::Sender<Msg>,
 }
 
+/// Snapshots received at once (each has its staging thread).
+pub const MAX_STAGING: usize = 4;
+static STAGING_NOW: AtomicUsize = AtomicUsize::new(0);
+
 impl Stager {
     /// Stage into `<db>/snapshot-in/<name>/` the replacement of `ranges`
     /// (`[from, to)` per column family; entries must come in this order).
@@ -80,12 +85,24 @@ impl Stager {
         // The directory's name must be durable before an install marker names it.
         sync_dir(&storage.staging_dir())?;
         sync_dir(&storage.inner.path)?;
+        // One staging thread per snapshot being received, and at most
+        // MAX_STAGING of them: a peer starting transfers without end costs
+        // bounded threads (a refused transfer is sent again later).
+        if STAGING_NOW.fetch_add(1, Ordering::AcqRel) >= MAX_STAGING {
+            STAGING_NOW.fetch_sub(1, Ordering::AcqRel);
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(err(format!("{MAX_STAGING} snapshots are being received already; send this one later")));
+        }
         let (tx, rx) = mpsc::channel();
         let storage = storage.clone();
-        std::thread::Builder::new()
-            .name("neokv-stage".into())
-            .spawn(move || stage(&storage, dir, &ranges, rx))
-            .map_err(err)?;
+        let spawned = std::thread::Builder::new().name("neokv-stage".into()).spawn(move || {
+            stage(&storage, dir, &ranges, rx);
+            STAGING_NOW.fetch_sub(1, Ordering::AcqRel);
+        });
+        if let Err(e) = spawned {
+            STAGING_NOW.fetch_sub(1, Ordering::AcqRel);
+            return Err(err(e));
+        }
         Ok(Stager { tx })
     }
 

@@ -177,6 +177,11 @@ impl Node {
         self.child.is_some()
     }
 
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
     /// Wait up to `limit` for the process to exit by itself; its status.
     pub fn wait_exit(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
         let deadline = Instant::now() + limit;

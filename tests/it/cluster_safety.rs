@@ -371,3 +371,73 @@ fn expiry_follows_the_regions_time_not_each_nodes_clock() {
     c.start_node(leader);
     c.wait_ok(Duration::from_secs(30));
 }
+
+/// A field of `/proc/<pid>/status` (`VmRSS` in kB, `Threads`).
+fn proc_status(pid: u32, field: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = s.lines().find(|l| l.starts_with(&format!("{field}:"))).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// One length-prefixed peer frame.
+fn peer_frame(body: neokv::pb::peer_frame::Body, region: u32) -> Vec<u8> {
+    use prost::Message;
+    let f = neokv::pb::PeerFrame { id: 1, region, body: Some(body) };
+    let mut out = (f.encoded_len() as u32).to_be_bytes().to_vec();
+    f.encode(&mut out).unwrap();
+    out
+}
+
+/// Defect 8: a peer that misbehaves on the cluster port costs bounded memory
+/// and threads: frame headers announcing 60 MB (before and after a hello)
+/// allocate only what arrives, and snapshot transfers started on every region
+/// at once start at most a few staging threads (the others are refused and
+/// would be sent again).
+#[test]
+fn a_misbehaving_peer_costs_bounded_memory_and_threads() {
+    use neokv::pb::peer_frame::Body;
+    use std::io::Write;
+    let c = Cluster::start(3);
+    let (pid, cport) = (c.nodes[0].pid().unwrap(), c.nodes[0].cluster_port);
+    let hello = || {
+        let h = neokv::pb::PeerHello { node_id: 90, cluster_name: "neokv".into(), ..Default::default() };
+        peer_frame(Body::Hello(h), 0)
+    };
+    let rss0 = proc_status(pid, "VmRSS");
+    let mut held = Vec::new();
+    for i in 0..20 {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", cport)).unwrap();
+        if i % 2 == 1 {
+            s.write_all(&hello()).unwrap();
+        }
+        // A header announcing 60 MB, then 64 KB of it.
+        s.write_all(&(60u32 << 20).to_be_bytes()).unwrap();
+        let _ = s.write_all(&vec![0u8; 64 << 10]);
+        held.push(s);
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let rss1 = proc_status(pid, "VmRSS");
+    eprintln!("RSS {rss0} kB before, {rss1} kB with 20 links announcing 60 MB frames");
+    assert!(rss1 < rss0 + 64 * 1024, "frames announced but never sent took memory: {rss0} -> {rss1} kB");
+    drop(held);
+
+    let threads0 = proc_status(pid, "Threads");
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", cport)).unwrap();
+    s.write_all(&hello()).unwrap();
+    for region in 0..12u32 {
+        let chunk = neokv::pb::SnapshotChunk {
+            vote: Some(neokv::pb::PeerVote { term: 1, node: 90, committed: true }),
+            snapshot_id: format!("{:x}", 0xa0 + region),
+            seq: 0,
+            ..Default::default()
+        };
+        s.write_all(&peer_frame(Body::Snapshot(chunk), region)).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(1000));
+    let threads1 = proc_status(pid, "Threads");
+    eprintln!("threads {threads0} before, {threads1} with snapshots started on 12 regions");
+    assert!(threads1 <= threads0 + 6, "snapshot staging threads grew without bound: {threads0} -> {threads1}");
+    drop(s);
+    // The cluster still serves.
+    send(&c, &["SET", "after", "1"], Duration::from_secs(5)).unwrap();
+}
