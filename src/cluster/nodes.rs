@@ -2,8 +2,9 @@
 //! (from `--peers`, and from the membership for nodes added later), client
 //! addresses (learned from each link's hello), the current leader and voters of
 //! every region (kept up to date by each region's owning core, read by every
-//! core to route a command or answer MOVED), and the ids removed from the
-//! cluster, which never join again.
+//! core to route a command or answer MOVED), the ids removed from the
+//! cluster, and this node's identity ([`Identity`]: its incarnation, the
+//! cluster id, the incarnations of its peers it accepts).
 //!
 //! Pure data shared by all cores; no I/O.
 
@@ -69,6 +70,82 @@ pub struct RegionStatus {
     pub probe_sent: Option<std::time::Instant>,
 }
 
+/// A node's durable identity, and what it knows of its peers' (kept in
+/// `<dir>/NEOKV-NODE`, `storage::identity`, written before any Raft state).
+///
+/// The incarnation is drawn when a data directory is first used: a node that
+/// lost its directory comes back under its old id with a new incarnation, and
+/// its peers, which recorded the old one at first contact, refuse it (it
+/// forgot its votes and its log, and must never vote or take appends as its
+/// old self) until an operator removes it (CLUSTER FORGET) and adds it back
+/// fresh (`--join`, CLUSTER ADDNODE). The cluster id is the incarnation of the
+/// lowest-numbered node of a fresh cluster's `--peers`, made when it first
+/// starts; the others learn it at first contact and keep it, and nodes that
+/// know different ones never talk. Every hello carries both; votes and
+/// appends only travel on links whose hellos were accepted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Identity {
+    pub node_id: u64,
+    pub incarnation: u64,
+    /// 0: not learned yet.
+    pub cluster_id: u64,
+    /// Each peer's incarnation, as first met.
+    pub peers: BTreeMap<u64, u64>,
+    /// Incarnations removed from the cluster (CLUSTER FORGET): refused for good.
+    pub removed: BTreeSet<(u64, u64)>,
+}
+
+impl Identity {
+    /// A data directory used for the first time by node `node_id`; `founder`:
+    /// it is the lowest-numbered node of a fresh cluster, whose incarnation
+    /// becomes the cluster id.
+    pub fn fresh(node_id: u64, founder: bool) -> Identity {
+        let incarnation = rand::random::<u64>().max(1);
+        Identity { node_id, incarnation, cluster_id: if founder { incarnation } else { 0 }, ..Default::default() }
+    }
+
+    /// Its text, one fact a line.
+    pub fn encode(&self) -> String {
+        let mut s = format!("node {}\nincarnation {}\ncluster {}\n", self.node_id, self.incarnation, self.cluster_id);
+        for (id, inc) in &self.peers {
+            s.push_str(&format!("peer {id} {inc}\n"));
+        }
+        for (id, inc) in &self.removed {
+            s.push_str(&format!("removed {id} {inc}\n"));
+        }
+        s
+    }
+
+    pub fn decode(text: &str) -> Result<Identity, String> {
+        let mut out = Identity::default();
+        for line in text.lines().filter(|l| !l.trim().is_empty()) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let num =
+                |i: usize| f.get(i).and_then(|x| x.parse::<u64>().ok()).ok_or_else(|| format!("bad line '{line}'"));
+            match f[0] {
+                "node" => out.node_id = num(1)?,
+                "incarnation" => out.incarnation = num(1)?,
+                "cluster" => out.cluster_id = num(1)?,
+                "peer" => {
+                    out.peers.insert(num(1)?, num(2)?);
+                }
+                "removed" => {
+                    out.removed.insert((num(1)?, num(2)?));
+                }
+                _ => return Err(format!("unknown line '{line}'")),
+            }
+        }
+        if out.node_id == 0 || out.incarnation == 0 {
+            return Err("no node id or incarnation".into());
+        }
+        Ok(out)
+    }
+}
+
+/// Writes this node's identity durably (`storage::identity::save`), set by
+/// the server: `Nodes` itself does no I/O.
+pub type Persist = Box<dyn Fn(&Identity) -> Result<(), String> + Send + Sync>;
+
 pub struct Nodes {
     /// This node's id.
     pub me: u64,
@@ -82,8 +159,8 @@ pub struct Nodes {
     /// Per region: the log index of the last entry whose writes were
     /// acknowledged here (as leader), at least that of any write answered so far.
     acked: Vec<AtomicU64>,
-    /// Ids removed from some region's membership.
-    removed: RwLock<BTreeSet<u64>>,
+    /// Per region, the ids its membership changes removed and did not add back.
+    removed: RwLock<Vec<BTreeSet<u64>>>,
     /// Where each node listens for node-to-node links.
     cluster_addrs: RwLock<BTreeMap<u64, String>>,
     /// Where each node serves clients (this node's own from its config).
@@ -92,6 +169,11 @@ pub struct Nodes {
     leaders: Vec<AtomicU64>,
     /// When each other node was last heard from (any frame on a link, either way).
     heard: Mutex<BTreeMap<u64, std::time::Instant>>,
+    /// This node's identity and its peers' incarnations.
+    identity: Mutex<Identity>,
+    persist: Option<Persist>,
+    /// Refusals already logged (one line per peer incarnation, not per retry).
+    warned: Mutex<BTreeSet<(u64, u64)>>,
 }
 
 /// A node heard from within this long counts as live (heartbeats go every 0.1 s).
@@ -99,17 +181,108 @@ pub const LIVE: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl Nodes {
     pub fn new(me: u64, client_addr: String, peers: BTreeMap<u64, String>, regions: usize, join: bool) -> Nodes {
+        Self::with_identity(me, client_addr, peers, regions, join, Identity::fresh(me, false), None)
+    }
+
+    /// [`Nodes::new`] for a node with this identity, kept by `persist`.
+    pub fn with_identity(
+        me: u64,
+        client_addr: String,
+        peers: BTreeMap<u64, String>,
+        regions: usize,
+        join: bool,
+        identity: Identity,
+        persist: Option<Persist>,
+    ) -> Nodes {
         Nodes {
+            identity: Mutex::new(identity),
+            persist,
+            warned: Mutex::new(BTreeSet::new()),
             me,
             join,
             initial: peers.keys().copied().collect(),
             status: (0..regions).map(|_| Mutex::new(RegionStatus::default())).collect(),
             acked: (0..regions).map(|_| AtomicU64::new(0)).collect(),
-            removed: RwLock::new(BTreeSet::new()),
+            removed: RwLock::new(vec![BTreeSet::new(); regions]),
             cluster_addrs: RwLock::new(peers),
             client_addrs: RwLock::new(BTreeMap::from([(me, client_addr)])),
             leaders: (0..regions).map(|_| AtomicU64::new(0)).collect(),
             heard: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// This node's incarnation and the cluster id it knows (0: none yet), for
+    /// its hellos.
+    pub fn incarnation(&self) -> (u64, u64) {
+        let i = self.identity.lock().unwrap_or_else(|e| e.into_inner());
+        (i.incarnation, i.cluster_id)
+    }
+
+    /// A hello from node `id`, incarnation `incarnation`, of cluster
+    /// `cluster` (0: not known to it): may a link to it carry frames? The first
+    /// incarnation met of each peer is recorded (durably, before the answer);
+    /// another one later is a node that lost its data and is refused, as is an
+    /// incarnation removed from the cluster or another cluster's node.
+    pub fn admit(&self, id: u64, incarnation: u64, cluster: u64) -> Result<(), String> {
+        let mut i = self.identity.lock().unwrap_or_else(|e| e.into_inner());
+        let refusal = if id == self.me {
+            Some(format!("node {id} is this node's own id"))
+        } else if incarnation == 0 {
+            Some(format!("node {id} sent no incarnation (a NeoKV without node identities)"))
+        } else if cluster != 0 && i.cluster_id != 0 && cluster != i.cluster_id {
+            Some(format!("node {id} belongs to another cluster (id {cluster}, this one {})", i.cluster_id))
+        } else if i.removed.contains(&(id, incarnation)) {
+            Some(format!(
+                "node {id} (incarnation {incarnation}) was removed from this cluster; to bring it back, restart it with an empty data directory and --join, then run CLUSTER ADDNODE {id} <host:cluster-port>"
+            ))
+        } else if i.peers.get(&id).is_some_and(|&known| known != incarnation) {
+            Some(format!(
+                "node {id} came back as a new incarnation ({incarnation}, known as {}): it lost its data directory and may not vote or take appends as its old self. Remove it with CLUSTER FORGET {id} on a node of the cluster, then restart it with an empty data directory and --join and run CLUSTER ADDNODE {id} <host:cluster-port>",
+                i.peers[&id]
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = refusal {
+            if self.warned.lock().is_ok_and(|mut w| w.insert((id, incarnation))) {
+                eprintln!("neokv: refusing node {id}: {why}");
+            }
+            return Err(why);
+        }
+        let mut changed = i.peers.insert(id, incarnation).is_none();
+        if i.cluster_id == 0 && cluster != 0 {
+            i.cluster_id = cluster;
+            changed = true;
+        }
+        if changed {
+            self.save(&i)?;
+        }
+        Ok(())
+    }
+
+    /// Nodes a membership change removed (CLUSTER FORGET): the incarnations
+    /// known of them are refused for good; a node brought back under the same
+    /// id must be a new incarnation (an empty directory, `--join`).
+    pub fn forgot(&self, ids: &[u64]) {
+        let mut i = self.identity.lock().unwrap_or_else(|e| e.into_inner());
+        let mut changed = false;
+        for id in ids {
+            if let Some(inc) = i.peers.remove(id) {
+                i.removed.insert((*id, inc));
+                changed = true;
+            }
+        }
+        if changed {
+            if let Err(e) = self.save(&i) {
+                eprintln!("neokv: recording removed nodes {ids:?}: {e}");
+            }
+        }
+    }
+
+    fn save(&self, i: &Identity) -> Result<(), String> {
+        match &self.persist {
+            Some(p) => p(i),
+            None => Ok(()),
         }
     }
 
@@ -181,16 +354,20 @@ impl Nodes {
         self.acked.get(region as usize).map_or(0, |a| a.load(Ordering::Acquire))
     }
 
+    /// Removed from the cluster: some region's membership removed it and has
+    /// not added it back.
     pub fn is_removed(&self, id: u64) -> bool {
-        self.removed.read().is_ok_and(|r| r.contains(&id))
+        self.removed.read().is_ok_and(|r| r.iter().any(|s| s.contains(&id)))
     }
 
-    pub fn mark_removed(&self, ids: &BTreeSet<u64>) {
-        if ids.is_empty() {
-            return;
-        }
+    /// `region`'s removed ids, as its applied state says.
+    pub fn set_removed(&self, region: u32, ids: &BTreeSet<u64>) {
         if let Ok(mut r) = self.removed.write() {
-            r.extend(ids.iter().copied());
+            if let Some(s) = r.get_mut(region as usize) {
+                if s != ids {
+                    *s = ids.clone();
+                }
+            }
         }
     }
 
@@ -291,9 +468,39 @@ mod tests {
         for r in 0..6 {
             n.update_status(r, |s| s.voters = vec![1, 3, 4]);
         }
-        n.mark_removed(&BTreeSet::from([2]));
+        n.set_removed(0, &BTreeSet::from([2]));
         assert!(n.is_removed(2) && !n.is_removed(3));
         let all: Vec<u64> = n.all().into_iter().map(|(id, _)| id).collect();
         assert_eq!(all, [1, 3, 4]);
+    }
+}
+
+#[cfg(test)]
+mod identity_tests {
+    use super::*;
+
+    #[test]
+    fn an_identity_reads_back_as_written() {
+        let mut i = Identity::fresh(3, true);
+        assert_eq!(i.cluster_id, i.incarnation);
+        i.peers.insert(1, 77);
+        i.removed.insert((2, 55));
+        assert_eq!(Identity::decode(&i.encode()).unwrap(), i);
+        assert!(Identity::decode("node 0\nincarnation 1\n").is_err());
+    }
+
+    #[test]
+    fn a_peer_with_a_new_incarnation_is_refused_until_it_is_forgotten() {
+        let peers = parse_peers("1=h:1,2=h:2,3=h:3").unwrap();
+        let n = Nodes::with_identity(1, "h:10".into(), peers, 1, false, Identity::fresh(1, true), None);
+        let (_, cluster) = n.incarnation();
+        n.admit(2, 20, 0).unwrap();
+        n.admit(2, 20, cluster).unwrap();
+        let e = n.admit(2, 21, cluster).unwrap_err();
+        assert!(e.contains("new incarnation") && e.contains("CLUSTER FORGET 2"), "{e}");
+        assert!(n.admit(3, 30, cluster + 1).unwrap_err().contains("another cluster"));
+        n.forgot(&[2]);
+        assert!(n.admit(2, 20, cluster).unwrap_err().contains("was removed"));
+        n.admit(2, 21, cluster).unwrap();
     }
 }

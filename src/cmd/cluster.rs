@@ -358,20 +358,18 @@ fn node_id_arg(a: &[u8]) -> Option<u64> {
 /// learner, then, once it holds the log, as a voter. Replies when every
 /// region has it; running it again finishes what a failure left.
 fn addnode(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let nodes = nodes(ctx)?;
+    nodes(ctx)?;
     let id = node_id_arg(&args[2]).ok_or_else(|| err("ERR Invalid node id"))?;
     let addr = std::str::from_utf8(&args[3]).map_err(|_| err("ERR Invalid node address"))?;
     if addr.rsplit_once(':').and_then(|(h, p)| p.parse::<u16>().ok().filter(|_| !h.is_empty())).is_none() {
         return Err(err("ERR Invalid node address: expected host:port"));
     }
-    if nodes.is_removed(id) {
-        return Err(err(format!("ERR node id {id} was removed from the cluster and cannot rejoin")));
-    }
     Ok(super::Plan::Members(crate::raft::region::MemberChange::Add { id, addr: addr.to_string() }))
 }
 
 /// CLUSTER FORGET id: the node leaves every region (leadership of the regions
-/// it leads moves first) and its id can never join again. Unlike Redis's
+/// it leads moves first), and the incarnation it had is refused for good (the
+/// id may come back as a fresh node: `--join`, CLUSTER ADDNODE). Unlike Redis's
 /// FORGET, which only drops the node from one node's table, this changes the
 /// cluster: the Raft membership is the one table.
 fn forget(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

@@ -180,7 +180,9 @@ impl Link {
             .map_err(|e| CallError::Unreachable(format!("{addr}: {e}")))?;
         let _ = stream.set_nodelay(true);
         let mut hello = Vec::new();
-        encode(&pb::PeerFrame { id: 0, region: 0, body: Some(Body::Hello(self.hello.clone())) }, &mut hello);
+        let (incarnation, cluster_id) = self.nodes.incarnation();
+        let mine = pb::PeerHello { incarnation, cluster_id, ..self.hello.clone() };
+        encode(&pb::PeerFrame { id: 0, region: 0, body: Some(Body::Hello(mine)) }, &mut hello);
         stream.write_all(&hello).await.map_err(unreachable)?;
         let mut buf = Vec::new();
         let answer = within(ttl, read_frame(&mut stream, &mut buf, super::MAX_HELLO))
@@ -197,6 +199,7 @@ impl Link {
                 )))
             }
             Some(Body::Hello(h)) if h.node_id == self.target => {
+                self.nodes.admit(h.node_id, h.incarnation, h.cluster_id).map_err(CallError::Unreachable)?;
                 self.nodes.learn_client_addr(h.node_id, &h.client_addr);
             }
             Some(Body::Hello(h)) => {

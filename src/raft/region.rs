@@ -590,11 +590,6 @@ impl Region {
         };
         match change {
             MemberChange::Add { id, addr } => {
-                if self.nodes.as_ref().is_some_and(|n| n.is_removed(id)) {
-                    return Err(ChangeError::Refused(format!(
-                        "node id {id} was removed from the cluster and cannot rejoin (give the new node an id never used)"
-                    )));
-                }
                 if voters.contains(&id) {
                     return Ok(());
                 }

@@ -87,7 +87,7 @@ impl StateMachine {
                 None => (None, StoredMembership::default(), 0, BTreeSet::new()),
             };
         if let Some(n) = &deps.nodes {
-            n.mark_removed(&removed);
+            n.set_removed(region, &removed);
         }
         let voided = load_voided(&storage, region, applied.map_or(0, |l| l.index)).map_err(io_err)?;
         let applied_now = std::rc::Rc::new(std::cell::Cell::new(now));
@@ -133,6 +133,7 @@ impl StateMachine {
             EntryPayload::Normal(p) => p.0.cmds.iter().any(|c| runs_long(programs.as_deref(), c)),
             _ => false,
         });
+        let removed_before = self.deps.nodes.is_some().then(|| self.removed.clone());
         let responders = if long {
             // A script may run long: the whole batch goes off the reactor in one
             // hop, so the core's connections (and SCRIPT KILL) are served meanwhile.
@@ -153,8 +154,11 @@ impl StateMachine {
             (self.applied, self.membership, self.removed) = state;
             out?
         };
-        if let Some(n) = &self.deps.nodes {
-            n.mark_removed(&self.removed);
+        if let (Some(n), Some(before)) = (&self.deps.nodes, removed_before) {
+            if before != self.removed {
+                n.set_removed(self.region, &self.removed);
+                n.forgot(&self.removed.difference(&before).copied().collect::<Vec<_>>());
+            }
         }
         if !self.voided.is_empty() {
             // Markers behind the applied index have served: they go with this batch.
@@ -483,7 +487,8 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         };
         // The snapshot replaces every set, whether or not it installs.
         self.kept.clear();
-        let removed: BTreeSet<u64> = self.removed.union(&removed).copied().collect();
+        // The leader's record as of the snapshot: ids removed since, and ids
+        // added back since (a node that lost its data, re-added fresh).
         let applied = encode_applied_full(meta.last_log_id.as_ref(), &meta.last_membership, now_ms, &removed);
         let name = staged.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let marker =
@@ -504,7 +509,8 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         self.applied = meta.last_log_id;
         self.membership = meta.last_membership.clone();
         if let Some(n) = &self.deps.nodes {
-            n.mark_removed(&removed);
+            n.set_removed(self.region, &removed);
+            n.forgot(&removed.difference(&self.removed).copied().collect::<Vec<_>>());
         }
         self.removed = removed;
         self.applied_now.set(self.applied_now.get().max(now_ms));
@@ -651,9 +657,11 @@ fn apply_entries(
             }
             EntryPayload::Membership(m) => {
                 // A node the new membership no longer holds (voter or learner)
-                // was removed: its id is never taken back.
+                // was removed; one it holds again was added back (a new
+                // incarnation: the transport refuses the removed one).
                 let gone: Vec<u64> =
                     state.1.membership().nodes().map(|(id, _)| *id).filter(|id| m.get_node(id).is_none()).collect();
+                state.2.retain(|id| m.get_node(id).is_none());
                 state.2.extend(gone);
                 state.1 = StoredMembership::new(Some(entry.log_id), m);
                 Vec::new()

@@ -22,6 +22,46 @@ use crate::raft::runtime::executor_builder;
 use crate::shard::{self, Core, Inbox, Shared};
 use crate::storage::{Storage, StorageOptions};
 
+/// A cluster node's identity (`cluster::nodes::Identity`): read from the data
+/// directory, or made for a directory used for the first time and written
+/// before any Raft state is. A directory made by another node id is refused.
+fn node_identity(storage: &Storage, config: &Config) -> Result<Option<crate::cluster::nodes::Identity>, String> {
+    use crate::cluster::nodes::Identity;
+    let Some(c) = &config.cluster else { return Ok(None) };
+    let dir = &config.dir;
+    let path = dir.join(crate::storage::identity::FILE);
+    if let Some(text) = crate::storage::identity::load(dir).map_err(|e| format!("read {}: {e}", path.display()))? {
+        let id = Identity::decode(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        if id.node_id != c.node_id {
+            return Err(format!(
+                "{} belongs to node {}, not --node-id {}: each node needs its own data directory",
+                dir.display(),
+                id.node_id,
+                c.node_id
+            ));
+        }
+        return Ok(Some(id));
+    }
+    // The lowest node of a fresh cluster's --peers makes the cluster id; a
+    // directory that already holds Raft state (from before node identities)
+    // is this node's, with a new incarnation its peers meet for the first time.
+    let used = {
+        use crate::storage::keys::{state_key, StateKind};
+        let applied = storage.get(crate::storage::Cf::RaftState, &state_key(0, StateKind::Applied));
+        crate::storage::seglog::raft_log_dir(dir).exists() || applied.map_err(|e| e.to_string())?.is_some()
+    };
+    let founder = !c.join && !used && c.peers.keys().next() == Some(&c.node_id);
+    let id = Identity::fresh(c.node_id, founder);
+    crate::storage::identity::save(dir, &id.encode()).map_err(|e| format!("write {}: {e}", path.display()))?;
+    eprintln!(
+        "node {}: new node identity, incarnation {}{}",
+        c.node_id,
+        id.incarnation,
+        if founder { " (it names this new cluster)" } else { "" }
+    );
+    Ok(Some(id))
+}
+
 /// Run the server until the process is signalled. Returns an error if it cannot start.
 pub fn run(config: Config) -> Result<(), String> {
     let cores = config.cores.max(1);
@@ -45,8 +85,9 @@ pub fn run(config: Config) -> Result<(), String> {
     raft_log_layout(&router, &config, cores)?;
     let addr: SocketAddr =
         format!("{}:{}", config.bind, config.port).parse().map_err(|e| format!("bad address: {e}"))?;
+    let identity = node_identity(&storage, &config)?;
     let (outboxes, inboxes) = shard::mesh(cores);
-    let shared = Arc::new(Shared::new(storage.clone(), router, config, outboxes));
+    let shared = Arc::new(Shared::new(storage.clone(), router, config, outboxes, identity));
     // Transactions run inside apply through the command table.
     let _ = shared.programs.set(Arc::new(crate::cmd::txn::Executor::new(&shared)));
     crate::cmd::script::load_functions(&shared)?;

@@ -44,43 +44,44 @@ async fn serve_link(core: Rc<Core>, mut stream: TcpStream) {
     let Some(Ok(first)) = within(Duration::from_secs(5), hello).await else { return };
     let mut answer = Vec::new();
     let mut h_id = 0;
-    let ok = match first.body {
-        Some(Body::Hello(h))
-            if h.cluster_name == CLUSTER_NAME
-                && h.node_id != nodes.me
-                && !nodes.is_removed(h.node_id)
-                && (h.regions == 0 || h.regions as usize == nodes.regions()) =>
-        {
+    // Who the caller is: a node of this cluster (same name and layout), under
+    // an incarnation this node accepts (`Nodes::admit`: not one that lost its
+    // data or was removed, not another cluster's). Else the refusal says why,
+    // so the refused node can tell its operator.
+    let verdict = match first.body {
+        Some(Body::Hello(h)) if h.cluster_name == CLUSTER_NAME && h.node_id != nodes.me => {
+            if h.regions != 0 && h.regions as usize != nodes.regions() {
+                Err(format!(
+                    "this cluster has {} regions, node {} has {} (start it with --regions {})",
+                    nodes.regions(),
+                    h.node_id,
+                    h.regions,
+                    nodes.regions()
+                ))
+            } else {
+                nodes.admit(h.node_id, h.incarnation, h.cluster_id).map(|()| h)
+            }
+        }
+        _ => Err("not a node of this cluster".to_string()),
+    };
+    let ok = match verdict {
+        Ok(h) => {
             nodes.learn_client_addr(h.node_id, &h.client_addr);
             h_id = h.node_id;
+            let (incarnation, cluster_id) = nodes.incarnation();
             let hello = pb::PeerHello {
                 node_id: nodes.me,
                 client_addr: nodes.client_addr(nodes.me).unwrap_or_default(),
                 cluster_name: CLUSTER_NAME.into(),
                 regions: nodes.regions() as u32,
+                incarnation,
+                cluster_id,
             };
             encode(&pb::PeerFrame { id: 0, region: 0, body: Some(Body::Hello(hello)) }, &mut answer);
             true
         }
-        other => {
-            // Say why, so the refused node can tell its operator.
-            let why = match other {
-                Some(Body::Hello(h)) if nodes.is_removed(h.node_id) => {
-                    format!("node {} was removed from this cluster and cannot rejoin", h.node_id)
-                }
-                Some(Body::Hello(h)) if h.cluster_name == CLUSTER_NAME && h.node_id != nodes.me && h.regions != 0 => {
-                    format!(
-                        "this cluster has {} regions, node {} has {} (start it with --regions {})",
-                        nodes.regions(),
-                        h.node_id,
-                        h.regions,
-                        nodes.regions()
-                    )
-                }
-                _ => "not a node of this cluster".to_string(),
-            };
-            let refusal = error_body(FAILED, why);
-            encode(&pb::PeerFrame { id: 0, region: 0, body: Some(refusal) }, &mut answer);
+        Err(why) => {
+            encode(&pb::PeerFrame { id: 0, region: 0, body: Some(error_body(FAILED, why)) }, &mut answer);
             false
         }
     };

@@ -28,6 +28,9 @@ const DEADLINE: Duration = Duration::from_secs(120);
 /// Apply `change` to every region; `Err` says which regions did not change and why.
 pub async fn change_everywhere(core: &Core, change: MemberChange) -> Result<(), String> {
     let Some(nodes) = core.shared.nodes.clone() else { return Err("cluster support disabled".into()) };
+    if let MemberChange::Add { id, addr } = &change {
+        reachable(core, *id, addr).await?;
+    }
     let regions = nodes.regions() as u32;
     let results = futures_util::future::join_all((0..regions).map(|r| change_region(core, r, change.clone()))).await;
     let mut failed = Vec::new();
@@ -42,6 +45,32 @@ pub async fn change_everywhere(core: &Core, change: MemberChange) -> Result<(), 
         Ok(())
     } else {
         Err(format!("not every region changed (run it again to finish): {}", failed.join("; ")))
+    }
+}
+
+/// Before a node is added: this node can link to it, and it is an
+/// incarnation the cluster accepts (`Nodes::admit`: not one removed, not one
+/// that lost its data under an id still in the cluster). A node no region can
+/// reach would sit as a learner that never catches up.
+async fn reachable(core: &Core, id: u64, addr: &str) -> Result<(), String> {
+    let (Some(links), Some(nodes)) = (&core.links, &core.shared.nodes) else { return Ok(()) };
+    nodes.learn_cluster_addr(id, addr);
+    // A node just started may not listen yet: tried for a few seconds.
+    let deadline = Instant::now() + Duration::from_secs(8);
+    let e = loop {
+        let probe = Body::Hello(crate::pb::PeerHello::default());
+        match links.link(id, Class::Raft).call(0, probe, Duration::from_secs(2)).await {
+            // Linked: its answer to a hello as a request does not matter.
+            Ok(_) | Err(CallError::Remote(..)) => return Ok(()),
+            Err(e) if Instant::now() >= deadline => break e,
+            Err(_) => glommio::timer::sleep(Duration::from_millis(200)).await,
+        }
+    };
+    match e {
+        e if nodes.is_removed(id) => Err(format!(
+            "node {id} was removed from the cluster: only a fresh node (an empty data directory, --join) may take its id back, and none was linked at {addr}: {e}"
+        )),
+        e => Err(format!("node {id} cannot be linked at {addr}: {e}")),
     }
 }
 

@@ -133,6 +133,9 @@ impl Core {
                 client_addr: n.client_addr(n.me).unwrap_or_default(),
                 cluster_name: crate::net::CLUSTER_NAME.into(),
                 regions: n.regions() as u32,
+                // Filled in at each connect (the cluster id may be learned later).
+                incarnation: 0,
+                cluster_id: 0,
             };
             Links::new(n.clone(), hello)
         });

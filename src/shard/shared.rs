@@ -189,7 +189,14 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(storage: Storage, router: Router, config: Config, mesh: Vec<Outbox>) -> Shared {
+    /// `identity`: a cluster node's, as `server::run` loaded or made it.
+    pub fn new(
+        storage: Storage,
+        router: Router,
+        config: Config,
+        mesh: Vec<Outbox>,
+        identity: Option<crate::cluster::nodes::Identity>,
+    ) -> Shared {
         let cores = mesh.len();
         let regions = router.regions().len();
         let now = crate::types::now_ms() / 1000;
@@ -200,8 +207,22 @@ impl Shared {
         let access = super::access::Access::new(cores, crate::types::now_ms());
         access.configure(config.param("lfu-log-factor"), config.param("lfu-decay-time"));
         let nodes = config.cluster.as_ref().map(|c| {
+            use crate::cluster::nodes::{Identity, Nodes};
             let client_addr = format!("{}:{}", config.bind, config.port);
-            Arc::new(crate::cluster::nodes::Nodes::new(c.node_id, client_addr, c.peers.clone(), regions, c.join))
+            let identity = identity.unwrap_or_else(|| Identity::fresh(c.node_id, false));
+            let dir = config.dir.clone();
+            let persist: crate::cluster::nodes::Persist = Box::new(move |i: &Identity| {
+                crate::storage::identity::save(&dir, &i.encode()).map_err(|e| format!("save the node identity: {e}"))
+            });
+            Arc::new(Nodes::with_identity(
+                c.node_id,
+                client_addr,
+                c.peers.clone(),
+                regions,
+                c.join,
+                identity,
+                Some(persist),
+            ))
         });
         let dbs = crate::types::dbs::Dbs::load(&storage, config.databases)
             .unwrap_or_else(|_| crate::types::dbs::Dbs::new(config.databases));

@@ -11,6 +11,7 @@
 
 pub mod gate;
 mod gc;
+pub mod identity;
 pub mod ingest;
 pub mod keys;
 pub mod meta;

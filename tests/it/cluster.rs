@@ -177,6 +177,18 @@ impl Node {
         self.child.is_some()
     }
 
+    /// Delete everything in the node's data directory (a replaced disk).
+    pub fn wipe(&self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+        std::fs::create_dir_all(&self.dir).unwrap();
+    }
+
+    /// Start the process again with `flags` added to its usual ones from now on.
+    pub fn respawn_with(&mut self, flags: &[&str]) {
+        self.extra.extend(flags.iter().map(|f| f.to_string()));
+        self.spawn();
+    }
+
     /// The process id, while it runs.
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(|c| c.id())
@@ -1527,7 +1539,7 @@ fn a_node_joins_and_another_leaves_under_load() {
     }
     eprintln!("the three replicas of each of the {} regions agree", regions.len());
 
-    // Node 1's id never comes back.
+    // Node 1, removed, never comes back with its data (its incarnation is refused).
     let r = ask(
         c.nodes[1].port,
         &["CLUSTER", "ADDNODE", "1", &format!("127.0.0.1:{}", c.nodes[0].cluster_port)],

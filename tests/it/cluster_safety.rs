@@ -400,7 +400,8 @@ fn a_misbehaving_peer_costs_bounded_memory_and_threads() {
     let c = Cluster::start(3);
     let (pid, cport) = (c.nodes[0].pid().unwrap(), c.nodes[0].cluster_port);
     let hello = || {
-        let h = neokv::pb::PeerHello { node_id: 90, cluster_name: "neokv".into(), ..Default::default() };
+        let h =
+            neokv::pb::PeerHello { node_id: 90, cluster_name: "neokv".into(), incarnation: 9090, ..Default::default() };
         peer_frame(Body::Hello(h), 0)
     };
     let rss0 = proc_status(pid, "VmRSS");
@@ -440,4 +441,75 @@ fn a_misbehaving_peer_costs_bounded_memory_and_threads() {
     drop(s);
     // The cluster still serves.
     send(&c, &["SET", "after", "1"], Duration::from_secs(5)).unwrap();
+}
+
+/// Defect 3, exactly as found: with node A cut off, writes are acknowledged by
+/// B and C; B is killed, its data directory deleted, and it is restarted with
+/// the same flags; then C is killed and A healed. B is a new incarnation under
+/// its old id: A refuses it (it forgot its votes and log), so A and B never
+/// form a majority that overwrites the acknowledged writes. When C returns,
+/// every acknowledged write is there. Then the operator's way back: CLUSTER
+/// FORGET B, restart it fresh with --join, CLUSTER ADDNODE: it catches up and
+/// every replica of every region agrees.
+#[test]
+fn a_node_that_lost_its_data_never_votes_as_its_old_self() {
+    let mut c = Cluster::start(3);
+    c.wait_settled(Duration::from_secs(30));
+    let (a, b, cc) = (3u64, 2u64, 1u64);
+    eprintln!("cutting off node {a}");
+    c.isolate(a, true);
+    let keys: Vec<String> = (0..60).map(|i| format!("lost:{i}")).collect();
+    for k in &keys {
+        write_around(&c, a, &["SET", k, "acked"]);
+    }
+    eprintln!("{} writes acknowledged by nodes {b} and {cc}; replacing node {b}'s disk", keys.len());
+    c.node(b).kill9();
+    c.node(b).wipe();
+    c.start_node(b);
+    std::thread::sleep(Duration::from_secs(2));
+    eprintln!("killing node {cc}, healing node {a}");
+    c.node(cc).kill9();
+    c.isolate(a, false);
+    // Long enough for A and the new B to elect each other, were B let in.
+    std::thread::sleep(Duration::from_secs(6));
+    let r = ask(c.nodes[a as usize - 1].port, &["CLUSTER", "INFO"], Duration::from_secs(2)).unwrap_or_default();
+    eprintln!("node {a} with the new node {b}: {}", r.lines().next().unwrap_or_default());
+    c.start_node(cc);
+    let t = Duration::from_secs(20);
+    for k in &keys {
+        let v = send(&c, &["GET", k], t).unwrap();
+        assert_eq!(v, redis::Value::BulkString(b"acked".to_vec()), "{k}: an acknowledged write was lost");
+    }
+    eprintln!("every acknowledged write is there; re-adding node {b} as the operator would");
+    let port = c.nodes[cc as usize - 1].port;
+    let r = ask(port, &["CLUSTER", "FORGET", &b.to_string()], Duration::from_secs(130));
+    assert_eq!(r.as_deref(), Some("+OK\r\n"), "FORGET {b}");
+    c.node(b).kill9();
+    c.node(b).wipe();
+    c.node(b).respawn_with(&["--join", "--regions", "12"]);
+    let addr = format!("127.0.0.1:{}", c.nodes[b as usize - 1].cluster_port);
+    let r = ask(port, &["CLUSTER", "ADDNODE", &b.to_string(), &addr], Duration::from_secs(130));
+    assert_eq!(r.as_deref(), Some("+OK\r\n"), "ADDNODE {b}");
+    c.wait_ok(Duration::from_secs(60));
+    for k in &keys {
+        let v = send(&c, &["GET", k], t).unwrap();
+        assert_eq!(v, redis::Value::BulkString(b"acked".to_vec()), "{k} after the re-add");
+    }
+    // Every replica of every region holds the same data (one slot per region).
+    let info = ask(port, &["INFO", "replication"], t).unwrap();
+    let regions = info.lines().filter(|l| l.starts_with("region")).count();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    'regions: for r in 0..regions as u32 {
+        let slot = (r as u64 * 16384 / regions as u64) as u16;
+        loop {
+            let states: Vec<_> =
+                c.nodes.iter().map(|n| ask(n.port, &["NEOKV.REGION", &slot.to_string()], t).unwrap()).collect();
+            let digest = |s: &str| s.rsplit("\r\n").nth(1).map(str::to_string);
+            if states.iter().all(|s| digest(s) == digest(&states[0])) {
+                continue 'regions;
+            }
+            assert!(Instant::now() < deadline, "region {r}'s replicas differ: {states:?}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
 }

@@ -839,7 +839,8 @@ mod tests {
     fn replica() -> (tempfile::TempDir, Storage, Arc<dyn crate::types::write::Programs>) {
         let dir = tempfile::tempdir().unwrap();
         let storage = Storage::open(dir.path(), &StorageOptions::default()).unwrap();
-        let shared = Arc::new(Shared::new(storage.clone(), Router::standalone(1, 1), Config::default(), mesh(1).0));
+        let shared =
+            Arc::new(Shared::new(storage.clone(), Router::standalone(1, 1), Config::default(), mesh(1).0, None));
         let exec: Arc<dyn crate::types::write::Programs> = Arc::new(crate::cmd::txn::Executor::new(&shared));
         // The executor holds the shared state weakly: keep it alive with the replica.
         std::mem::forget(shared);
