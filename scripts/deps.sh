@@ -5,6 +5,7 @@
 #   g++, make           : RocksDB itself is C++
 #   redis-server, redis-tools : the test oracle (differential tests) and redis-cli/redis-benchmark
 #   python3-redis       : redis-py, whose RedisCluster client the cluster tests run
+#   fuse3               : fusermount3, to mount the power-loss tests' file system (tests/it/lossyfs.rs)
 set -euo pipefail
 
 need=()
@@ -16,6 +17,7 @@ command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
 command -v redis-benchmark >/dev/null 2>&1 || need+=(redis-tools)
 /usr/bin/python3 -c 'import redis.cluster' >/dev/null 2>&1 || need+=(python3-redis)
+command -v fusermount3 >/dev/null 2>&1 || need+=(fuse3)
 
 if ! command -v cargo >/dev/null 2>&1; then
   echo "cargo not found: install Rust (https://rustup.rs), e.g. 'curl https://sh.rustup.rs -sSf | sh'" >&2

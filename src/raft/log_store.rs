@@ -225,14 +225,19 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         I::IntoIter: OptionalSend,
     {
         if let Some(seg) = &self.seg {
+            // A membership entry is what the region needs to start again (its
+            // voters; the vote beside it is synced already): durable before
+            // it counts, whatever the fsync policy.
+            let mut membership = false;
             for e in entries {
+                membership |= matches!(e.payload, openraft::EntryPayload::Membership(_));
                 seg.append_owned(self.region, e.log_id.index, e.log_id.leader_id.term, encode_entry(&e).into());
             }
             seg.written().await;
             let seg = seg.clone();
             glommio::spawn_local(async move {
-                seg.sync().await;
-                callback.io_completed(Ok(()));
+                let r = if membership { seg.sync_now().await } else { Ok(seg.sync().await) };
+                callback.io_completed(r);
             })
             .detach();
             return Ok(());

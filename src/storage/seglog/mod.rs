@@ -296,6 +296,8 @@ pub struct SegLog {
     syncs: Cell<u64>,
     /// Tests: this many coming fdatasyncs fail.
     fail_syncs: Cell<u32>,
+    /// The file system refused to preallocate a segment (said once).
+    no_prealloc: Cell<bool>,
 }
 
 fn corrupt(msg: String) -> io::Error {
@@ -613,6 +615,7 @@ impl SegLog {
             batches: Cell::new(0),
             syncs: Cell::new(0),
             fail_syncs: Cell::new(0),
+            no_prealloc: Cell::new(false),
         });
         // The last segment ends where its records do: give back its
         // preallocated tail (and any torn batch in it) before the next one
@@ -700,7 +703,18 @@ impl SegLog {
         };
         let path = seg_path(&self.dir, seq);
         let file = OpenOptions::new().read(true).write(true).create(true).truncate(true).buffered_open(&path).await?;
-        file.pre_allocate(self.segment_bytes, false).await?;
+        // A file system without fallocate (some FUSE and network ones): the
+        // segment grows by its writes instead, as RocksDB's files do.
+        if let Err(e) = file.pre_allocate(self.segment_bytes, false).await {
+            let e: io::Error = e.into();
+            // (glommio keeps the kind, not the errno: EOPNOTSUPP and ENOSYS are both Unsupported.)
+            if e.kind() != io::ErrorKind::Unsupported {
+                return Err(e);
+            }
+            if !self.no_prealloc.replace(true) {
+                eprintln!("{}: the file system cannot preallocate; the Raft log grows by writing", self.dir.display());
+            }
+        }
         write_all(&file, header(seq, prev_seq, prev_len), 0).await?;
         self.fdatasync(&file).await?;
         Directory::open(&self.dir).await?.sync().await?;
@@ -772,6 +786,19 @@ impl SegLog {
     /// write again (see [`failure`](Self::failure)).
     pub async fn sync(self: &Rc<Self>) {
         self.wait(true).await
+    }
+
+    /// Wait until everything queued before this call is on disk, whatever the
+    /// policy: what a node needs in order to start again (a membership
+    /// change) must survive a power cut even under `no`.
+    pub async fn sync_now(self: &Rc<Self>) -> io::Result<()> {
+        if self.policy == FsyncPolicy::Always {
+            self.sync().await;
+            return Ok(());
+        }
+        self.written().await;
+        self.dirty.set(true);
+        self.sync_dirty().await
     }
 
     /// Wait until everything queued so far is written, or (`durable`) durable.
