@@ -187,7 +187,11 @@ impl StateMachine {
         // Cached reads of what changed turn stale, and watchers learn of it, before
         // anyone hears of the write.
         applied.invalidate(&self.deps.epochs);
-        if let Some(cache) = &self.deps.cache {
+        // Filled where reads of the region are served: standalone, or the
+        // region's leader (a follower serves only READONLY reads, through a
+        // read index like any other; it would fill for reads it never serves).
+        let leads = self.deps.nodes.as_ref().is_none_or(|n| n.leader(self.region) == Some(n.me));
+        if let (Some(cache), true) = (&self.deps.cache, leads) {
             applied.fill(cache, &self.deps.epochs);
         }
         applied.publish(&self.deps.dbs);
@@ -199,7 +203,6 @@ impl StateMachine {
         }
         // Keyspace events: published by the region's leader only (standalone,
         // the node applying the batch is the leader).
-        let leads = self.deps.nodes.as_ref().is_none_or(|n| n.leader(self.region) == Some(n.me));
         if let (Some(n), false, true) = (&self.deps.notify, applied.events.is_empty(), leads) {
             n.publish(std::mem::take(&mut applied.events));
         }
