@@ -29,6 +29,13 @@
 //! | `active-expiry-off` | each pass of a region leader's active expiry, which then reaps nothing | `1` |
 //! | `clock-offset` | this node's wall clock (`types::now_ms`), as if it ran N ms ahead (negative: behind) | `N` |
 //!
+//! One point belongs to an object rather than the process (unit tests run
+//! many of them side by side): a [`Countdown`] field, armed through the object.
+//!
+//! | object point | reached | arm |
+//! |---|---|---|
+//! | `SegLog::fail_syncs` | each fdatasync of that segment log, which fails while the count lasts | `fail_syncs.arm(N)` |
+//!
 //! Depends on nothing else in the crate.
 
 /// True in builds that have failpoints (tests check it before relying on one).
@@ -143,6 +150,51 @@ pub async fn delay(name: &str) {
 #[inline]
 pub fn value(name: &str) -> Option<i64> {
     action(name)?.parse().ok()
+}
+
+/// A per-object point: the next N times it is reached, [`Countdown::fire`]
+/// says so. Without the feature it holds nothing and never fires.
+#[derive(Default)]
+pub struct Countdown {
+    #[cfg(feature = "failpoints")]
+    left: std::cell::Cell<u32>,
+}
+
+impl Countdown {
+    /// Fire the next `n` times.
+    pub fn arm(&self, n: u32) {
+        #[cfg(feature = "failpoints")]
+        self.left.set(n);
+        #[cfg(not(feature = "failpoints"))]
+        let _ = n;
+    }
+
+    /// True (and one fewer left) while armed.
+    #[inline]
+    pub fn fire(&self) -> bool {
+        #[cfg(feature = "failpoints")]
+        {
+            let n = self.left.get();
+            self.left.set(n.saturating_sub(1));
+            n > 0
+        }
+        #[cfg(not(feature = "failpoints"))]
+        {
+            false
+        }
+    }
+
+    /// How many firings are left.
+    pub fn left(&self) -> u32 {
+        #[cfg(feature = "failpoints")]
+        {
+            self.left.get()
+        }
+        #[cfg(not(feature = "failpoints"))]
+        {
+            0
+        }
+    }
 }
 
 #[cfg(all(test, feature = "failpoints"))]

@@ -93,6 +93,13 @@ pub struct Identity {
     pub peers: BTreeMap<u64, u64>,
     /// Incarnations removed from the cluster (CLUSTER FORGET): refused for good.
     pub removed: BTreeSet<(u64, u64)>,
+    /// The membership entries (region, log index) whose removals were
+    /// recorded: each counts once, however often it is applied.
+    pub forgets: BTreeSet<(u64, u64)>,
+    /// Incarnations that took a forgotten id back (fresh, `--join`) and are
+    /// not yet a member of every region here: a region that applies the old
+    /// removal late does not remove them.
+    pub rejoining: BTreeSet<(u64, u64)>,
 }
 
 impl Identity {
@@ -113,6 +120,12 @@ impl Identity {
         for (id, inc) in &self.removed {
             s.push_str(&format!("removed {id} {inc}\n"));
         }
+        for (region, index) in &self.forgets {
+            s.push_str(&format!("forget {region} {index}\n"));
+        }
+        for (id, inc) in &self.rejoining {
+            s.push_str(&format!("rejoining {id} {inc}\n"));
+        }
         s
     }
 
@@ -131,6 +144,12 @@ impl Identity {
                 }
                 "removed" => {
                     out.removed.insert((num(1)?, num(2)?));
+                }
+                "forget" => {
+                    out.forgets.insert((num(1)?, num(2)?));
+                }
+                "rejoining" => {
+                    out.rejoining.insert((num(1)?, num(2)?));
                 }
                 _ => return Err(format!("unknown line '{line}'")),
             }
@@ -222,8 +241,9 @@ impl Nodes {
     /// `cluster` (0: not known to it): may a link to it carry frames? The first
     /// incarnation met of each peer is recorded (durably, before the answer);
     /// another one later is a node that lost its data and is refused, as is an
-    /// incarnation removed from the cluster or another cluster's node.
-    pub fn admit(&self, id: u64, incarnation: u64, cluster: u64) -> Result<(), String> {
+    /// incarnation removed from the cluster or another cluster's node. Once an
+    /// id was forgotten, only a `joining` node (fresh, `--join`) takes it back.
+    pub fn admit(&self, id: u64, incarnation: u64, cluster: u64, joining: bool) -> Result<(), String> {
         let mut i = self.identity.lock().unwrap_or_else(|e| e.into_inner());
         let refusal = if id == self.me {
             Some(format!("node {id} is this node's own id"))
@@ -231,7 +251,9 @@ impl Nodes {
             Some(format!("node {id} sent no incarnation (a NeoKV without node identities)"))
         } else if cluster != 0 && i.cluster_id != 0 && cluster != i.cluster_id {
             Some(format!("node {id} belongs to another cluster (id {cluster}, this one {})", i.cluster_id))
-        } else if i.removed.contains(&(id, incarnation)) {
+        } else if i.removed.contains(&(id, incarnation))
+            || (!joining && !i.peers.contains_key(&id) && i.removed.iter().any(|&(r, _)| r == id))
+        {
             Some(format!(
                 "node {id} (incarnation {incarnation}) was removed from this cluster; to bring it back, restart it with an empty data directory and --join, then run CLUSTER ADDNODE {id} <host:cluster-port>"
             ))
@@ -250,6 +272,9 @@ impl Nodes {
             return Err(why);
         }
         let mut changed = i.peers.insert(id, incarnation).is_none();
+        if changed && i.removed.iter().any(|&(r, _)| r == id) {
+            i.rejoining.insert((id, incarnation));
+        }
         if i.cluster_id == 0 && cluster != 0 {
             i.cluster_id = cluster;
             changed = true;
@@ -260,22 +285,29 @@ impl Nodes {
         Ok(())
     }
 
-    /// Nodes a membership change removed (CLUSTER FORGET): the incarnations
-    /// known of them are refused for good; a node brought back under the same
-    /// id must be a new incarnation (an empty directory, `--join`).
-    pub fn forgot(&self, ids: &[u64]) {
+    /// Nodes the membership entry at `index` of `region` removed (CLUSTER
+    /// FORGET): the incarnations known of them are refused for good; a node
+    /// brought back under the same id must be a new incarnation (an empty
+    /// directory, `--join`). An entry already recorded changes nothing (a
+    /// replay after a restart applies it again).
+    pub fn forgot(&self, region: u32, index: u64, ids: &[u64]) {
         let mut i = self.identity.lock().unwrap_or_else(|e| e.into_inner());
-        let mut changed = false;
+        if ids.is_empty() || !i.forgets.insert((region as u64, index)) {
+            return;
+        }
         for id in ids {
-            if let Some(inc) = i.peers.remove(id) {
-                i.removed.insert((*id, inc));
-                changed = true;
+            match i.peers.get(id) {
+                // Taken back since: this removal was of the one before.
+                Some(&inc) if i.rejoining.contains(&(*id, inc)) => {}
+                Some(&inc) => {
+                    i.peers.remove(id);
+                    i.removed.insert((*id, inc));
+                }
+                None => {}
             }
         }
-        if changed {
-            if let Err(e) = self.save(&i) {
-                eprintln!("neokv: recording removed nodes {ids:?}: {e}");
-            }
+        if let Err(e) = self.save(&i) {
+            eprintln!("neokv: recording removed nodes {ids:?}: {e}");
         }
     }
 
@@ -362,11 +394,21 @@ impl Nodes {
 
     /// `region`'s removed ids, as its applied state says.
     pub fn set_removed(&self, region: u32, ids: &BTreeSet<u64>) {
-        if let Ok(mut r) = self.removed.write() {
-            if let Some(s) = r.get_mut(region as usize) {
-                if s != ids {
-                    *s = ids.clone();
-                }
+        let Ok(mut r) = self.removed.write() else { return };
+        if let Some(s) = r.get_mut(region as usize) {
+            if s != ids {
+                *s = ids.clone();
+            }
+        }
+        // A node that took a forgotten id back is a member of every region
+        // here again: every old removal was applied before its addition, so
+        // a later removal is of it.
+        let mut i = self.identity.lock().unwrap_or_else(|e| e.into_inner());
+        let before = i.rejoining.len();
+        i.rejoining.retain(|(id, _)| r.iter().any(|s| s.contains(id)));
+        if i.rejoining.len() != before {
+            if let Err(e) = self.save(&i) {
+                eprintln!("neokv: recording a node taken back: {e}");
             }
         }
     }
@@ -485,6 +527,8 @@ mod identity_tests {
         assert_eq!(i.cluster_id, i.incarnation);
         i.peers.insert(1, 77);
         i.removed.insert((2, 55));
+        i.forgets.insert((4, 1200));
+        i.rejoining.insert((2, 56));
         assert_eq!(Identity::decode(&i.encode()).unwrap(), i);
         assert!(Identity::decode("node 0\nincarnation 1\n").is_err());
     }
@@ -492,15 +536,31 @@ mod identity_tests {
     #[test]
     fn a_peer_with_a_new_incarnation_is_refused_until_it_is_forgotten() {
         let peers = parse_peers("1=h:1,2=h:2,3=h:3").unwrap();
-        let n = Nodes::with_identity(1, "h:10".into(), peers, 1, false, Identity::fresh(1, true), None);
+        let n = Nodes::with_identity(1, "h:10".into(), peers, 2, false, Identity::fresh(1, true), None);
         let (_, cluster) = n.incarnation();
-        n.admit(2, 20, 0).unwrap();
-        n.admit(2, 20, cluster).unwrap();
-        let e = n.admit(2, 21, cluster).unwrap_err();
+        n.admit(2, 20, 0, false).unwrap();
+        n.admit(2, 20, cluster, false).unwrap();
+        let e = n.admit(2, 21, cluster, false).unwrap_err();
         assert!(e.contains("new incarnation") && e.contains("CLUSTER FORGET 2"), "{e}");
-        assert!(n.admit(3, 30, cluster + 1).unwrap_err().contains("another cluster"));
-        n.forgot(&[2]);
-        assert!(n.admit(2, 20, cluster).unwrap_err().contains("was removed"));
-        n.admit(2, 21, cluster).unwrap();
+        assert!(n.admit(3, 30, cluster + 1, false).unwrap_err().contains("another cluster"));
+        // FORGET 2: region 0 applies its removal first.
+        n.set_removed(0, &BTreeSet::from([2]));
+        n.forgot(0, 7, &[2]);
+        assert!(n.admit(2, 20, cluster, false).unwrap_err().contains("was removed"));
+        // Only a fresh node started with --join takes the id back.
+        assert!(n.admit(2, 22, cluster, false).unwrap_err().contains("--join"));
+        n.admit(2, 21, cluster, true).unwrap();
+        // Region 1 applies the same FORGET late, region 0 its removal again (a
+        // replay): neither removes the incarnation that came back since.
+        n.set_removed(1, &BTreeSet::from([2]));
+        n.forgot(1, 5, &[2]);
+        n.forgot(0, 7, &[2]);
+        n.admit(2, 21, cluster, false).unwrap();
+        // Added back in every region: a later removal is of it.
+        n.set_removed(0, &BTreeSet::new());
+        n.set_removed(1, &BTreeSet::new());
+        n.set_removed(0, &BTreeSet::from([2]));
+        n.forgot(0, 9, &[2]);
+        assert!(n.admit(2, 21, cluster, false).unwrap_err().contains("was removed"));
     }
 }

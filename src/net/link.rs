@@ -199,7 +199,7 @@ impl Link {
                 )))
             }
             Some(Body::Hello(h)) if h.node_id == self.target => {
-                self.nodes.admit(h.node_id, h.incarnation, h.cluster_id).map_err(CallError::Unreachable)?;
+                self.nodes.admit(h.node_id, h.incarnation, h.cluster_id, h.joining).map_err(CallError::Unreachable)?;
                 self.nodes.learn_client_addr(h.node_id, &h.client_addr);
             }
             Some(Body::Hello(h)) => {

@@ -1048,9 +1048,16 @@ async fn track_leader(region: Rc<Region>, nodes: Arc<Nodes>) {
     use openraft::async_runtime::WatchReceiver;
     let mut m = region.raft.metrics();
     let mut membership_at = None;
+    let mut reported_fatal = false;
     loop {
         {
             let w = m.borrow_watched();
+            if let (Err(fatal), false) = (&w.running_state, reported_fatal) {
+                // The group stopped for good (a storage error, a broken
+                // invariant): say why once, where the operator looks.
+                eprintln!("region {}: Raft stopped: {fatal}", region.id);
+                reported_fatal = true;
+            }
             let members = w.membership_config.membership();
             // The membership changes rarely; the rest on every apply.
             let new_membership = membership_at != Some(w.membership_config.log_id().map(|l| l.index));

@@ -137,7 +137,7 @@ impl StateMachine {
         let responders = if long {
             // A script may run long: the whole batch goes off the reactor in one
             // hop, so the core's connections (and SCRIPT KILL) are served meanwhile.
-            let mut state = (self.applied, self.membership.clone(), self.removed.clone());
+            let mut state = (self.applied, self.membership.clone(), self.removed.clone(), Vec::new());
             let voided = self.voided.clone();
             let work = move || {
                 let out = apply_entries(&mut ctx, batch, &times, &mut state, &voided);
@@ -145,19 +145,27 @@ impl StateMachine {
             };
             let (back, state, out) = glommio::executor().spawn_blocking(work).await;
             ctx = back;
-            (self.applied, self.membership, self.removed) = state;
-            out?
+            let removals;
+            (self.applied, self.membership, self.removed, removals) = state;
+            (out?, removals)
         } else {
             let removed = std::mem::take(&mut self.removed);
-            let mut state = (self.applied, std::mem::take(&mut self.membership), removed);
+            let mut state = (self.applied, std::mem::take(&mut self.membership), removed, Vec::new());
             let out = apply_entries(&mut ctx, batch, &times, &mut state, &self.voided);
-            (self.applied, self.membership, self.removed) = state;
-            out?
+            let removals;
+            (self.applied, self.membership, self.removed, removals) = state;
+            (out?, removals)
         };
+        let (responders, removals) = responders;
         if let (Some(n), Some(before)) = (&self.deps.nodes, removed_before) {
             if before != self.removed {
                 n.set_removed(self.region, &self.removed);
-                n.forgot(&self.removed.difference(&before).copied().collect::<Vec<_>>());
+            }
+            // Each removal once, by the entry that made it: a replay after a
+            // restart applies it again, and by then the id may be back as a
+            // new incarnation that this entry did not remove.
+            for (index, ids) in removals {
+                n.forgot(self.region, index, &ids);
             }
         }
         if !self.voided.is_empty() {
@@ -513,7 +521,8 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         self.membership = meta.last_membership.clone();
         if let Some(n) = &self.deps.nodes {
             n.set_removed(self.region, &removed);
-            n.forgot(&removed.difference(&self.removed).copied().collect::<Vec<_>>());
+            let at = meta.last_membership.log_id().map_or(0, |l| l.index);
+            n.forgot(self.region, at, &removed.difference(&self.removed).copied().collect::<Vec<_>>());
         }
         self.removed = removed;
         self.applied_now.set(self.applied_now.get().max(now_ms));
@@ -629,7 +638,7 @@ fn apply_entries(
     ctx: &mut ApplyCtx,
     batch: Vec<EntryResponder<TypeConfig>>,
     times: &[u64],
-    state: &mut (Option<LogId>, StoredMembership, BTreeSet<u64>),
+    state: &mut (Option<LogId>, StoredMembership, BTreeSet<u64>, Vec<(u64, Vec<u64>)>),
     voided: &[(u64, u32)],
 ) -> Result<Responders, io::Error> {
     let mut responders = Vec::new();
@@ -665,6 +674,9 @@ fn apply_entries(
                 let gone: Vec<u64> =
                     state.1.membership().nodes().map(|(id, _)| *id).filter(|id| m.get_node(id).is_none()).collect();
                 state.2.retain(|id| m.get_node(id).is_none());
+                if !gone.is_empty() {
+                    state.3.push((entry.log_id.index, gone.clone()));
+                }
                 state.2.extend(gone);
                 state.1 = StoredMembership::new(Some(entry.log_id), m);
                 Vec::new()

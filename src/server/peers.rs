@@ -59,7 +59,7 @@ async fn serve_link(core: Rc<Core>, mut stream: TcpStream) {
                     nodes.regions()
                 ))
             } else {
-                nodes.admit(h.node_id, h.incarnation, h.cluster_id).map(|()| h)
+                nodes.admit(h.node_id, h.incarnation, h.cluster_id, h.joining).map(|()| h)
             }
         }
         _ => Err("not a node of this cluster".to_string()),
@@ -76,6 +76,7 @@ async fn serve_link(core: Rc<Core>, mut stream: TcpStream) {
                 regions: nodes.regions() as u32,
                 incarnation,
                 cluster_id,
+                joining: nodes.join,
             };
             encode(&pb::PeerFrame { id: 0, region: 0, body: Some(Body::Hello(hello)) }, &mut answer);
             true

@@ -136,6 +136,7 @@ impl Core {
                 // Filled in at each connect (the cluster id may be learned later).
                 incarnation: 0,
                 cluster_id: 0,
+                joining: n.join,
             };
             Links::new(n.clone(), hello)
         });

@@ -258,21 +258,19 @@ fn ingest_all(storage: &Storage, files: &[(Cf, PathBuf)], move_files: bool) -> R
     // twice). Once for all the files: nothing writes the region meanwhile.
     storage.flush_all()?;
     for (cf, path) in files {
-        let source = if move_files {
-            let link = path.with_extension("ingest");
-            let _ = std::fs::remove_file(&link);
-            std::fs::hard_link(path, &link).map_err(|e| err(format!("link {}: {e}", path.display())))?;
-            link
-        } else {
-            path.clone()
-        };
+        // A file system without hard links (some FUSE and network ones)
+        // gets the file copied, as RocksDB itself falls back to.
+        let link = path.with_extension("ingest");
+        let _ = std::fs::remove_file(&link);
+        let moved = move_files && std::fs::hard_link(path, &link).is_ok();
+        let source = if moved { link } else { path.clone() };
         let mut tries = 0;
         loop {
             if tries > 0 {
                 storage.flush_all()?;
             }
             let mut o = IngestExternalFileOptions::default();
-            o.set_move_files(move_files);
+            o.set_move_files(moved);
             o.set_allow_blocking_flush(tries == 2);
             match storage.inner.db.ingest_external_file_cf_opts(storage.cf(*cf), &o, vec![&source]) {
                 Ok(()) => break,

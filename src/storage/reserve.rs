@@ -74,13 +74,26 @@ pub fn keep(dir: &Path, bytes: u64) {
     }
 }
 
-/// A new file at `p` of `bytes` preallocated, synced.
+/// A new file at `p` of `bytes` preallocated, synced. On a file system
+/// without fallocate (some FUSE and network ones) the space is taken by
+/// writing zeros, as a file grows there anyway.
 fn allocate(p: &Path, bytes: u64) -> std::io::Result<()> {
+    use std::io::Write;
     use std::os::fd::AsRawFd;
-    let f = std::fs::File::create(p)?;
+    let mut f = std::fs::File::create(p)?;
     // SAFETY: a valid open file descriptor; fallocate only writes metadata.
     if unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, bytes as libc::off_t) } != 0 {
-        return Err(std::io::Error::last_os_error());
+        let e = std::io::Error::last_os_error();
+        if !matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS)) {
+            return Err(e);
+        }
+        let zeros = vec![0u8; 1 << 20];
+        let mut left = bytes;
+        while left > 0 {
+            let n = left.min(zeros.len() as u64) as usize;
+            f.write_all(&zeros[..n])?;
+            left -= n as u64;
+        }
     }
     f.sync_all()
 }

@@ -183,9 +183,12 @@ impl Node {
         std::fs::create_dir_all(&self.dir).unwrap();
     }
 
-    /// Start the process again with `flags` added to its usual ones from now on.
+    /// Start the process again with `flags` added to its usual ones from now on
+    /// (once: a node re-added twice does not get them twice).
     pub fn respawn_with(&mut self, flags: &[&str]) {
-        self.extra.extend(flags.iter().map(|f| f.to_string()));
+        if !self.extra.windows(flags.len()).any(|w| w.iter().map(String::as_str).eq(flags.iter().copied())) {
+            self.extra.extend(flags.iter().map(|f| f.to_string()));
+        }
         self.spawn();
     }
 
@@ -233,6 +236,9 @@ pub struct Cluster {
     pub nodes: Vec<Node>,
     /// `(from, to)` → the proxy `from` reaches `to` through.
     pub links: BTreeMap<(u64, u64), Proxy>,
+    /// Each node's file system, when the cluster runs on lossy ones (power
+    /// cuts); dropped after the nodes.
+    lossy: Vec<crate::lossyfs::LossyFs>,
     _tmp: tempfile::TempDir,
 }
 
@@ -245,6 +251,16 @@ impl Cluster {
 
     /// [`Cluster::start`] with extra server flags for every node.
     pub fn start_with(n: u64, extra: &[&str]) -> Cluster {
+        Self::start_on(n, extra, Vec::new())
+    }
+
+    /// [`Cluster::start_with`], each node's data directory on a file system of
+    /// its own that loses unsynced data on command ([`Cluster::power_cut`]).
+    pub fn start_lossy(n: u64, extra: &[&str]) -> Cluster {
+        Self::start_on(n, extra, (0..n).map(|_| crate::lossyfs::LossyFs::mount()).collect())
+    }
+
+    fn start_on(n: u64, extra: &[&str], lossy: Vec<crate::lossyfs::LossyFs>) -> Cluster {
         let tmp = tempfile::tempdir().unwrap();
         let ids: Vec<u64> = (1..=n).collect();
         let cports: BTreeMap<u64, u16> = ids.iter().map(|&i| (i, free_port())).collect();
@@ -265,7 +281,10 @@ impl Cluster {
                     format!("{j}=127.0.0.1:{port}")
                 })
                 .collect();
-            let dir = tmp.path().join(format!("node{i}"));
+            let dir = match lossy.get(i as usize - 1) {
+                Some(fs) => fs.mnt.clone(),
+                None => tmp.path().join(format!("node{i}")),
+            };
             std::fs::create_dir_all(&dir).unwrap();
             let extra = extra.iter().map(|s| s.to_string()).collect();
             let mut node = Node {
@@ -280,13 +299,20 @@ impl Cluster {
             node.spawn();
             nodes.push(node);
         }
-        let c = Cluster { nodes, links, _tmp: tmp };
+        let c = Cluster { nodes, links, lossy, _tmp: tmp };
         c.wait_ok(Duration::from_secs(60));
         c
     }
 
     pub fn node(&mut self, id: u64) -> &mut Node {
         &mut self.nodes[id as usize - 1]
+    }
+
+    /// Power cut of node `id` (a lossy cluster): the process dies and its file
+    /// system loses every byte not synced. The bytes lost.
+    pub fn power_cut(&mut self, id: u64) -> usize {
+        self.node(id).kill9();
+        self.lossy.get(id as usize - 1).map_or(0, |fs| fs.lose())
     }
 
     /// Wait until every running node answers `cluster_state:ok`.
@@ -302,17 +328,21 @@ impl Cluster {
                     break;
                 }
                 if Instant::now() >= deadline {
-                    // Every node's view of every region, to tell a leaderless
-                    // region from one whose leader this node never learned.
-                    for m in self.nodes.iter().filter(|m| m.is_up()) {
-                        let rep = ask(m.port, &["INFO", "replication"], Duration::from_secs(2)).unwrap_or_default();
-                        let regions: Vec<&str> = rep.lines().filter(|l| l.starts_with("region")).collect();
-                        eprintln!("node {} regions:\n{}", m.id, regions.join("\n"));
-                    }
+                    self.dump_regions();
                     panic!("node {} never reached cluster_state:ok: {info:?}", n.id);
                 }
                 std::thread::sleep(Duration::from_millis(50));
             }
+        }
+    }
+
+    /// Print every running node's view of every region (to tell a leaderless
+    /// region from one whose leader a node never learned).
+    pub fn dump_regions(&self) {
+        for m in self.nodes.iter().filter(|m| m.is_up()) {
+            let rep = ask(m.port, &["INFO", "replication"], Duration::from_secs(2)).unwrap_or_default();
+            let regions: Vec<&str> = rep.lines().filter(|l| l.starts_with("region")).collect();
+            eprintln!("node {} regions:\n{}", m.id, regions.join("\n"));
         }
     }
 

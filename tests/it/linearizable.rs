@@ -42,6 +42,8 @@ pub enum Op {
     Get,
     Incr,
     Append(String),
+    /// The key deleted (DEL, or a FLUSHALL of its slot): answers OK.
+    Del,
 }
 
 /// What it answered.
@@ -72,19 +74,31 @@ pub const MAX_CONFIGS: usize = 2_000_000;
 /// (None = key absent). Ok(()) if some linearization exists; Err with a human-readable
 /// explanation (the longest linearizable prefix found and the operation(s) that could not
 /// be placed, with their times) otherwise.
+///
+/// Inside, an absent key is the empty string (no operation writes one: SET and
+/// APPEND values are never empty, and INCR counts from 0 on either), so a
+/// delete is a SET of "" and every pruning rule about SETs holds for it.
 pub fn check(history: &[Event], initial: Option<String>) -> Result<(), String> {
+    if let Some(e) = history.iter().find(|e| matches!(&e.op, Op::Set(v) | Op::Append(v) if v.is_empty())) {
+        return Err(format!("malformed history: an empty value written (the model keeps \"\" for nil): {e:?}"));
+    }
     let mut ops: Vec<Rec> = (history.iter().enumerate())
         .filter(|(_, e)| !(e.op == Op::Get && e.ret.is_none()))
         .map(|(i, e)| {
             // A return stamped before its own invoke would break the ordering: clamp it.
-            let ret = e.ret.clone().map(|(t, r)| (t.max(e.invoke), r));
-            Rec { orig: i, client: e.client, op: e.op.clone(), invoke: e.invoke, ret }
+            let ret = e.ret.clone().map(|(t, r)| match r {
+                Ret::Value(None) => (t.max(e.invoke), Ret::Value(Some(String::new()))),
+                r => (t.max(e.invoke), r),
+            });
+            let op = if e.op == Op::Del { Op::Set(String::new()) } else { e.op.clone() };
+            Rec { orig: i, client: e.client, op, invoke: e.invoke, ret }
         })
         .collect();
+    let initial = Some(initial.unwrap_or_default());
     ops.sort_by_key(|r| (r.invoke, r.orig));
     for r in &ops {
         match (&r.op, r.ret.as_ref().map(|x| &x.1)) {
-            (_, None) | (Op::Set(_), Some(Ret::Ok)) | (Op::Get, Some(Ret::Value(_))) => {}
+            (_, None) | (Op::Set(_) | Op::Del, Some(Ret::Ok)) | (Op::Get, Some(Ret::Value(_))) => {}
             (Op::Incr, Some(Ret::Int(_))) | (Op::Append(_), Some(Ret::Len(_))) => {}
             _ => return Err(format!("malformed history: answer of the wrong kind: {}", describe(r))),
         }
@@ -126,7 +140,7 @@ fn step(op: &Op, state: Option<&str>, ret: Option<&Ret>) -> Option<Next> {
         (Op::Get, None) => Some(Next::Same),
         (Op::Get, Some(Ret::Value(v))) => (v.as_deref() == state).then_some(Next::Same),
         (Op::Incr, None | Some(Ret::Int(_))) => {
-            let n = redis_int(state.unwrap_or("0"))?.checked_add(1)?;
+            let n = redis_int(state.filter(|s| !s.is_empty()).unwrap_or("0"))?.checked_add(1)?;
             (ret.is_none() || ret == Some(&Ret::Int(n))).then(|| Next::To(n.to_string()))
         }
         (Op::Append(v), None | Some(Ret::Len(_))) => {
@@ -490,7 +504,7 @@ impl Search {
                 _ if *t > w.covered => return false,
                 (Op::Get, Ret::Value(None)) => return state.is_some(),
                 (Op::Get, Ret::Value(Some(x))) => x.clone(),
-                (Op::Incr, Ret::Int(1)) if state.is_none() => return false,
+                (Op::Incr, Ret::Int(1)) if state.is_none_or(str::is_empty) => return false,
                 (Op::Incr, Ret::Int(n)) => n.checked_sub(1).map_or(String::new(), |p| p.to_string()),
                 (Op::Append(v), Ret::Len(l)) => {
                     // Without a SET the length only grows, except by INCR on a negative number.
@@ -522,7 +536,7 @@ impl Search {
             (Op::Get, Some(Ret::Value(None))) => state.is_none(),
             (Op::Get, Some(Ret::Value(Some(x)))) => reach(x),
             (Op::Incr, Some(Ret::Int(n))) => {
-                (*n == 1 && state.is_none()) || n.checked_sub(1).is_some_and(|p| reach(&p.to_string()))
+                (*n == 1 && state.is_none_or(str::is_empty)) || n.checked_sub(1).is_some_and(|p| reach(&p.to_string()))
             }
             (Op::Append(v), Some(Ret::Len(l))) => {
                 // The length just before it; each INCR changes the length by at most one.
@@ -594,7 +608,7 @@ fn trim(bits: &[u64]) -> &[u64] {
 
 fn show(s: Option<&str>) -> String {
     match s {
-        None => "nil".to_string(),
+        None | Some("") => "nil".to_string(),
         Some(s) if s.chars().count() <= 40 => format!("{s:?}"),
         Some(s) => format!("{:?}...({} bytes)", s.chars().take(40).collect::<String>(), s.len()),
     }
@@ -602,10 +616,12 @@ fn show(s: Option<&str>) -> String {
 
 fn describe(r: &Rec) -> String {
     let op = match &r.op {
+        Op::Set(v) if v.is_empty() => "DEL".to_string(),
         Op::Set(v) => format!("SET {}", show(Some(v))),
         Op::Get => "GET".to_string(),
         Op::Incr => "INCR".to_string(),
         Op::Append(v) => format!("APPEND {}", show(Some(v))),
+        Op::Del => "DEL".to_string(),
     };
     let (who, inv) = (format!("#{} client {}: {op} ->", r.orig, r.client), r.invoke);
     match &r.ret {
@@ -661,6 +677,22 @@ mod tests {
         ok(&[incr(0, 1, 0, 1), incr(0, 2, 2, 3), append(0, "b", 2, 4, 5), get(0, Some("2b"), 6, 7)]);
         assert!(check(&[get(0, Some("5"), 0, 1), incr(0, 6, 2, 3)], Some("5".into())).is_ok());
         assert!(check(&[get(0, Some("x"), 0, 1), incr(0, 1, 2, 3)], Some("x".into())).is_err());
+    }
+
+    #[test]
+    fn deletes_reset_the_key() {
+        let del = |c, a, b| ev(c, Op::Del, a, Some((b, Ret::Ok)));
+        ok(&[set(0, "a", 0, 1), del(1, 2, 3), get(0, None, 4, 5), incr(0, 1, 6, 7), append(1, "x", 2, 8, 9)]);
+        ok(&[set(0, "a", 0, 1), del(1, 2, 10), get(0, Some("a"), 3, 4), get(0, None, 11, 12)]);
+        // A deleted value that comes back, a delete that did not happen.
+        bad(&[set(0, "a", 0, 1), del(1, 2, 3), get(0, Some("a"), 4, 5)]);
+        bad(&[set(0, "a", 0, 1), del(1, 2, 3), append(0, "b", 2, 4, 5)]);
+        bad(&[incr(0, 1, 0, 1), del(1, 2, 3), incr(0, 2, 4, 5)]);
+        // An unknown delete may land late or never, but not be undone.
+        ok(&[set(0, "a", 0, 1), lost(1, Op::Del, 2), get(0, Some("a"), 5, 6), get(0, None, 7, 8)]);
+        bad(&[set(0, "a", 0, 1), lost(1, Op::Del, 2), get(0, None, 5, 6), get(0, Some("a"), 7, 8)]);
+        // An empty written value cannot be told from nil: refused.
+        assert!(check(&[set(0, "", 0, 1)], None).is_err_and(|e| e.starts_with("malformed")));
     }
 
     #[test]
@@ -724,10 +756,12 @@ mod tests {
 
     #[test]
     fn incr_needs_a_canonical_integer() {
-        for v in ["x", "", "01", "+1", "-0", " 1", "9223372036854775807"] {
+        for v in ["x", "01", "+1", "-0", " 1", "9223372036854775807"] {
             bad(&[set(0, v, 0, 1), incr(0, 1, 2, 3)]);
         }
         ok(&[set(0, "-5", 0, 1), incr(0, -4, 2, 3)]);
+        // SET of an empty value: the model keeps "" for nil, so such a history is refused.
+        assert!(check(&[set(0, "", 0, 1), incr(0, 1, 2, 3)], None).unwrap_err().contains("malformed"));
         assert!(check(&[ev(0, Op::Get, 0, Some((1, Ret::Ok)))], None).unwrap_err().contains("malformed"));
     }
 
@@ -746,6 +780,7 @@ mod tests {
     fn apply(op: &Op, state: &mut Option<String>) -> Option<Ret> {
         match op {
             Op::Set(v) => *state = Some(v.clone()),
+            Op::Del => *state = None,
             Op::Get => return Some(Ret::Value(state.clone())),
             Op::Incr => {
                 let cur = state.as_deref().unwrap_or("0");
@@ -784,6 +819,7 @@ mod tests {
                     let op = match rng.below(10) {
                         0..=2 => Op::Get,
                         3 => Op::Set(rng.below(50).to_string()),
+                        4 if rng.below(3) == 0 => Op::Del,
                         4 => Op::Set(format!("s{issued}.")),
                         5..=7 => Op::Incr,
                         8 => Op::Append(rng.below(10).to_string()),

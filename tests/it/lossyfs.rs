@@ -30,9 +30,35 @@ struct State {
     paths: HashMap<u64, PathBuf>,
     inos: HashMap<PathBuf, u64>,
     next: u64,
-    /// Files written since their last sync: their whole content as the
-    /// programs above see it.
-    dirty: HashMap<u64, Vec<u8>>,
+    /// Files written since their last sync: what was written (and the size)
+    /// since, over the backing file's content.
+    dirty: HashMap<u64, Dirty>,
+}
+
+/// A file's unsynced changes: its size as programs see it, and the writes
+/// since its last sync, in order (a later one wins where they overlap).
+#[derive(Default)]
+struct Dirty {
+    size: u64,
+    writes: Vec<(u64, Vec<u8>)>,
+}
+
+impl Dirty {
+    fn bytes(&self) -> usize {
+        self.writes.iter().map(|(_, d)| d.len()).sum()
+    }
+
+    /// Lay the writes over `buf`, which holds the file from `at` on.
+    fn overlay(&self, at: u64, buf: &mut [u8]) {
+        let end = at + buf.len() as u64;
+        for (off, data) in &self.writes {
+            let (lo, hi) = ((*off).max(at), (off + data.len() as u64).min(end));
+            if lo < hi {
+                buf[(lo - at) as usize..(hi - at) as usize]
+                    .copy_from_slice(&data[(lo - off) as usize..(hi - off) as usize]);
+            }
+        }
+    }
 }
 
 impl State {
@@ -53,7 +79,7 @@ impl State {
 
     fn attr(&self, ino: u64) -> Option<FileAttr> {
         let m = std::fs::symlink_metadata(self.real(ino)?).ok()?;
-        let size = self.dirty.get(&ino).map_or(m.len(), |d| d.len() as u64);
+        let size = self.dirty.get(&ino).map_or(m.len(), |d| d.size);
         let t = |s: i64| UNIX_EPOCH + Duration::from_secs(s.max(0) as u64);
         Some(FileAttr {
             ino,
@@ -74,24 +100,25 @@ impl State {
         })
     }
 
-    /// The file's content, held in memory from its first unsynced write on.
-    fn dirty(&mut self, ino: u64) -> std::io::Result<&mut Vec<u8>> {
+    /// The file's unsynced changes, begun at its first unsynced write.
+    fn dirty(&mut self, ino: u64) -> &mut Dirty {
         if !self.dirty.contains_key(&ino) {
-            let mut data = Vec::new();
-            if let Some(p) = self.real(ino) {
-                if let Ok(mut f) = std::fs::File::open(p) {
-                    f.read_to_end(&mut data)?;
-                }
-            }
-            self.dirty.insert(ino, data);
+            let size = self.real(ino).and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len());
+            self.dirty.insert(ino, Dirty { size, writes: Vec::new() });
         }
-        Ok(self.dirty.get_mut(&ino).expect("inserted"))
+        self.dirty.get_mut(&ino).expect("inserted")
     }
 
     fn sync(&mut self, ino: u64) -> std::io::Result<()> {
-        if let (Some(data), Some(p)) = (self.dirty.remove(&ino), self.real(ino)) {
-            let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(p)?;
-            f.write_all(&data)?;
+        if let (Some(d), Some(p)) = (self.dirty.remove(&ino), self.real(ino)) {
+            let f = std::fs::OpenOptions::new().write(true).open(p)?;
+            f.set_len(d.size)?;
+            for (off, data) in &d.writes {
+                let end = (off + data.len() as u64).min(d.size);
+                if *off < end {
+                    std::os::unix::fs::FileExt::write_all_at(&f, &data[..(end - off) as usize], *off)?;
+                }
+            }
             f.sync_all()?;
         }
         Ok(())
@@ -161,10 +188,18 @@ impl Filesystem for Fs {
             let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(m));
         }
         if let Some(size) = size {
-            match s.dirty(ino) {
-                Ok(d) => d.resize(size as usize, 0),
-                Err(e) => return reply.error(errno(&e)),
+            let d = s.dirty(ino);
+            // Bytes past a shrink are gone: writes there are cut, and the
+            // backing file's tail is hidden by the size until the sync.
+            for (off, data) in d.writes.iter_mut() {
+                data.truncate(size.saturating_sub(*off) as usize);
             }
+            if size > d.size {
+                // Growing exposes zeros, not the backing file's old bytes.
+                let (at, len) = (d.size, size - d.size);
+                d.writes.push((at, vec![0; len as usize]));
+            }
+            d.size = size;
         }
         match s.attr(ino) {
             Some(a) => reply.attr(&TTL, &a),
@@ -189,12 +224,13 @@ impl Filesystem for Fs {
     ) {
         let s = self.0.lock().unwrap();
         let at = offset.max(0) as usize;
-        if let Some(d) = s.dirty.get(&ino) {
-            let end = (at + size as usize).min(d.len());
-            return reply.data(if at < end { &d[at..end] } else { &[] });
-        }
         let Some(p) = s.real(ino) else { return reply.error(libc::ENOENT) };
-        let mut buf = vec![0u8; size as usize];
+        let file_size = s.dirty.get(&ino).map(|d| d.size);
+        let len = match file_size {
+            Some(fs) => (fs.saturating_sub(at as u64) as usize).min(size as usize),
+            None => size as usize,
+        };
+        let mut buf = vec![0u8; len];
         let r = std::fs::File::open(p).and_then(|mut f| {
             f.seek(SeekFrom::Start(at as u64))?;
             let mut n = 0;
@@ -206,9 +242,13 @@ impl Filesystem for Fs {
             }
             Ok(n)
         });
-        match r {
-            Ok(n) => reply.data(&buf[..n]),
-            Err(e) => reply.error(errno(&e)),
+        match (r, s.dirty.get(&ino)) {
+            (Ok(_), Some(d)) => {
+                d.overlay(at as u64, &mut buf);
+                reply.data(&buf)
+            }
+            (Ok(n), None) => reply.data(&buf[..n]),
+            (Err(e), _) => reply.error(errno(&e)),
         }
     }
 
@@ -225,17 +265,16 @@ impl Filesystem for Fs {
         reply: ReplyWrite,
     ) {
         let mut s = self.0.lock().unwrap();
-        match s.dirty(ino) {
-            Ok(d) => {
-                let at = offset.max(0) as usize;
-                if d.len() < at + data.len() {
-                    d.resize(at + data.len(), 0);
-                }
-                d[at..at + data.len()].copy_from_slice(data);
-                reply.written(data.len() as u32);
-            }
-            Err(e) => reply.error(errno(&e)),
+        let d = s.dirty(ino);
+        let at = offset.max(0) as u64;
+        if at > d.size {
+            // A hole reads as zeros.
+            let (from, len) = (d.size, at - d.size);
+            d.writes.push((from, vec![0; len as usize]));
         }
+        d.size = d.size.max(at + data.len() as u64);
+        d.writes.push((at, data.to_vec()));
+        reply.written(data.len() as u32);
     }
 
     fn flush(&mut self, _req: &Request<'_>, _ino: u64, _fh: u64, _lock: u64, reply: ReplyEmpty) {
@@ -446,7 +485,7 @@ impl LossyFs {
     /// A power cut: every byte written and not synced is gone. The bytes lost.
     pub fn lose(&self) -> usize {
         let mut s = self.state.lock().unwrap();
-        let lost = s.dirty.values().map(Vec::len).sum();
+        let lost = s.dirty.values().map(Dirty::bytes).sum();
         s.dirty.clear();
         lost
     }

@@ -2,23 +2,38 @@
 //! linearizability (`linearizable`: Wing & Gong / Lowe).
 //!
 //! Clients (threads) run SET / INCR / GET on two keys and APPEND / GET on a
-//! third, each in its own slot, recording when each operation was sent and
-//! what it answered. A write that got a reply is known to have happened; a
-//! refusal before the log (MOVED, TRYAGAIN, CLUSTERDOWN) is known not to have;
-//! anything else (a timeout, a dropped connection, "write outcome unknown") is
-//! unknown: it may take effect at any time after it was sent, or never. A
-//! write the server reported as failed that did commit would make the history
-//! impossible, and so would a lost acknowledged write, a read of an old value
-//! (a stale read on a paused or cut-off leader), or an empty read after a
-//! crash.
+//! third, each in its own slot; reads are also made as scripts that declare no
+//! key (`EVAL_RO ... 0`), increments also as WATCH / GET / MULTI / SET / EXEC
+//! (a compare-and-set), and one client reads through followers (READONLY).
+//! Each records when an operation was sent and what it answered. A write that
+//! got a reply is known to have happened; a refusal before the log (MOVED,
+//! TRYAGAIN, CLUSTERDOWN) is known not to have; anything else (a timeout, a
+//! dropped connection, "write outcome unknown") is unknown: it may take effect
+//! at any time after it was sent, or never. A write the server reported as
+//! failed that did commit would make the history impossible, and so would a
+//! lost acknowledged write, a read of an old value (a stale read on a paused
+//! or cut-off leader), an empty read after a crash, or two compare-and-set
+//! increments that both succeeded from the same value.
 //!
 //! Meanwhile a nemesis, driven by a seeded RNG, kills leaders (kill -9) and
-//! restarts them, pauses them (SIGSTOP / SIGCONT), cuts links (an isolated
-//! leader, a minority, one direction only), delays or stalls them, crashes
-//! every node at once, and changes the membership during a partition. Each
-//! test prints its seed, every fault with its time, the operation counts and
-//! the checker's verdict; `NEOKV_SEED=<seed>` replays one, and
-//! `NEOKV_NEMESIS_SECS=<s>` makes each run longer (a soak; default 20 s).
+//! restarts them, cuts a node's power (on a file system that then loses what
+//! was not synced, `lossyfs`) or every node's at once, pauses leaders
+//! (SIGSTOP / SIGCONT), cuts links (an isolated leader, a minority, a split,
+//! a bridge, one direction only), delays or stalls them, runs a node's clock
+//! 10 s ahead or behind, crashes every node at once, replaces a node's disk
+//! (restarted as itself with an empty directory, then forgotten and added
+//! back), and changes the membership during a partition. One fault in three
+//! lands on top of a lingering one (a delayed node, a one-way cut, a skewed
+//! clock). Once healed, every key is read once more (every acknowledged write
+//! must be there) and every replica of every region must report the same
+//! `NEOKV.REGION` digest.
+//!
+//! Each test prints its seed, every fault with its time, the operation counts
+//! and the checker's verdict; `NEOKV_SEED=<seed>` replays one, and
+//! `NEOKV_NEMESIS_SECS=<s>` sets each run's length (a soak; default 60 s).
+//! FLUSHALL and DBSIZE are not in the histories: the checker models one
+//! register per key, and a flush (a delete of every key) would need a model of
+//! the whole keyspace; `cluster_safety` tests FLUSHALL's replies instead.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,7 +71,7 @@ fn seed() -> u64 {
 }
 
 fn run_secs() -> u64 {
-    std::env::var("NEOKV_NEMESIS_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(20)
+    std::env::var("NEOKV_NEMESIS_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(60)
 }
 
 /// What one request came to.
@@ -69,18 +84,25 @@ enum Outcome {
 }
 
 /// A client that never sends a request twice unless the first was refused
-/// before it could take effect (MOVED, TRYAGAIN, CLUSTERDOWN, no connection).
+/// before it could take effect (MOVED, TRYAGAIN, CLUSTERDOWN, a script's
+/// "non local key", no connection).
 struct StrictClient {
     ports: Vec<u16>,
     port: u16,
     con: Option<(u16, redis::Connection)>,
     turn: usize,
+    /// Sends READONLY on each new connection: followers serve its reads.
+    readonly: bool,
 }
+
+/// Replies that say a request was refused before it could take effect.
+const REFUSED: [&str; 8] =
+    ["MOVED", "Moved", "TRYAGAIN", "TryAgain", "CLUSTERDOWN", "ClusterDown", "non local key", "leads no slots"];
 
 impl StrictClient {
     fn new(ports: Vec<u16>, first: usize) -> StrictClient {
         let port = ports[first % ports.len()];
-        StrictClient { ports, port, con: None, turn: first }
+        StrictClient { ports, port, con: None, turn: first, readonly: false }
     }
 
     fn next_node(&mut self) {
@@ -98,6 +120,14 @@ impl StrictClient {
                 _ => match redis::Client::open(format!("redis://127.0.0.1:{port}/"))
                     .and_then(|c| c.get_connection_with_timeout(Duration::from_millis(300)))
                 {
+                    Ok(mut c) if self.readonly => match redis::cmd("READONLY").query::<()>(&mut c) {
+                        Ok(()) => c,
+                        Err(e) => {
+                            last = format!("READONLY on {port}: {e}");
+                            self.next_node();
+                            continue;
+                        }
+                    },
                     Ok(c) => c,
                     Err(e) => {
                         // Never sent: safe to try elsewhere.
@@ -122,9 +152,7 @@ impl StrictClient {
                 }
                 Err(e) => {
                     let text = e.to_string();
-                    let refused = ["MOVED", "Moved", "TRYAGAIN", "TryAgain", "CLUSTERDOWN", "ClusterDown"]
-                        .iter()
-                        .any(|w| text.contains(w));
+                    let refused = REFUSED.iter().any(|w| text.contains(w));
                     if e.kind() != redis::ErrorKind::IoError && refused {
                         self.con = Some((port, con));
                         if let Some(addr) = text.split_whitespace().find(|w| w.starts_with("127.0.0.1:")) {
@@ -143,6 +171,54 @@ impl StrictClient {
             }
         }
         Outcome::Failed(last)
+    }
+}
+
+/// How a WATCH / MULTI / EXEC increment ended.
+enum Txn {
+    /// Applied: the new value.
+    Done(i64),
+    /// Not applied (a watched key changed, refused before the log, the key is
+    /// not a number): not part of the history.
+    Refused,
+    /// May or may not have been applied.
+    Unknown,
+}
+
+impl StrictClient {
+    /// An increment by compare-and-set: WATCH the key, GET it (a read, in
+    /// `read`), and in MULTI / EXEC SET it to one more. Applied only if no
+    /// write touched the key since the WATCH, so in a correct server it is an
+    /// INCR that returned the new value; a WATCH that missed a write (a leader
+    /// judging it on state it had not applied yet) makes two increments
+    /// return the same value, which no linearization allows.
+    fn txn_incr(&mut self, key: &str, read: &mut Option<(u64, Option<String>)>, origin: Instant) -> Txn {
+        let Outcome::Ok(_) = self.call(&["WATCH", key], Duration::from_secs(3)) else { return Txn::Refused };
+        let Some((port, mut con)) = self.con.take() else { return Txn::Refused };
+        let _ = con.set_read_timeout(Some(Duration::from_secs(3)));
+        let v: redis::RedisResult<Option<String>> = redis::cmd("GET").arg(key).query(&mut con);
+        let Ok(v) = v else { return Txn::Refused };
+        *read = Some((now_ns(origin), v.clone()));
+        let Ok(n) = v.as_deref().unwrap_or("0").parse::<i64>() else { return Txn::Refused };
+        let queued = redis::cmd("MULTI").query::<()>(&mut con).is_ok()
+            && redis::cmd("SET").arg(key).arg(n + 1).query::<String>(&mut con).is_ok_and(|q| q == "QUEUED");
+        if !queued {
+            return Txn::Refused;
+        }
+        let r: redis::RedisResult<redis::Value> = redis::cmd("EXEC").query(&mut con);
+        let outcome = match r {
+            Ok(redis::Value::Array(items)) if items.len() == 1 => Txn::Done(n + 1),
+            Ok(redis::Value::Nil) => Txn::Refused,
+            Ok(v) => panic!("EXEC answered {v:?}"),
+            Err(e) if e.kind() != redis::ErrorKind::IoError && REFUSED.iter().any(|w| e.to_string().contains(w)) => {
+                Txn::Refused
+            }
+            Err(_) => Txn::Unknown,
+        };
+        if !matches!(outcome, Txn::Unknown) {
+            self.con = Some((port, con));
+        }
+        outcome
     }
 }
 
@@ -167,19 +243,67 @@ fn client_loop(
 ) {
     let mut rng = Rng::new(seed ^ (id as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let mut client = StrictClient::new(ports, id);
+    // The last client reads through followers (READONLY), every node serving.
+    client.readonly = id == 3;
     let mut n = 0u64;
     while !stop.load(Ordering::SeqCst) {
         n += 1;
+        if id == 0 && rng.below(150) == 0 {
+            // FLUSHALL flushes the slots the node leads when it applies: which
+            // keys it reached, its reply does not say, so in each key's
+            // history it is a delete that may or may not have happened.
+            let invoke = now_ns(origin);
+            if let Outcome::Failed(_) = client.call(&["FLUSHALL"], Duration::from_secs(3)) {
+                counts.lock().unwrap()[2] += 1;
+                continue;
+            }
+            for k in h.lock().unwrap().iter_mut() {
+                k.push(Event { client: id, op: Op::Del, invoke, ret: None });
+            }
+            let mut c = counts.lock().unwrap();
+            c[0] += 1;
+            c[1] += 1;
+            continue;
+        }
         let k = rng.below(3) as usize;
         let key = KEYS[k];
         let value = format!("{}", id as u64 * 1_000_000 + n);
-        let (op, args): (Op, Vec<String>) = match (k, rng.below(10)) {
+        // A read as a script that declares no key (it must be confirmed like any read).
+        let eval_get = || vec!["EVAL_RO".into(), format!("return redis.call('GET','{key}')"), "0".into()];
+        let (op, args): (Op, Vec<String>) = match (k, rng.below(12)) {
             (2, 0..=4) => (Op::Append(format!("{id}.{n},")), vec!["APPEND".into(), key.into(), format!("{id}.{n},")]),
+            (2, 5 | 6) => (Op::Get, eval_get()),
             (2, _) => (Op::Get, vec!["GET".into(), key.into()]),
             (_, 0..=2) => (Op::Set(value.clone()), vec!["SET".into(), key.into(), value]),
-            (_, 3..=5) => (Op::Incr, vec!["INCR".into(), key.into()]),
+            (_, 3..=4) => (Op::Incr, vec!["INCR".into(), key.into()]),
+            (_, 5) if !client.readonly => (Op::Incr, vec!["WATCH".into()]),
+            (_, 6 | 7) => (Op::Get, eval_get()),
             _ => (Op::Get, vec!["GET".into(), key.into()]),
         };
+        if args[0] == "WATCH" {
+            // An increment by WATCH / MULTI / EXEC (see `txn_incr`).
+            let invoke = now_ns(origin);
+            let mut read = None;
+            let ret = match client.txn_incr(key, &mut read, origin) {
+                Txn::Done(v) => Some((now_ns(origin), Ret::Int(v))),
+                Txn::Unknown => None,
+                Txn::Refused => {
+                    counts.lock().unwrap()[2] += 1;
+                    client.next_node();
+                    continue;
+                }
+            };
+            let unknown = ret.is_none() as u64;
+            let mut h = h.lock().unwrap();
+            if let Some((at, v)) = read {
+                h[k].push(Event { client: id, op: Op::Get, invoke, ret: Some((at, Ret::Value(v))) });
+            }
+            h[k].push(Event { client: id, op: Op::Incr, invoke, ret });
+            let mut c = counts.lock().unwrap();
+            c[0] += 1;
+            c[1] += unknown;
+            continue;
+        }
         // Now and then start at a random node, as a client with a stale slot
         // map does: a node that wrongly thinks it leads gets asked too.
         if rng.below(3) == 0 {
@@ -241,6 +365,105 @@ pub enum Fault {
     Delay,
     Stall,
     CrashAll,
+    /// Power cut of one node (a lossy cluster): killed, its unsynced bytes lost.
+    PowerCutOne,
+    /// Power cut of every node at once.
+    PowerCutAll,
+    /// One node's clock runs 10 s ahead or behind (`clock-offset`).
+    ClockSkew,
+    /// Two nodes cannot reach each other; the others reach both.
+    Bridge,
+    /// The nodes split into a minority and a majority that cannot talk.
+    Split,
+    /// A node's data directory is deleted and it restarts with the same flags
+    /// (refused: a new incarnation), then the operator's way back: FORGET,
+    /// an empty directory with --join, ADDNODE.
+    ReplaceDisk,
+}
+
+/// A fault that stays on while another is injected on top of it.
+enum Linger {
+    /// Node x's links delayed.
+    Delay(u64, Duration),
+    /// The link from one node to another cut.
+    OneWay(u64, u64),
+    /// Node x's clock off by this many ms.
+    Skew(u64, i64),
+}
+
+impl Linger {
+    fn start(c: &Cluster, rng: &mut Rng) -> Linger {
+        let n = c.nodes.len() as u64;
+        let x = 1 + rng.below(n);
+        match rng.below(3) {
+            0 => {
+                let d = Duration::from_millis(10 + rng.below(100));
+                set_delay(c, x, d);
+                Linger::Delay(x, d)
+            }
+            1 => {
+                // A link the cluster has (a node joined mid-run has proxies
+                // only on its own way out).
+                let keys: Vec<(u64, u64)> = c.links.keys().copied().collect();
+                let (from, to) = keys[rng.below(keys.len() as u64) as usize];
+                c.links[&(from, to)].cut();
+                Linger::OneWay(from, to)
+            }
+            _ => {
+                let ms: i64 = if rng.below(2) == 0 { 10_000 } else { -10_000 };
+                skew(c, x, ms);
+                Linger::Skew(x, ms)
+            }
+        }
+    }
+
+    /// Clear it; what it was.
+    fn stop(self, c: &Cluster) -> String {
+        match self {
+            Linger::Delay(x, d) => {
+                set_delay(c, x, Duration::ZERO);
+                format!("node {x}'s links delayed by {d:?}")
+            }
+            Linger::OneWay(a, b) => {
+                c.links[&(a, b)].heal();
+                format!("{a}->{b} cut")
+            }
+            Linger::Skew(x, ms) => {
+                // A node restarted meanwhile lost its offset: clearing it is harmless.
+                skew(c, x, 0);
+                format!("node {x}'s clock off by {ms} ms")
+            }
+        }
+    }
+}
+
+/// Delay every link of node `x` by `d`.
+fn set_delay(c: &Cluster, x: u64, d: Duration) {
+    for ((a, b), p) in &c.links {
+        if *a == x || *b == x {
+            p.set_delay(d);
+        }
+    }
+}
+
+/// Arm (or with 0, clear) node `id`'s clock offset.
+fn skew(c: &Cluster, id: u64, ms: i64) -> bool {
+    let port = c.nodes[id as usize - 1].port;
+    let r = crate::cluster::ask(port, &["NEOKV.FAILPOINT", "clock-offset", &ms.to_string()], Duration::from_secs(3));
+    r.as_deref() == Some("+OK\r\n")
+}
+
+/// Cut (or heal) every link between the nodes of `a` and those of `b`.
+fn cut_between(c: &Cluster, a: &[u64], b: &[u64], cut: bool) {
+    for ((x, y), p) in &c.links {
+        if (a.contains(x) && b.contains(y)) || (b.contains(x) && a.contains(y)) {
+            if cut {
+                p.cut()
+            } else {
+                p.heal()
+            }
+        }
+    }
 }
 
 /// Run `clients` clients against `c` for `secs` while faults drawn from
@@ -287,7 +510,16 @@ pub fn run(name: &str, c: &mut Cluster, faults: &[Fault], clients: usize, member
             _ => Duration::from_millis(500 + rng.below(1500)),
         };
         let at = origin.elapsed();
+        // One fault in three lands on top of a lingering one (a slow node, a
+        // one-way cut, a skewed clock), so faults overlap.
+        // (Not under the faults that wait for the whole cluster to settle.)
+        let waits = matches!(fault, Fault::CrashAll | Fault::PowerCutAll | Fault::ReplaceDisk);
+        let lingering = (!waits && rng.below(3) == 0).then(|| Linger::start(c, &mut rng));
         let what = inject(c, fault, key, hold, &mut rng);
+        let what = match lingering {
+            Some(l) => format!("{what}, over {}", l.stop(c)),
+            None => what,
+        };
         eprintln!("{name} {at:.1?}: {what}");
         log.push(format!("{at:.1?}: {what}"));
     }
@@ -303,6 +535,11 @@ pub fn run(name: &str, c: &mut Cluster, faults: &[Fault], clients: usize, member
         }
     }
     c.wait_ok(Duration::from_secs(60));
+    if faults.contains(&Fault::ClockSkew) {
+        for id in 1..=c.nodes.len() as u64 {
+            skew(c, id, 0);
+        }
+    }
     std::thread::sleep(Duration::from_millis(500));
     stop.store(true, Ordering::SeqCst);
     for t in threads {
@@ -333,6 +570,7 @@ pub fn run(name: &str, c: &mut Cluster, faults: &[Fault], clients: usize, member
             }
         }
     }
+    replicas_agree(name, c);
     let [ops, unknown, refused, reads] = *counts.lock().unwrap();
     eprintln!(
         "{name}: {ops} operations in the histories ({reads} reads answered, {unknown} unknown outcomes), {refused} refused before the log; {} faults",
@@ -401,17 +639,9 @@ fn inject(c: &mut Cluster, fault: Fault, key: &str, hold: Duration, rng: &mut Rn
         Fault::Delay => {
             let x = 1 + rng.below(n);
             let d = Duration::from_millis(20 + rng.below(200));
-            for ((a, b), p) in &c.links {
-                if *a == x || *b == x {
-                    p.set_delay(d);
-                }
-            }
+            set_delay(c, x, d);
             std::thread::sleep(hold);
-            for ((a, b), p) in &c.links {
-                if *a == x || *b == x {
-                    p.set_delay(Duration::ZERO);
-                }
-            }
+            set_delay(c, x, Duration::ZERO);
             format!("delayed node {x}'s links by {d:?} for {hold:?}")
         }
         Fault::Stall => {
@@ -440,25 +670,125 @@ fn inject(c: &mut Cluster, fault: Fault, key: &str, hold: Duration, rng: &mut Rn
             c.wait_ok(Duration::from_secs(60));
             format!("kill -9 of every node, all restarted after {:?}", hold / 2)
         }
+        Fault::PowerCutOne => {
+            let x = if rng.below(2) == 0 { leader } else { 1 + rng.below(n) };
+            let lost = c.power_cut(x);
+            std::thread::sleep(hold);
+            c.start_node(x);
+            format!("power cut of node {x} ({lost} unsynced bytes lost), restarted after {hold:?}")
+        }
+        Fault::PowerCutAll => {
+            let lost: usize = (1..=n).map(|id| c.power_cut(id)).sum();
+            std::thread::sleep(hold / 2);
+            for id in 1..=n {
+                c.start_node(id);
+            }
+            c.wait_ok(Duration::from_secs(60));
+            format!("power cut of every node ({lost} unsynced bytes lost), all restarted after {:?}", hold / 2)
+        }
+        Fault::ClockSkew => {
+            let x = 1 + rng.below(n);
+            let ms: i64 = if rng.below(2) == 0 { 10_000 } else { -10_000 };
+            let armed = skew(c, x, ms);
+            std::thread::sleep(hold);
+            skew(c, x, 0);
+            format!("node {x}'s clock off by {ms} ms for {hold:?} (armed: {armed})")
+        }
+        Fault::Bridge => {
+            let a = 1 + rng.below(n);
+            let b = 1 + (a + rng.below(n - 1)) % n;
+            cut_between(c, &[a], &[b], true);
+            std::thread::sleep(hold);
+            cut_between(c, &[a], &[b], false);
+            format!("nodes {a} and {b} cut from each other (the others bridge them) for {hold:?}")
+        }
+        Fault::Split => {
+            let mut ids: Vec<u64> = (1..=n).collect();
+            for i in (1..ids.len()).rev() {
+                ids.swap(i, rng.below(i as u64 + 1) as usize);
+            }
+            let (minority, majority) = ids.split_at((n / 2) as usize);
+            cut_between(c, minority, majority, true);
+            std::thread::sleep(hold);
+            cut_between(c, minority, majority, false);
+            format!("split {minority:?} | {majority:?} for {hold:?}")
+        }
+        Fault::ReplaceDisk => {
+            let x = 1 + rng.below(n);
+            c.node(x).kill9();
+            c.node(x).wipe();
+            c.start_node(x);
+            std::thread::sleep(hold);
+            // The operator: forget it, start it empty with --join, add it back.
+            let other = c.nodes.iter().find(|m| m.id != x && m.is_up()).map(|m| m.port).unwrap();
+            // (Stopped first: the broken node, still started with --join if it
+            // joined once, would take the id back the moment it is forgotten.)
+            let t = Duration::from_secs(130);
+            c.node(x).kill9();
+            let forget = crate::cluster::ask(other, &["CLUSTER", "FORGET", &x.to_string()], t);
+            c.node(x).wipe();
+            let regions = (4 * n).to_string();
+            c.node(x).respawn_with(&["--join", "--regions", &regions]);
+            let addr = format!("127.0.0.1:{}", c.nodes[x as usize - 1].cluster_port);
+            let add = crate::cluster::ask(other, &["CLUSTER", "ADDNODE", &x.to_string(), &addr], t);
+            if forget.as_deref() != Some("+OK\r\n") || add.as_deref() != Some("+OK\r\n") {
+                c.dump_regions();
+            }
+            assert_eq!(forget.as_deref(), Some("+OK\r\n"), "FORGET {x} after its disk was replaced");
+            assert_eq!(add.as_deref(), Some("+OK\r\n"), "ADDNODE {x} after its disk was replaced");
+            format!("node {x}'s disk replaced: restarted as itself (refused) for {hold:?}, then forgotten and added back fresh")
+        }
     }
+}
+
+/// Once healed: every replica of every region holds the same data
+/// (`NEOKV.REGION`'s digest), within 60 s.
+fn replicas_agree(name: &str, c: &Cluster) {
+    let ports: Vec<u16> = c.nodes.iter().filter(|n| n.is_up()).map(|n| n.port).collect();
+    let t = Duration::from_secs(5);
+    let info = crate::cluster::ask(ports[0], &["INFO", "replication"], t).unwrap_or_default();
+    let regions = info.lines().filter(|l| l.starts_with("region")).count() as u64;
+    assert!(regions > 0, "{name}: no regions in INFO replication");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for r in 0..regions {
+        let slot = (r * 16384 / regions).to_string();
+        loop {
+            let digests: Vec<String> = ports
+                .iter()
+                .map(|&p| {
+                    let s = crate::cluster::ask(p, &["NEOKV.REGION", &slot], t).unwrap_or_default();
+                    s.rsplit("\r\n").nth(1).unwrap_or_default().to_string()
+                })
+                .collect();
+            if digests.iter().all(|d| !d.is_empty() && *d == digests[0]) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{name}: the replicas of region {r} differ: {digests:?}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+    eprintln!("{name}: the replicas of all {regions} regions agree");
 }
 
 /// Lost updates on failover (Jepsen's RedisRaft analysis): leaders killed and
 /// restarted under load, with snapshots every 50 entries so restarts land
 /// between a snapshot and the log purge (crash loops on a snapshot/log
 /// mismatch would show as a node that never comes back: `wait_ok` fails).
+///
+/// On file systems that lose unsynced data: some kills are power cuts.
 #[test]
 fn nemesis_leaders_killed_and_restarted() {
-    let mut c = Cluster::start_with(3, &["--raft-snapshot-logs", "50"]);
-    run("kill", &mut c, &[Fault::KillLeader], 4, None);
+    let mut c = Cluster::start_lossy(3, &["--raft-snapshot-logs", "50"]);
+    run("kill", &mut c, &[Fault::KillLeader, Fault::PowerCutOne], 4, None);
 }
 
 /// Stale reads under pauses: a leader stopped with SIGSTOP is replaced; when
-/// it resumes it must not answer a read from its old state.
+/// it resumes it must not answer a read from its old state. Clocks run 10 s
+/// ahead or behind meanwhile: expiry is judged by the region's time.
 #[test]
 fn nemesis_paused_leaders() {
     let mut c = Cluster::start(3);
-    run("pause", &mut c, &[Fault::PauseLeader], 4, None);
+    run("pause", &mut c, &[Fault::PauseLeader, Fault::ClockSkew], 4, None);
 }
 
 /// Partitions of every shape (isolated leader, a minority node, one direction
@@ -470,18 +800,50 @@ fn nemesis_partitions_delays_and_stalls() {
     run(
         "partition",
         &mut c,
-        &[Fault::IsolateLeader, Fault::IsolateNode, Fault::OneWay, Fault::Delay, Fault::Stall],
+        &[
+            Fault::IsolateLeader,
+            Fault::IsolateNode,
+            Fault::OneWay,
+            Fault::Bridge,
+            Fault::Split,
+            Fault::Delay,
+            Fault::Stall,
+        ],
         4,
         None,
     );
 }
 
 /// Reads of empty values after a crash of all nodes: every node killed at
-/// once, several times, under load.
+/// once, several times, under load; and power cuts of every node at once.
 #[test]
 fn nemesis_every_node_crashes() {
+    let mut c = Cluster::start_lossy(3, &[]);
+    run("crash-all", &mut c, &[Fault::CrashAll, Fault::PowerCutAll, Fault::KillLeader], 4, None);
+}
+
+/// A node's disk replaced under load: restarted as itself with an empty
+/// directory it must never vote or take appends (its peers refuse the new
+/// incarnation); then forgotten and added back fresh.
+///
+/// Ignored for now (issue 33 goes on): with a disk replaced every few seconds,
+/// a CLUSTER FORGET can find two live voters (both added back fresh) that no
+/// longer reach each other, and no region elects a leader for the 120 s it
+/// waits (`NEOKV_SEED=1796554197167117233`, at about 50 s). Run it with
+/// `cargo test ... -- --ignored nemesis_replaced_disks`.
+#[test]
+#[ignore = "open finding: FORGET stalls after repeated disk replacements (seed 1796554197167117233)"]
+fn nemesis_replaced_disks() {
     let mut c = Cluster::start(3);
-    run("crash-all", &mut c, &[Fault::CrashAll, Fault::KillLeader], 4, None);
+    run("replaced-disk", &mut c, &[Fault::ReplaceDisk, Fault::IsolateNode, Fault::KillLeader], 4, None);
+}
+
+/// Five nodes: kills, pauses, every partition shape, skewed clocks.
+#[test]
+fn nemesis_five_nodes() {
+    let mut c = Cluster::start(5);
+    let faults = [Fault::KillLeader, Fault::Split, Fault::PauseLeader, Fault::Bridge, Fault::ClockSkew, Fault::OneWay];
+    run("five", &mut c, &faults, 4, None);
 }
 
 /// Lost writes on a membership change during a partition: mid-run, with one

@@ -294,8 +294,8 @@ pub struct SegLog {
     batches: Cell<u64>,
     /// fdatasyncs that succeeded since the log opened.
     syncs: Cell<u64>,
-    /// Tests: this many coming fdatasyncs fail.
-    fail_syncs: Cell<u32>,
+    /// A failpoint: while armed, fdatasyncs fail.
+    pub(crate) fail_syncs: crate::failpoint::Countdown,
     /// The file system refused to preallocate a segment (said once).
     no_prealloc: Cell<bool>,
 }
@@ -614,7 +614,7 @@ impl SegLog {
             retries: Cell::new(0),
             batches: Cell::new(0),
             syncs: Cell::new(0),
-            fail_syncs: Cell::new(0),
+            fail_syncs: Default::default(),
             no_prealloc: Cell::new(false),
         });
         // The last segment ends where its records do: give back its
@@ -633,10 +633,9 @@ impl SegLog {
         Ok(log)
     }
 
-    /// fdatasync `file` (tests can make the next ones fail).
+    /// fdatasync `file` (a failpoint can make the next ones fail).
     async fn fdatasync(&self, file: &BufferedFile) -> io::Result<()> {
-        if self.fail_syncs.get() > 0 {
-            self.fail_syncs.set(self.fail_syncs.get() - 1);
+        if self.fail_syncs.fire() {
             return Err(io::Error::other("injected fdatasync failure"));
         }
         file.fdatasync().await.map_err(io::Error::from)?;
