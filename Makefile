@@ -22,8 +22,11 @@ cluster: build
 
 # Both crates of the workspace: the server and the client library (client/).
 # The server is built with its test hooks (the `failpoints` feature, src/failpoint.rs).
+# Then each criterion bench (benches/) runs every benchmark once (criterion's
+# test mode, about 20 s), so a bench that no longer compiles fails the tests.
 test: deps
 	$(CARGO) test --release --workspace --features neokv/failpoints -- --test-threads=2
+	$(CARGO) test --release --workspace --features neokv/failpoints --bench '*'
 
 bench: deps
 	$(CARGO) bench

@@ -26,6 +26,7 @@ fn apply_sets(c: &mut Criterion) {
                                 value: Bytes::from(vec![b'v'; 256]),
                                 ..Default::default()
                             })),
+                            db: 0,
                         })
                         .collect::<Vec<_>>()
                 },

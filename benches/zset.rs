@@ -21,7 +21,7 @@ fn zadd(key: &str, pairs: impl Iterator<Item = (f64, String)>) -> WriteCmd {
         op.scores.push(s);
         op.members.push(Bytes::from(m));
     }
-    WriteCmd { op: Some(Op::Zadd(op)) }
+    WriteCmd { op: Some(Op::Zadd(op)), db: 0 }
 }
 
 /// Apply `cmds` as the log entry `index`.
@@ -62,7 +62,7 @@ fn big_set(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let storage = Storage::open(dir.path(), &StorageOptions::default()).unwrap();
     load_big(&storage);
-    let snap = Snap { view: storage.view(), now_ms: 1 };
+    let snap = Snap::new(storage.view(), 1, 0);
     let found = find(&snap, b"big", KeyType::ZSet).unwrap().unwrap().unwrap();
     assert_eq!(found.coll.size, BIG);
 

@@ -43,6 +43,10 @@ pub struct Config {
     pub raft_log_segments: bool,
     /// Cluster mode (`None`: a standalone server).
     pub cluster: Option<ClusterConfig>,
+    /// `stream-node-max-entries` and `stream-node-max-bytes` (read by every
+    /// stream write, so kept parsed).
+    pub stream_node_max_entries: u64,
+    pub stream_node_max_bytes: u64,
     params: BTreeMap<String, String>,
 }
 
@@ -101,7 +105,10 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("set-max-listpack-entries", "128"),
     ("slowlog-log-slower-than", "10000"),
     ("slowlog-max-len", "128"),
+    ("slave-read-only", "yes"),
     ("stop-writes-on-bgsave-error", "yes"),
+    ("stream-node-max-bytes", "4096"),
+    ("stream-node-max-entries", "100"),
     ("tcp-backlog", "511"),
     ("tcp-keepalive", "300"),
     ("timeout", "0"),
@@ -109,6 +116,18 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("zset-max-listpack-value", "64"),
     ("zset-max-ziplist-entries", "128"),
     ("zset-max-ziplist-value", "64"),
+];
+
+/// Redis 7.0's aliases (`alias`, `name`): one setting under two names, set
+/// through either, shown under both.
+const ALIASES: &[(&str, &str)] = &[
+    ("lua-time-limit", "busy-reply-threshold"),
+    ("hash-max-ziplist-entries", "hash-max-listpack-entries"),
+    ("hash-max-ziplist-value", "hash-max-listpack-value"),
+    ("zset-max-ziplist-entries", "zset-max-listpack-entries"),
+    ("zset-max-ziplist-value", "zset-max-listpack-value"),
+    ("list-max-ziplist-size", "list-max-listpack-size"),
+    ("slave-read-only", "replica-read-only"),
 ];
 
 /// Why a CONFIG SET was refused (the text after `ERR `).
@@ -155,6 +174,8 @@ impl Config {
             raft_log_segments: true,
             raft_snapshot_logs: 50_000,
             cluster: None,
+            stream_node_max_entries: 100,
+            stream_node_max_bytes: 4096,
             params: DEFAULTS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         };
         c.sync_params();
@@ -200,13 +221,27 @@ impl Config {
         self.params.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
-    /// CONFIG SET one parameter (name already lowercased).
+    /// CONFIG SET one parameter (name already lowercased), under its own
+    /// name or an alias: both names then show the value.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), SetError> {
         if !self.params.contains_key(name) {
             return Err(SetError::Unknown);
         }
-        let bad =
-            |why: &str| SetError::Invalid(format!("CONFIG SET failed (possibly related to argument '{name}') - {why}"));
+        let canonical = ALIASES.iter().find(|(a, _)| *a == name).map_or(name, |(_, n)| *n);
+        self.set_one(name, canonical, value)?;
+        if let Some(v) = self.params.get(canonical).cloned() {
+            for (alias, _) in ALIASES.iter().filter(|(_, n)| *n == canonical) {
+                self.params.insert(alias.to_string(), v.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// CONFIG SET of `name`, sent as `given` (the name in its errors).
+    fn set_one(&mut self, given: &str, name: &str, value: &str) -> Result<(), SetError> {
+        let bad = |why: &str| {
+            SetError::Invalid(format!("CONFIG SET failed (possibly related to argument '{given}') - {why}"))
+        };
         match name {
             "requirepass" => self.requirepass = value.to_string(),
             "proto-max-bulk-len" => {
@@ -223,14 +258,22 @@ impl Config {
                 return Err(bad("appendfsync is fixed at start in NeoKV (use --appendfsync)"));
             }
             "port" | "bind" | "dir" | "databases" => return Err(bad("can't set immutable config")),
-            "busy-reply-threshold" | "lua-time-limit" => {
-                let ms: i64 = value.parse().map_err(|_| bad("argument couldn't be parsed into an integer"))?;
-                if ms < 0 {
+            "busy-reply-threshold" | "stream-node-max-entries" => {
+                let v: i64 = value.parse().map_err(|_| bad("argument couldn't be parsed into an integer"))?;
+                if v < 0 {
                     return Err(bad("argument must be between 0 and 9223372036854775807 inclusive"));
                 }
-                // One setting under two names, as in Redis 7.
-                self.params.insert("busy-reply-threshold".into(), ms.to_string());
-                self.params.insert("lua-time-limit".into(), ms.to_string());
+                if name == "stream-node-max-entries" {
+                    self.stream_node_max_entries = v as u64;
+                }
+                self.params.insert(name.to_string(), v.to_string());
+                return Ok(());
+            }
+            "stream-node-max-bytes" => {
+                let v =
+                    parse_memory(value).filter(|v| *v >= 0).ok_or_else(|| bad("argument must be a memory value"))?;
+                self.stream_node_max_bytes = v as u64;
+                self.params.insert(name.to_string(), v.to_string());
                 return Ok(());
             }
             "notify-keyspace-events" => {

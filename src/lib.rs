@@ -5,21 +5,21 @@
 //!
 //! | layer | owns |
 //! |---|---|
-//! | [`protocol`] | RESP2/3 decode (zero-copy, incremental) and encode, argument parsing; `rdb` and `rdb_value`: Redis's serialization (DUMP / RESTORE, FUNCTION DUMP) |
+//! | [`protocol`] | RESP2/3 decode (zero-copy, incremental) and encode, argument parsing; `rdb` and `rdb_value` (`reader`, the bytes of an object; `decode`, `encode`, `stream`; `listpack`, `ziplist`: the packed encodings): Redis's serialization (DUMP / RESTORE, FUNCTION DUMP) |
 //! | [`storage`] | the only RocksDB user: column families, byte layouts, WAL syncer, SST ingestion of received snapshots; `seglog`, the per-core io_uring segment log that holds the Raft log (`raft::log_store` writes it; `--raft-log rocksdb` keeps the log in a column family instead); `reserve`, the disk space given up to start on a full disk |
 //! | [`cluster`] | key → slot → region → core routing; `nodes`: the cluster's nodes, their addresses, each region's leader and Raft state, the ids removed for good |
 //! | [`net`] | node-to-node transport (cluster mode): `PeerFrame`s over TCP, the sending side of links (one per core, peer and class) |
-//! | [`types`] | data-type semantics: deterministic apply of `WriteCmd`s, reads; `stream` (with `stream_node`, the listpack nodes Redis would keep), `dump` (a key as a DUMP value), `dbs` (databases: SELECT's numbers and SWAPDB's mapping to where each is stored) |
-//! | [`raft`] | openraft config, glommio runtime adapter, log store, state machine, regions; `cross`: where the copies of a cross-region write meet in apply, and the voiding of cut ones at open; `network` and `wire`: RPCs over `net` links |
-//! | [`script`] | the Lua VM (sandbox, `redis.*`, cjson/cmsgpack/bit/struct), running scripts, function libraries |
-//! | [`shard`] | per-core state, the cross-core channel mesh, active expiry, the Pub/Sub registry (`pubsub`), what the server observes of itself (`observe`: command stats, slow log, latency monitor, MONITOR, CLIENT PAUSE), per-core key access records (`access`: OBJECT IDLETIME / FREQ), membership changes of every region (`members`: CLUSTER ADDNODE / FORGET), the coordinator of cross-region writes (`cross`) |
+//! | [`types`] | data-type semantics: deterministic apply of `WriteCmd`s (`write`; `apply`, the batch they write, and `Programs`, what runs whole command lines inside it), reads (`view`: the sources; `read_view`: any one of them), `found` (a collection as read), `zset_nodes` (apply's cache of rank-counter nodes); `stream` (with `stream_node`, the listpack nodes Redis would keep: `size`, their bytes; `trim`, `streamTrim`'s plan; `diff`, a test against redis-server), `dump` (a key as a DUMP value), `dbs` (databases: SELECT's numbers and SWAPDB's mapping to where each is stored) |
+//! | [`raft`] | openraft config, glommio runtime adapter, log store, state machine, regions (`region`: the proposer and reads; `region::members`: a region's membership changes; `region::serve`: the RPCs it answers its peers, snapshot chunks included); `cross`: where the copies of a cross-region write meet in apply, and the voiding of cut ones at open; `network` and `wire`: RPCs over `net` links |
+//! | [`script`] | the Lua VM (sandbox, `redis.*`, cjson/cmsgpack/bit/struct and Redis's `math.random` in `libs`), running scripts, function libraries |
+//! | [`shard`] | per-core state, the cross-core channel mesh, active expiry, the Pub/Sub registry (`pubsub`), what the server observes of itself (`observe`: command stats, slow log, latency monitor, MONITOR, CLIENT PAUSE), each connection as the node sees it (`client`: CLIENT LIST, KILL), per-core key access records (`access`: OBJECT IDLETIME / FREQ), membership changes of every region (`members`: CLUSTER ADDNODE / FORGET), the coordinator of cross-region writes (`cross`) |
 //! | [`cmd`] | the command table, one family file per type (`stream` runs its writes inside apply; `dump`: DUMP / RESTORE), `txn` (MULTI/EXEC, run inside apply), `script` (EVAL/FCALL), `pubsub`, `server`/`admin`/`info` (connection and server commands), `introspect` (MEMORY, OBJECT, ROLE, WAIT), `key_specs` (COMMAND GETKEYS), `cluster` (CLUSTER, READONLY, and the MOVED/CLUSTERDOWN/CROSSSLOT routing of cluster mode) |
 //! | [`server`] | executors, listeners, connection loop (pipelining, replies, per-command statistics); `peers`: the cluster port's listener |
 //! | [`failpoint`] | (beside the layers, imports none) every test hook: crash points, delays, a clock offset; compiled in only with the `failpoints` feature that `make test` enables |
 //!
 //! `types::notify` (keyspace events) is written by apply and delivered through
 //! `shard::pubsub`; a transaction or a script reaches the command table from
-//! inside apply through `types::write::Programs`, which `cmd` implements.
+//! inside apply through `types::apply::Programs`, which `cmd` implements.
 //!
 //! # Threading
 //!

@@ -91,15 +91,13 @@ pub struct Identity {
     pub cluster_id: u64,
     /// Each peer's incarnation, as first met.
     pub peers: BTreeMap<u64, u64>,
-    /// Incarnations removed from the cluster (CLUSTER FORGET): refused for good.
+    /// Peers whose incarnation was made by `--join` (their hello said so),
+    /// as first met: not a founding member of the cluster.
+    pub joined: BTreeSet<(u64, u64)>,
+    /// Incarnations removed from the cluster (CLUSTER FORGET): refused for
+    /// good. `(id, 0)`: the founding member `id` was removed, whatever its
+    /// incarnation (no log entry names a founding member's).
     pub removed: BTreeSet<(u64, u64)>,
-    /// The membership entries (region, log index) whose removals were
-    /// recorded: each counts once, however often it is applied.
-    pub forgets: BTreeSet<(u64, u64)>,
-    /// Incarnations that took a forgotten id back (fresh, `--join`) and are
-    /// not yet a member of every region here: a region that applies the old
-    /// removal late does not remove them.
-    pub rejoining: BTreeSet<(u64, u64)>,
 }
 
 impl Identity {
@@ -117,14 +115,11 @@ impl Identity {
         for (id, inc) in &self.peers {
             s.push_str(&format!("peer {id} {inc}\n"));
         }
+        for (id, inc) in &self.joined {
+            s.push_str(&format!("joined {id} {inc}\n"));
+        }
         for (id, inc) in &self.removed {
             s.push_str(&format!("removed {id} {inc}\n"));
-        }
-        for (region, index) in &self.forgets {
-            s.push_str(&format!("forget {region} {index}\n"));
-        }
-        for (id, inc) in &self.rejoining {
-            s.push_str(&format!("rejoining {id} {inc}\n"));
         }
         s
     }
@@ -145,12 +140,12 @@ impl Identity {
                 "removed" => {
                     out.removed.insert((num(1)?, num(2)?));
                 }
-                "forget" => {
-                    out.forgets.insert((num(1)?, num(2)?));
+                "joined" => {
+                    out.joined.insert((num(1)?, num(2)?));
                 }
-                "rejoining" => {
-                    out.rejoining.insert((num(1)?, num(2)?));
-                }
+                // Written by an earlier NeoKV, which counted removals by log
+                // entry: a removal now names its incarnation.
+                "forget" | "rejoining" => {}
                 _ => return Err(format!("unknown line '{line}'")),
             }
         }
@@ -242,7 +237,9 @@ impl Nodes {
     /// incarnation met of each peer is recorded (durably, before the answer);
     /// another one later is a node that lost its data and is refused, as is an
     /// incarnation removed from the cluster or another cluster's node. Once an
-    /// id was forgotten, only a `joining` node (fresh, `--join`) takes it back.
+    /// id was forgotten, only a `joining` node (fresh, `--join`) takes it back;
+    /// whether it joined is recorded with it (a founding member's removal
+    /// names no incarnation, [`Nodes::forgot`]).
     pub fn admit(&self, id: u64, incarnation: u64, cluster: u64, joining: bool) -> Result<(), String> {
         let mut i = self.identity.lock().unwrap_or_else(|e| e.into_inner());
         let refusal = if id == self.me {
@@ -272,8 +269,8 @@ impl Nodes {
             return Err(why);
         }
         let mut changed = i.peers.insert(id, incarnation).is_none();
-        if changed && i.removed.iter().any(|&(r, _)| r == id) {
-            i.rejoining.insert((id, incarnation));
+        if changed && joining {
+            i.joined.insert((id, incarnation));
         }
         if i.cluster_id == 0 && cluster != 0 {
             i.cluster_id = cluster;
@@ -285,30 +282,47 @@ impl Nodes {
         Ok(())
     }
 
-    /// Nodes the membership entry at `index` of `region` removed (CLUSTER
-    /// FORGET): the incarnations known of them are refused for good; a node
+    /// Incarnations a membership change removed (CLUSTER FORGET), as
+    /// `(id, incarnation)`, 0 for a founding member: refused for good; a node
     /// brought back under the same id must be a new incarnation (an empty
-    /// directory, `--join`). An entry already recorded changes nothing (a
-    /// replay after a restart applies it again).
-    pub fn forgot(&self, region: u32, index: u64, ids: &[u64]) {
-        let mut i = self.identity.lock().unwrap_or_else(|e| e.into_inner());
-        if ids.is_empty() || !i.forgets.insert((region as u64, index)) {
+    /// directory, `--join`). A removal names the incarnation it removed, so
+    /// the same one applied again (a replay after a restart, a region that
+    /// applies it late, a replica catching up from far behind) leaves alone
+    /// the node added back since.
+    pub fn forgot(&self, gone: &[(u64, u64)]) {
+        if gone.is_empty() {
             return;
         }
-        for id in ids {
-            match i.peers.get(id) {
-                // Taken back since: this removal was of the one before.
-                Some(&inc) if i.rejoining.contains(&(*id, inc)) => {}
-                Some(&inc) => {
-                    i.peers.remove(id);
-                    i.removed.insert((*id, inc));
-                }
-                None => {}
+        let mut i = self.identity.lock().unwrap_or_else(|e| e.into_inner());
+        let mut changed = false;
+        for &(id, inc) in gone {
+            changed |= i.removed.insert((id, inc));
+            let current = i.peers.get(&id).copied();
+            // A founding member is the incarnation of the id that did not join.
+            let removes = current.is_some_and(|c| c == inc || (inc == 0 && !i.joined.contains(&(id, c))));
+            if let (true, Some(c)) = (removes, current) {
+                i.peers.remove(&id);
+                i.joined.remove(&(id, c));
+                changed |= i.removed.insert((id, c));
             }
         }
-        if let Err(e) = self.save(&i) {
-            eprintln!("neokv: recording removed nodes {ids:?}: {e}");
+        if changed {
+            if let Err(e) = self.save(&i) {
+                eprintln!("neokv: recording removed nodes {gone:?}: {e}");
+            }
         }
+    }
+
+    /// `incarnation` is the one of `id` this node accepts, and a founding
+    /// member's (it did not join).
+    pub fn is_founding(&self, id: u64, incarnation: u64) -> bool {
+        let i = self.identity.lock().unwrap_or_else(|e| e.into_inner());
+        i.peers.get(&id) == Some(&incarnation) && !i.joined.contains(&(id, incarnation))
+    }
+
+    /// The incarnation of `id` this node accepts (first met), if any.
+    pub fn peer_incarnation(&self, id: u64) -> Option<u64> {
+        self.identity.lock().unwrap_or_else(|e| e.into_inner()).peers.get(&id).copied()
     }
 
     fn save(&self, i: &Identity) -> Result<(), String> {
@@ -398,17 +412,6 @@ impl Nodes {
         if let Some(s) = r.get_mut(region as usize) {
             if s != ids {
                 *s = ids.clone();
-            }
-        }
-        // A node that took a forgotten id back is a member of every region
-        // here again: every old removal was applied before its addition, so
-        // a later removal is of it.
-        let mut i = self.identity.lock().unwrap_or_else(|e| e.into_inner());
-        let before = i.rejoining.len();
-        i.rejoining.retain(|(id, _)| r.iter().any(|s| s.contains(id)));
-        if i.rejoining.len() != before {
-            if let Err(e) = self.save(&i) {
-                eprintln!("neokv: recording a node taken back: {e}");
             }
         }
     }
@@ -527,9 +530,12 @@ mod identity_tests {
         assert_eq!(i.cluster_id, i.incarnation);
         i.peers.insert(1, 77);
         i.removed.insert((2, 55));
-        i.forgets.insert((4, 1200));
-        i.rejoining.insert((2, 56));
+        i.removed.insert((4, 0));
+        i.joined.insert((1, 77));
         assert_eq!(Identity::decode(&i.encode()).unwrap(), i);
+        // An earlier NeoKV's lines are read and dropped.
+        let old = format!("{}forget 4 1200\nrejoining 2 56\n", i.encode());
+        assert_eq!(Identity::decode(&old).unwrap(), i);
         assert!(Identity::decode("node 0\nincarnation 1\n").is_err());
     }
 
@@ -543,24 +549,40 @@ mod identity_tests {
         let e = n.admit(2, 21, cluster, false).unwrap_err();
         assert!(e.contains("new incarnation") && e.contains("CLUSTER FORGET 2"), "{e}");
         assert!(n.admit(3, 30, cluster + 1, false).unwrap_err().contains("another cluster"));
-        // FORGET 2: region 0 applies its removal first.
-        n.set_removed(0, &BTreeSet::from([2]));
-        n.forgot(0, 7, &[2]);
+        // FORGET 2 (a founding member: its removal names no incarnation).
+        n.forgot(&[(2, 0)]);
         assert!(n.admit(2, 20, cluster, false).unwrap_err().contains("was removed"));
         // Only a fresh node started with --join takes the id back.
         assert!(n.admit(2, 22, cluster, false).unwrap_err().contains("--join"));
         n.admit(2, 21, cluster, true).unwrap();
-        // Region 1 applies the same FORGET late, region 0 its removal again (a
-        // replay): neither removes the incarnation that came back since.
-        n.set_removed(1, &BTreeSet::from([2]));
-        n.forgot(1, 5, &[2]);
-        n.forgot(0, 7, &[2]);
-        n.admit(2, 21, cluster, false).unwrap();
-        // Added back in every region: a later removal is of it.
-        n.set_removed(0, &BTreeSet::new());
-        n.set_removed(1, &BTreeSet::new());
-        n.set_removed(0, &BTreeSet::from([2]));
-        n.forgot(0, 9, &[2]);
-        assert!(n.admit(2, 21, cluster, false).unwrap_err().contains("was removed"));
+        assert_eq!(n.peer_incarnation(2), Some(21));
+        // The same removal again (a region applying it late, a replay, a
+        // replica catching up): the incarnation that came back stays.
+        n.forgot(&[(2, 0)]);
+        n.admit(2, 21, cluster, true).unwrap();
+        // Its own removal (added as 21) is of it; so is that of one added
+        // back later, however often the old ones are applied again.
+        n.forgot(&[(2, 21)]);
+        assert!(n.admit(2, 21, cluster, true).unwrap_err().contains("was removed"));
+        n.admit(2, 23, cluster, true).unwrap();
+        n.forgot(&[(2, 0), (2, 21)]);
+        n.admit(2, 23, cluster, true).unwrap();
+        n.forgot(&[(2, 23)]);
+        assert!(n.admit(2, 23, cluster, true).unwrap_err().contains("was removed"));
+    }
+
+    /// A replica that meets the node added back before it applies the old
+    /// removals (a node added fresh, catching up from the log) keeps it.
+    #[test]
+    fn a_replica_catching_up_keeps_the_node_added_back() {
+        let peers = parse_peers("1=h:1,2=h:2,3=h:3").unwrap();
+        let n = Nodes::with_identity(4, "h:10".into(), peers, 2, true, Identity::fresh(4, false), None);
+        n.admit(2, 25, 0, true).unwrap();
+        n.admit(3, 30, 0, false).unwrap();
+        n.forgot(&[(2, 0), (2, 21)]);
+        n.admit(2, 25, 0, true).unwrap();
+        // The founding member 3's removal removes it.
+        n.forgot(&[(3, 0)]);
+        assert!(n.admit(3, 30, 0, false).unwrap_err().contains("was removed"));
     }
 }

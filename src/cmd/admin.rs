@@ -9,12 +9,12 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use super::server::help_reply as help;
+use super::ctx::help_reply as help;
 use super::table::{container, flag::*, row, CommandSpec, Group, Keys};
 use super::{err, reply, CmdResult, Ctx, Plan};
 use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::Reply;
-use crate::shard::shared::{ClientEntry, CLIENT_MONITOR, CLIENT_NO_EVICT, CLIENT_NO_TOUCH};
+use crate::shard::client::{ClientEntry, CLIENT_MONITOR, CLIENT_NO_EVICT, CLIENT_NO_TOUCH};
 use crate::storage::keys::voided_key;
 
 fn on_off(a: &[u8]) -> Result<bool, super::CmdError> {
@@ -28,14 +28,6 @@ fn timeout_ms(a: &[u8]) -> Result<u64, super::CmdError> {
         return Err(err("ERR timeout is negative"));
     }
     Ok(v as u64)
-}
-
-fn set_flag(entry: &ClientEntry, bit: u8, on: bool) {
-    if on {
-        entry.flags.fetch_or(bit, Ordering::Relaxed);
-    } else {
-        entry.flags.fetch_and(!bit, Ordering::Relaxed);
-    }
 }
 
 /// CLIENT KILL addr | CLIENT KILL <filter> <value> ...
@@ -166,6 +158,7 @@ fn client_reply(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         b"on" => {
             s.reply_off = false;
             s.skip_next_reply = false;
+            s.skipping = false;
             reply(Reply::Ok)
         }
         b"off" => {
@@ -187,14 +180,14 @@ fn client_reply(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn client_no_evict(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let on = on_off(&args[2])?;
     ctx.session.no_evict = on;
-    set_flag(&ctx.session.entry, CLIENT_NO_EVICT, on);
+    ctx.session.entry.set_flag(CLIENT_NO_EVICT, on);
     reply(Reply::Ok)
 }
 
 fn client_no_touch(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let on = on_off(&args[2])?;
     ctx.session.no_touch = on;
-    set_flag(&ctx.session.entry, CLIENT_NO_TOUCH, on);
+    ctx.session.entry.set_flag(CLIENT_NO_TOUCH, on);
     reply(Reply::Ok)
 }
 
@@ -203,7 +196,7 @@ pub fn leave_monitor(ctx_shared: &crate::shard::Shared, session: &mut super::Ses
     if session.monitor {
         session.monitor = false;
         ctx_shared.observe.remove_monitor(session.id);
-        set_flag(&session.entry, CLIENT_MONITOR, false);
+        session.entry.set_flag(CLIENT_MONITOR, false);
     }
 }
 
@@ -226,7 +219,7 @@ fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     s.no_evict = false;
     s.no_touch = false;
     s.follower_reads = false;
-    set_flag(&s.entry, CLIENT_NO_EVICT | CLIENT_NO_TOUCH, false);
+    s.entry.set_flag(CLIENT_NO_EVICT | CLIENT_NO_TOUCH, false);
     reply(Reply::Simple("RESET".into()))
 }
 
@@ -242,7 +235,7 @@ fn monitor(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let sub = super::pubsub::queue_of(ctx.session);
     ctx.shared.observe.add_monitor(sub);
     ctx.session.monitor = true;
-    set_flag(&ctx.session.entry, CLIENT_MONITOR, true);
+    ctx.session.entry.set_flag(CLIENT_MONITOR, true);
     reply(Reply::Ok)
 }
 
@@ -511,7 +504,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "shutdown",
         -1,
-        ADM | NO_MULTI | SKIP_SLOWLOG | ALLOW_BUSY,
+        ADM | NO_MULTI | ALLOW_BUSY,
         Keys::None,
         S,
         "1.0.0",
@@ -519,9 +512,36 @@ pub static COMMANDS: &[CommandSpec] = &[
         shutdown,
     ),
     container("slowlog", 0, S, "2.2.12", "A container for slow log commands.", None),
-    row("slowlog|get", -2, ADM, Keys::None, S, "2.2.12", "Returns the slow log's entries.", slowlog_get),
-    row("slowlog|len", 2, ADM, Keys::None, S, "2.2.12", "Returns the number of entries in the slow log.", slowlog_len),
-    row("slowlog|reset", 2, ADM, Keys::None, S, "2.2.12", "Clears all entries from the slow log.", slowlog_reset),
+    row(
+        "slowlog|get",
+        -2,
+        ADMIN | LOADING | STALE,
+        Keys::None,
+        S,
+        "2.2.12",
+        "Returns the slow log's entries.",
+        slowlog_get,
+    ),
+    row(
+        "slowlog|len",
+        2,
+        ADMIN | LOADING | STALE,
+        Keys::None,
+        S,
+        "2.2.12",
+        "Returns the number of entries in the slow log.",
+        slowlog_len,
+    ),
+    row(
+        "slowlog|reset",
+        2,
+        ADMIN | LOADING | STALE,
+        Keys::None,
+        S,
+        "2.2.12",
+        "Clears all entries from the slow log.",
+        slowlog_reset,
+    ),
     row(
         "slowlog|help",
         2,
@@ -583,7 +603,78 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Returns helpful text about the different subcommands.",
         latency_help,
     ),
+    container("module", 0, S, "4.0.0", "A container for module commands.", None),
+    row("module|list", 2, ADMIN | NOSCRIPT, Keys::None, S, "4.0.0", "Returns all loaded modules.", module_list),
+    row(
+        "module|load",
+        -3,
+        ADMIN | NOSCRIPT | NO_ASYNC_LOADING,
+        Keys::None,
+        S,
+        "4.0.0",
+        "Loads a module.",
+        module_refused,
+    ),
+    row(
+        "module|loadex",
+        -3,
+        ADMIN | NOSCRIPT | NO_ASYNC_LOADING,
+        Keys::None,
+        S,
+        "7.0.0",
+        "Loads a module using extended parameters.",
+        module_refused,
+    ),
+    row(
+        "module|unload",
+        3,
+        ADMIN | NOSCRIPT | NO_ASYNC_LOADING,
+        Keys::None,
+        S,
+        "4.0.0",
+        "Unloads a module.",
+        module_refused,
+    ),
+    row(
+        "module|help",
+        2,
+        LOADING | STALE,
+        Keys::None,
+        S,
+        "5.0.0",
+        "Returns helpful text about the different subcommands.",
+        module_help,
+    ),
 ];
+
+/// MODULE LIST: NeoKV loads no modules, so the list is empty (as a
+/// redis-server without modules answers).
+fn module_list(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    reply(Reply::Array(Vec::new()))
+}
+
+/// MODULE LOAD / LOADEX / UNLOAD: refused as a redis-server 7.0 whose
+/// `enable-module-command` is `no` (its default) refuses them; NeoKV has no
+/// module interface to enable.
+fn module_refused(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    Err(err("ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", \
+         you can run it from a local connection, otherwise you need to set this option in the \
+         configuration file, and then restart the server."))
+}
+
+fn module_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    help(&[
+        "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "LIST",
+        "    Return a list of loaded modules.",
+        "LOAD <path> [<arg> ...]",
+        "    Load a module library from <path>, passing to it any optional arguments.",
+        "LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+        "    Load a module library from <path>, while passing it module configurations and optional arguments.",
+        "UNLOAD <name>",
+        "    Unload a module.",
+    ])
+}
 
 /// NEOKV.FAILPOINT name action: arm a test hook (`crate::failpoint`). The
 /// row exists only in builds with the `failpoints` feature.

@@ -7,7 +7,7 @@
 use bytes::Bytes;
 
 use super::args::int;
-use super::string::read_string;
+use super::ctx::read_string;
 use super::table::{flag::*, keys, row, CommandSpec, Group};
 use super::{err, CmdError, CmdResult, Ctx, Shape};
 use crate::pb::{self, write_cmd::Op};

@@ -11,7 +11,8 @@
 
 use bytes::Bytes;
 
-use super::table::{container, flag::*, row, CommandSpec, Group, Keys};
+use super::ctx::help_reply;
+use super::table::{cat, container, flag::*, row, CommandSpec, Group, Keys};
 use super::{err, reply, CmdError, CmdResult, Ctx, Session};
 use crate::cluster::nodes::{node_name, Nodes};
 use crate::cluster::{key_slot, SLOT_COUNT};
@@ -364,7 +365,7 @@ fn addnode(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if addr.rsplit_once(':').and_then(|(h, p)| p.parse::<u16>().ok().filter(|_| !h.is_empty())).is_none() {
         return Err(err("ERR Invalid node address: expected host:port"));
     }
-    Ok(super::Plan::Members(crate::raft::region::MemberChange::Add { id, addr: addr.to_string() }))
+    Ok(super::Plan::Members(crate::raft::region::MemberChange::Add { id, addr: addr.to_string(), incarnation: 0 }))
 }
 
 /// CLUSTER FORGET id: the node leaves every region (leadership of the regions
@@ -445,6 +446,48 @@ fn region_info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }))))
 }
 
+/// The Redis Cluster subcommands that manage slots, epochs and replicas by
+/// hand: NeoKV's cluster does all of that itself. Their rows carry Redis's
+/// flags (so a script may not call CLUSTER RESET, as in Redis).
+fn unsupported(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    nodes(ctx)?;
+    let (_, sub) = ctx.spec.name.split_once('|').unwrap_or(("cluster", ctx.spec.name));
+    Err(err(format!(
+        "ERR CLUSTER {} is not supported: NeoKV's cluster assigns slots to regions and moves leadership \
+         itself (nodes join with CLUSTER ADDNODE and leave with CLUSTER FORGET)",
+        sub.to_ascii_uppercase()
+    )))
+}
+
+fn help(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    nodes(ctx)?;
+    help_reply(&[
+        "CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "COUNTKEYSINSLOT <slot>",
+        "    Return the number of keys in <slot>.",
+        "GETKEYSINSLOT <slot> <count>",
+        "    Return key names stored by current node in a slot.",
+        "INFO",
+        "    Return information about the cluster.",
+        "KEYSLOT <key>",
+        "    Return the hash slot for <key>.",
+        "MYID",
+        "    Return the node id.",
+        "NODES",
+        "    Return cluster configuration seen by node. Output format:",
+        "    <id> <ip:port@bus-port[,hostname]> <flags> <master> <pings> <pongs> <epoch> <link> <slot> ...",
+        "SHARDS",
+        "    Return information about slot range mappings and the nodes they map to.",
+        "SLOTS",
+        "    Return information about slots range mappings. Each range is made of:",
+        "    start, end, master and replicas IP addresses, ports and ids",
+        "ADDNODE <node-id> <host:port>",
+        "    NeoKV: add a node (started with --join) to every region.",
+        "FORGET <node-id>",
+        "    NeoKV: remove a node from every region, for good.",
+    ])
+}
+
 const C: Group = Group::Cluster;
 
 pub static COMMANDS: &[CommandSpec] = &[
@@ -464,7 +507,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "cluster|forget",
         3,
-        ADMIN | STALE,
+        ADMIN | STALE | NO_ASYNC_LOADING,
         Keys::None,
         C,
         "3.0.0",
@@ -513,7 +556,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "3.0.0",
         "Enables read-only queries for a connection to a Redis Cluster replica node.",
         readonly,
-    ),
+    )
+    .cats(cat::CONNECTION),
     row(
         "readwrite",
         1,
@@ -523,7 +567,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "3.0.0",
         "Enables read-write queries for a connection to a Redis Cluster replica node.",
         readwrite,
-    ),
+    )
+    .cats(cat::CONNECTION),
     row(
         "asking",
         1,
@@ -533,7 +578,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "3.0.0",
         "Signals that a cluster client is following an -ASK redirect.",
         asking,
-    ),
+    )
+    .cats(cat::CONNECTION),
     row(
         "neokv.region",
         2,
@@ -543,5 +589,176 @@ pub static COMMANDS: &[CommandSpec] = &[
         "0.1.0",
         "NeoKV: a region's id, applied log index, key count and data digest on this node.",
         region_info,
+    ),
+    row(
+        "cluster|addslots",
+        -3,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        Keys::None,
+        C,
+        "3.0.0",
+        "Assigns new hash slots to a node.",
+        unsupported,
+    ),
+    row(
+        "cluster|addslotsrange",
+        -4,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        Keys::None,
+        C,
+        "7.0.0",
+        "Assigns new hash slot ranges to a node.",
+        unsupported,
+    ),
+    row(
+        "cluster|bumpepoch",
+        2,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        Keys::None,
+        C,
+        "3.0.0",
+        "Advances the cluster config epoch.",
+        unsupported,
+    ),
+    row(
+        "cluster|count-failure-reports",
+        3,
+        ADMIN | STALE,
+        Keys::None,
+        C,
+        "3.0.0",
+        "Returns the number of active failure reports active for a node.",
+        unsupported,
+    ),
+    row(
+        "cluster|delslots",
+        -3,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        Keys::None,
+        C,
+        "3.0.0",
+        "Sets hash slots as unbound for a node.",
+        unsupported,
+    ),
+    row(
+        "cluster|delslotsrange",
+        -4,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        Keys::None,
+        C,
+        "7.0.0",
+        "Sets hash slot ranges as unbound for a node.",
+        unsupported,
+    ),
+    row(
+        "cluster|failover",
+        -2,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        Keys::None,
+        C,
+        "3.0.0",
+        "Forces a replica to perform a manual failover of its master.",
+        unsupported,
+    ),
+    row(
+        "cluster|flushslots",
+        2,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        Keys::None,
+        C,
+        "3.0.0",
+        "Deletes all slots information from a node.",
+        unsupported,
+    ),
+    row(
+        "cluster|links",
+        2,
+        STALE,
+        Keys::None,
+        C,
+        "7.0.0",
+        "Returns a list of all TCP links to and from peer nodes.",
+        unsupported,
+    ),
+    row(
+        "cluster|meet",
+        -4,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        Keys::None,
+        C,
+        "3.0.0",
+        "Forces a node to handshake with another node.",
+        unsupported,
+    ),
+    row(
+        "cluster|replicas",
+        3,
+        ADMIN | STALE,
+        Keys::None,
+        C,
+        "5.0.0",
+        "Lists the replica nodes of a master node.",
+        unsupported,
+    ),
+    row(
+        "cluster|replicate",
+        3,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        Keys::None,
+        C,
+        "3.0.0",
+        "Configure a node as replica of a master node.",
+        unsupported,
+    ),
+    row("cluster|reset", -2, ADMIN | NOSCRIPT | STALE, Keys::None, C, "3.0.0", "Resets a node.", unsupported),
+    row(
+        "cluster|saveconfig",
+        2,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        Keys::None,
+        C,
+        "3.0.0",
+        "Forces a node to save the cluster configuration to disk.",
+        unsupported,
+    ),
+    row(
+        "cluster|set-config-epoch",
+        3,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        Keys::None,
+        C,
+        "3.0.0",
+        "Sets the configuration epoch for a new node.",
+        unsupported,
+    ),
+    row(
+        "cluster|setslot",
+        -4,
+        ADMIN | STALE | NO_ASYNC_LOADING,
+        Keys::None,
+        C,
+        "3.0.0",
+        "Binds a hash slot to a node.",
+        unsupported,
+    ),
+    row(
+        "cluster|slaves",
+        3,
+        ADMIN | STALE,
+        Keys::None,
+        C,
+        "3.0.0",
+        "Lists the replica nodes of a master node.",
+        unsupported,
+    ),
+    row(
+        "cluster|help",
+        2,
+        LOADING | STALE,
+        Keys::None,
+        C,
+        "5.0.0",
+        "Returns helpful text about the different subcommands.",
+        help,
     ),
 ];

@@ -25,7 +25,8 @@ use crate::pb::{write_cmd::Op, WriteCmd};
 use crate::protocol::cursor::ArgError;
 use crate::protocol::Reply;
 use crate::shard::{Core, Shared};
-use crate::storage::meta::Coll;
+use crate::storage::keys::KeyType;
+use crate::storage::meta::{Coll, Meta};
 use crate::storage::StorageError;
 use crate::types::blocked::Lane;
 use crate::types::coll::Rng;
@@ -260,6 +261,16 @@ impl<'a> Ctx<'a> {
         Some(confirmed.iter().map(|&r| router.region(r)).map(|r| (r.start, r.end)).collect())
     }
 
+    /// This node's `stream-node-max-*` for an operation's log entry (`None`
+    /// when they are Redis's defaults, so entries stay as small as before).
+    pub fn stream_limits(&self) -> Option<crate::pb::StreamLimits> {
+        let cfg = self.shared.config();
+        let (max_entries, max_bytes) = (cfg.stream_node_max_entries, cfg.stream_node_max_bytes);
+        let d = crate::types::stream_node::Limits::default();
+        ((max_entries, max_bytes) != (d.max_entries, d.max_bytes))
+            .then_some(crate::pb::StreamLimits { max_entries, max_bytes })
+    }
+
     /// The command's time (Redis's command time snapshot).
     pub fn now_ms(&self) -> u64 {
         self.session.now_ms
@@ -436,6 +447,7 @@ impl<'a> Ctx<'a> {
             resp: self.session.resp as u32,
             seed: 0,
             retry,
+            stream_limits: self.stream_limits(),
         };
         WriteCmd { op: Some(Op::Exec(op)), db: self.session.db as u32 }
     }
@@ -467,5 +479,43 @@ impl<'a> Ctx<'a> {
             shape,
             lane: Lane::Pop,
         }))
+    }
+}
+
+/// A HELP reply: the usage line and entries, then the closing HELP entry
+/// every Redis 7 HELP ends with.
+pub fn help_reply(lines: &[&str]) -> CmdResult {
+    let all = lines.iter().chain(&["HELP", "    Prints this help."]);
+    reply(Reply::Array(all.map(|l| Reply::Simple(l.to_string().into())).collect()))
+}
+
+/// The bytes a read of a chunked value may take inline on the core; a bigger
+/// read goes to the blocking pool.
+pub const BIG_READ: u64 = 1 << 20;
+
+/// Answer a read of the string `key` with `f`, given its live metadata and a
+/// view consistent with it (WRONGTYPE for another type). An inline value is
+/// its metadata: one cached point read. A chunked one (`types::string`) is
+/// read from one snapshot, so its chunks and length are of one moment; on
+/// the blocking pool when `need` (the bytes `f` will read) is more than
+/// [`BIG_READ`].
+pub fn read_string(
+    ctx: &Ctx<'_>,
+    key: &Bytes,
+    need: impl Fn(&Meta) -> u64,
+    f: impl Fn(&ReadView<'_>, Option<Meta>) -> Result<Reply, CmdError> + Send + 'static,
+) -> CmdResult {
+    let r = ctx.reader();
+    match r.typed(key, KeyType::String)?? {
+        Some(m) if m.chunked => {
+            let n = need(&m);
+            drop(r);
+            let key = key.clone();
+            ctx.walk_sized(n * INLINE_WALK / BIG_READ, move |v| {
+                let m = v.typed(&key, KeyType::String)??;
+                f(v, m)
+            })
+        }
+        m => reply(f(&r, m)?),
     }
 }

@@ -10,7 +10,7 @@
 use bytes::Bytes;
 
 use super::ctx::READONLY_SCRIPT;
-use super::table::{flag::*, keys, row, CommandSpec, Group};
+use super::table::{cat, flag::*, keys, row, CommandSpec, Group};
 use super::{err, reply, CmdError, CmdResult, Ctx};
 use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::rdb_value;
@@ -137,5 +137,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.6.0",
         "Creates a key from the serialized representation of a value.",
         restore,
-    ),
+    )
+    .cats(cat::KEYSPACE | cat::DANGEROUS),
 ];

@@ -5,8 +5,8 @@ use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
 
-use super::server::REDIS_VERSION;
 use super::{CmdError, Ctx};
+use crate::protocol::REDIS_VERSION;
 use crate::types::keyspace::scan_keys;
 
 /// Redis prints sections in this order whatever order they are asked for.
@@ -128,7 +128,7 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError>
                     "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\n",
                     shared.connected_clients(),
                     cfg.maxclients,
-                    shared.blocked.blocked(),
+                    shared.blocked.blocked() + shared.observe.held(),
                     shared.blocked.blocked(),
                 );
             }

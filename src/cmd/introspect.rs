@@ -40,14 +40,14 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use super::ctx::help_reply as help;
 use super::info::rss_bytes;
-use super::server::help_reply as help;
-use super::server::REDIS_VERSION;
-use super::table::{container, flag::*, keys, row, CommandSpec, Group, Keys};
+use super::table::{cat, container, flag::*, keys, row, CommandSpec, Group, Keys};
 use super::{err, reply, CmdResult, Ctx, Plan};
 use crate::cluster::SLOT_COUNT;
 use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::Reply;
+use crate::protocol::REDIS_VERSION;
 use crate::shard::shared::heap_bytes;
 use crate::storage::keys::{db_slot_range, decode_meta_key, KeyType};
 use crate::storage::meta::{expired, Meta, CHUNKED, META_HEADER};
@@ -679,7 +679,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "7.0.0",
         "Extracts the key names and access flags for an arbitrary command.",
         super::key_specs::command_getkeysandflags,
-    ),
+    ).cats(cat::CONNECTION),
     row(
         "role",
         1,
@@ -689,7 +689,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.8.12",
         "Returns the replication role.",
         role,
-    ),
+    ).cats(cat::ADMIN | cat::DANGEROUS),
     row("lolwut", -1, READONLY | FAST, Keys::None, S, "5.0.0", "Displays computer art and the Redis version", lolwut),
     row(
         "wait",
@@ -700,7 +700,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "3.0.0",
         "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.",
         wait,
-    ),
+    ).cats(cat::CONNECTION),
 ];
 
 #[cfg(test)]

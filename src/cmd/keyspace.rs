@@ -3,7 +3,7 @@
 use bytes::Bytes;
 
 use super::args::{cursor, int, invalid_expire, ScanOpts};
-use super::table::{flag::*, keys, row, CommandSpec, Group, Keys};
+use super::table::{cat, flag::*, keys, row, CommandSpec, Group, Keys};
 use super::{err, reply, CmdResult, Ctx, Shape};
 use crate::cluster::SLOT_COUNT;
 use crate::pb::{self, write_cmd::Op};
@@ -394,8 +394,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         "1.0.0",
         "Returns the number of keys in the database.",
         dbsize,
-    ),
-    row("keys", 2, R | KEYLESS_READ, Keys::None, G, "1.0.0", "Returns all key names that match a pattern.", keys_cmd),
+    )
+    .cats(cat::KEYSPACE),
+    row("keys", 2, R | KEYLESS_READ, Keys::None, G, "1.0.0", "Returns all key names that match a pattern.", keys_cmd)
+        .cats(cat::KEYSPACE | cat::DANGEROUS),
     row(
         "randomkey",
         1,
@@ -416,10 +418,13 @@ pub static COMMANDS: &[CommandSpec] = &[
         "1.0.0",
         "Remove all keys from the current database.",
         flush,
-    ),
-    row("flushall", -1, W | FANOUT, Keys::None, Group::Server, "1.0.0", "Removes all keys from all databases.", flush),
+    )
+    .cats(cat::KEYSPACE | cat::DANGEROUS),
+    row("flushall", -1, W | FANOUT, Keys::None, Group::Server, "1.0.0", "Removes all keys from all databases.", flush)
+        .cats(cat::KEYSPACE | cat::DANGEROUS),
     row("move", 3, WF, keys(1, 1, 1), G, "1.0.0", "Moves a key to another database.", move_),
-    row("swapdb", 3, WF, Keys::None, Group::Server, "4.0.0", "Swaps two Redis databases.", swapdb),
+    row("swapdb", 3, WF, Keys::None, Group::Server, "4.0.0", "Swaps two Redis databases.", swapdb)
+        .cats(cat::KEYSPACE | cat::DANGEROUS),
     row(
         "touch",
         -2,

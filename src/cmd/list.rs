@@ -234,5 +234,5 @@ pub static COMMANDS: &[CommandSpec] = &[
     row("brpop", -3, WRITE | NOSCRIPT | BLOCKING, keys(1, -2, 1), G, "2.0.0", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", brpop),
     row("blmove", 6, W | NOSCRIPT | BLOCKING, keys(1, 2, 1), G, "6.2.0", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", blmove),
     row("brpoplpush", 4, W | NOSCRIPT | BLOCKING, keys(1, 2, 1), G, "2.2.0", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.", brpoplpush),
-    row("blmpop", -5, WRITE | NOSCRIPT | BLOCKING, numkeys(2), G, "7.0.0", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blmpop),
+    row("blmpop", -5, WRITE | BLOCKING, numkeys(2), G, "7.0.0", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blmpop),
 ];

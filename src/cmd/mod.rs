@@ -186,7 +186,8 @@ pub fn record_access(core: &Core, session: &Session, spec: &CommandSpec, at: &[u
 pub fn run(core: &Core, session: &mut Session, spec: &'static CommandSpec, args: &[Bytes]) -> Plan {
     if !session.authed && spec.flags & flag::NO_AUTH == 0 {
         session.rejected = true;
-        return Plan::Reply(Reply::error("NOAUTH Authentication required."));
+        let r = Reply::error("NOAUTH Authentication required.");
+        return Plan::Reply(txn::refused(&core.shared, session, Some(spec), r));
     }
     let (Handler::Fn(f) | Handler::Container(Some(f))) = spec.handler else {
         return Plan::Reply(Reply::error("ERR container command without subcommand"));
@@ -194,22 +195,13 @@ pub fn run(core: &Core, session: &mut Session, spec: &'static CommandSpec, args:
     // A RESP2 client with subscriptions runs only what Redis allows in that context.
     if session.resp == 2 && pubsub::subscribed(session) && !pubsub::allowed_while_subscribed(spec) {
         session.rejected = true;
-        return Plan::Reply(pubsub::not_allowed(spec));
+        return Plan::Reply(txn::refused(&core.shared, session, Some(spec), pubsub::not_allowed(spec)));
     }
     // While a script runs past the busy threshold, only what Redis allows runs.
     if spec.flags & flag::ALLOW_BUSY == 0 {
         if let Some(c) = core.shared.scripts.busy_script() {
-            let busy = script::busy_reply(&c);
-            if spec.name == "exec" && session.multi.is_some() {
-                txn::reset(&core.shared, session);
-                if let Reply::Error(e) = busy {
-                    return Plan::Reply(Reply::Error(
-                        format!("EXECABORT Transaction discarded because of: {e}").into(),
-                    ));
-                }
-            }
             session.rejected = true;
-            return Plan::Reply(busy);
+            return Plan::Reply(txn::refused(&core.shared, session, Some(spec), script::busy_reply(&c)));
         }
     }
     let at = spec.keys_of(args);

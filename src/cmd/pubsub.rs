@@ -271,19 +271,28 @@ fn pubsub_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         "SHARDNUMSUB [<shardchannel> ...]",
         "    Return the number of subscribers for the specified shard level channel(s)",
     ];
-    super::server::help_reply(&lines)
+    super::ctx::help_reply(&lines)
 }
 
 const P: Group = Group::PubSub;
 const F: u32 = NOSCRIPT | LOADING | STALE;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("subscribe", -2, F, Keys::None, P, "2.0.0", "Listens for messages published to channels.", subscribe),
-    row("unsubscribe", -1, F, Keys::None, P, "2.0.0", "Stops listening to messages posted to channels.", unsubscribe),
+    row("subscribe", -2, F | PUBSUB, Keys::None, P, "2.0.0", "Listens for messages published to channels.", subscribe),
+    row(
+        "unsubscribe",
+        -1,
+        F | PUBSUB,
+        Keys::None,
+        P,
+        "2.0.0",
+        "Stops listening to messages posted to channels.",
+        unsubscribe,
+    ),
     row(
         "psubscribe",
         -2,
-        F,
+        F | PUBSUB,
         Keys::None,
         P,
         "2.0.0",
@@ -293,7 +302,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "punsubscribe",
         -1,
-        F,
+        F | PUBSUB,
         Keys::None,
         P,
         "2.0.0",
@@ -303,7 +312,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "ssubscribe",
         -2,
-        F,
+        F | PUBSUB,
         keys(1, -1, 1),
         P,
         "7.0.0",
@@ -313,18 +322,27 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "sunsubscribe",
         -1,
-        F,
+        F | PUBSUB,
         keys(1, -1, 1),
         P,
         "7.0.0",
         "Stops listening to messages posted to shard channels.",
         sunsubscribe,
     ),
-    row("publish", 3, LOADING | STALE | FAST, Keys::None, P, "2.0.0", "Posts a message to a channel.", publish),
+    row(
+        "publish",
+        3,
+        LOADING | STALE | FAST | PUBSUB,
+        Keys::None,
+        P,
+        "2.0.0",
+        "Posts a message to a channel.",
+        publish,
+    ),
     row(
         "spublish",
         3,
-        LOADING | STALE | FAST,
+        LOADING | STALE | FAST | PUBSUB,
         keys(1, 1, 1),
         P,
         "7.0.0",
@@ -335,7 +353,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "pubsub|channels",
         -2,
-        LOADING | STALE,
+        LOADING | STALE | PUBSUB,
         Keys::None,
         P,
         "2.8.0",
@@ -345,7 +363,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "pubsub|numsub",
         -2,
-        LOADING | STALE,
+        LOADING | STALE | PUBSUB,
         Keys::None,
         P,
         "2.8.0",
@@ -355,7 +373,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "pubsub|numpat",
         2,
-        LOADING | STALE,
+        LOADING | STALE | PUBSUB,
         Keys::None,
         P,
         "2.8.0",
@@ -365,7 +383,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "pubsub|shardchannels",
         -2,
-        LOADING | STALE,
+        LOADING | STALE | PUBSUB,
         Keys::None,
         P,
         "7.0.0",
@@ -375,7 +393,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "pubsub|shardnumsub",
         -2,
-        LOADING | STALE,
+        LOADING | STALE | PUBSUB,
         Keys::None,
         P,
         "7.0.0",

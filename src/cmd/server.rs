@@ -6,17 +6,18 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use super::ctx::help_reply;
 use super::info;
-use super::table::{container, flag::*, row, table, CommandSpec, Group, Keys};
+use super::table::{cat, container, flag::*, row, table, CommandSpec, Group, Keys};
 use super::{err, reply, CmdResult, Ctx, Plan};
 use crate::config::SetError;
 use crate::protocol::cursor::{parse_f64, parse_i64, ArgError};
 use crate::protocol::Reply;
-use crate::shard::shared::ClientEntry;
+use crate::protocol::REDIS_VERSION;
+use crate::shard::client::ClientEntry;
 use crate::types::glob::glob_match;
 
 /// The Redis version NeoKV's replies and COMMAND docs follow.
-pub const REDIS_VERSION: &str = "7.0.15";
 
 fn ping(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args.len() <= 2 && ctx.session.resp == 2 && super::pubsub::subscribed(ctx.session) {
@@ -180,12 +181,13 @@ fn client_setinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// One CLIENT LIST line, in Redis 7's field order.
 /// CLIENT LIST's flags, in Redis's order (`N` for none).
 fn client_flags(c: &ClientEntry, pubsub: bool) -> String {
-    use crate::shard::shared::{CLIENT_MONITOR, CLIENT_NO_EVICT, CLIENT_NO_TOUCH};
+    use crate::shard::client::{CLIENT_BLOCKED, CLIENT_MONITOR, CLIENT_NO_EVICT, CLIENT_NO_TOUCH};
     let f = c.flags.load(Ordering::Relaxed);
     let mut s = String::new();
     for (on, ch) in [
         (f & CLIENT_MONITOR != 0, 'O'),
         (pubsub, 'P'),
+        (f & CLIENT_BLOCKED != 0, 'b'),
         (f & CLIENT_NO_EVICT != 0, 'e'),
         (f & CLIENT_NO_TOUCH != 0, 'T'),
     ] {
@@ -207,7 +209,7 @@ pub fn client_line(c: &ClientEntry) -> String {
     let idle = c.last_active.lock().map(|t| t.elapsed().as_secs()).unwrap_or(0);
     let subs = c.subs.each_ref().map(|n| n.load(Ordering::Relaxed));
     format!(
-        "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+        "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
         c.id,
         c.addr,
         c.laddr,
@@ -219,6 +221,7 @@ pub fn client_line(c: &ClientEntry) -> String {
         subs[0],
         subs[1],
         subs[2],
+        c.qbuf.load(Ordering::Relaxed),
         cmd,
         c.resp.load(Ordering::Relaxed),
         s(&c.lib_name),
@@ -290,13 +293,6 @@ fn client_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         "    * LIB-NAME: the client lib name.",
         "    * LIB-VER: the client lib version.",
     ])
-}
-
-/// A HELP reply: the usage line and entries, then the closing HELP entry
-/// every Redis 7 HELP ends with.
-pub(super) fn help_reply(lines: &[&str]) -> CmdResult {
-    let all = lines.iter().chain(&["HELP", "    Prints this help."]);
-    reply(Reply::Array(all.map(|l| Reply::Simple(l.to_string().into())).collect()))
 }
 
 fn config_get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -501,15 +497,7 @@ fn key_specs(spec: &CommandSpec) -> Reply {
 
 /// The 10-element COMMAND INFO entry.
 fn command_entry(spec: &'static CommandSpec) -> Reply {
-    let mut cats = vec![Reply::Simple(if spec.is_write() { "@write" } else { "@read" }.into())];
-    if spec.flags & WRITE == 0 && spec.flags & READONLY == 0 {
-        cats.clear();
-    }
-    cats.push(Reply::Simple(spec.group.acl_category().into()));
-    cats.push(Reply::Simple(if spec.flags & FAST != 0 { "@fast" } else { "@slow" }.into()));
-    if spec.flags & BLOCKING != 0 {
-        cats.push(Reply::Simple("@blocking".into()));
-    }
+    let cats = spec.category_names().map(|c| Reply::Simple(c.into())).collect();
     let subs = table().subcommands(spec.name).map(command_entry).collect();
     let (first, last, step) = spec.legacy_keys();
     Reply::Array(vec![
@@ -570,8 +558,42 @@ fn command_docs(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     reply(Reply::Map(specs.into_iter().map(|c| (Reply::bulk_str(c.name), doc_entry(c))).collect()))
 }
 
-fn command_list(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    reply(Reply::Array(table().rows.iter().map(|r| Reply::bulk_str(r.name)).collect()))
+/// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]:
+/// every command and subcommand, or those of a module (none: NeoKV has no
+/// modules), of an ACL category (none for an unknown one), or whose name
+/// matches a glob (any case), as Redis 7.0 answers.
+fn command_list(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    enum Filter<'a> {
+        All,
+        Module,
+        Category(Option<u32>),
+        Pattern(&'a [u8]),
+    }
+    let mut filter = Filter::All;
+    let mut i = 2;
+    while i < args.len() {
+        if !(args[i].eq_ignore_ascii_case(b"filterby") && args.len() - 1 - i == 2) {
+            return Err(ArgError::Syntax.into());
+        }
+        let (kind, arg) = (&args[i + 1], &args[i + 2][..]);
+        filter = if kind.eq_ignore_ascii_case(b"module") {
+            Filter::Module
+        } else if kind.eq_ignore_ascii_case(b"aclcat") {
+            Filter::Category(cat::by_name(arg))
+        } else if kind.eq_ignore_ascii_case(b"pattern") {
+            Filter::Pattern(arg)
+        } else {
+            return Err(ArgError::Syntax.into());
+        };
+        i += 3;
+    }
+    let keep = |r: &CommandSpec| match &filter {
+        Filter::All => true,
+        Filter::Module | Filter::Category(None) => false,
+        Filter::Category(Some(c)) => r.categories() & c != 0,
+        Filter::Pattern(p) => glob_match(p, r.name.as_bytes(), true),
+    };
+    reply(Reply::Array(table().rows.iter().filter(|r| keep(r)).map(|r| Reply::bulk_str(r.name)).collect()))
 }
 
 fn command_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
@@ -600,7 +622,7 @@ const CONN: u32 = NOSCRIPT | LOADING | STALE | FAST;
 
 pub static COMMANDS: &[CommandSpec] = &[
     row("ping", -1, FAST, Keys::None, C, "1.0.0", "Returns the server's liveliness response.", ping),
-    row("echo", 2, FAST, Keys::None, C, "1.0.0", "Returns the given string.", echo),
+    row("echo", 2, FAST | LOADING | STALE, Keys::None, C, "1.0.0", "Returns the given string.", echo),
     row(
         "quit",
         -1,
@@ -615,10 +637,46 @@ pub static COMMANDS: &[CommandSpec] = &[
     row("auth", -2, CONN | NO_AUTH | ALLOW_BUSY, Keys::None, C, "1.0.0", "Authenticates the connection.", auth),
     row("hello", -1, CONN | NO_AUTH | ALLOW_BUSY, Keys::None, C, "6.0.0", "Handshakes with the Redis server.", hello),
     container("client", 0, C, "2.4.0", "A container for client connection commands.", None),
-    row("client|setname", 3, CONN, Keys::None, C, "2.6.9", "Sets the connection name.", client_setname),
-    row("client|getname", 2, CONN, Keys::None, C, "2.6.9", "Returns the name of the connection.", client_getname),
-    row("client|id", 2, CONN, Keys::None, C, "5.0.0", "Returns the unique client ID of the connection.", client_id),
-    row("client|info", 2, CONN, Keys::None, C, "6.2.0", "Returns information about the connection.", client_info),
+    row(
+        "client|setname",
+        3,
+        NOSCRIPT | LOADING | STALE,
+        Keys::None,
+        C,
+        "2.6.9",
+        "Sets the connection name.",
+        client_setname,
+    ),
+    row(
+        "client|getname",
+        2,
+        NOSCRIPT | LOADING | STALE,
+        Keys::None,
+        C,
+        "2.6.9",
+        "Returns the name of the connection.",
+        client_getname,
+    ),
+    row(
+        "client|id",
+        2,
+        NOSCRIPT | LOADING | STALE,
+        Keys::None,
+        C,
+        "5.0.0",
+        "Returns the unique client ID of the connection.",
+        client_id,
+    ),
+    row(
+        "client|info",
+        2,
+        NOSCRIPT | LOADING | STALE,
+        Keys::None,
+        C,
+        "6.2.0",
+        "Returns information about the connection.",
+        client_info,
+    ),
     row(
         "client|list",
         -2,
@@ -707,8 +765,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.8.13",
         "Returns detailed information about all commands.",
         Some(command_all),
-    ),
-    row("command|count", 2, LOADING | STALE, Keys::None, S, "2.8.13", "Returns a count of commands.", command_count),
+    )
+    .cats(cat::CONNECTION),
+    row("command|count", 2, LOADING | STALE, Keys::None, S, "2.8.13", "Returns a count of commands.", command_count)
+        .cats(cat::CONNECTION),
     row(
         "command|info",
         -2,
@@ -718,7 +778,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.8.13",
         "Returns information about one, multiple or all commands.",
         command_info,
-    ),
+    )
+    .cats(cat::CONNECTION),
     row(
         "command|docs",
         -2,
@@ -728,7 +789,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "7.0.0",
         "Returns documentary information about one, multiple or all commands.",
         command_docs,
-    ),
+    )
+    .cats(cat::CONNECTION),
     row(
         "command|getkeys",
         -4,
@@ -738,8 +800,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.8.13",
         "Extracts the key names from an arbitrary command.",
         super::key_specs::command_getkeys,
-    ),
-    row("command|list", -2, LOADING | STALE, Keys::None, S, "7.0.0", "Returns a list of command names.", command_list),
+    )
+    .cats(cat::CONNECTION),
+    row("command|list", -2, LOADING | STALE, Keys::None, S, "7.0.0", "Returns a list of command names.", command_list)
+        .cats(cat::CONNECTION),
     row(
         "command|help",
         2,
@@ -749,7 +813,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "5.0.0",
         "Returns helpful text about the different subcommands.",
         command_help,
-    ),
+    )
+    .cats(cat::CONNECTION),
     row(
         "info",
         -1,
@@ -759,7 +824,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "1.0.0",
         "Returns information and statistics about the server.",
         info_cmd,
-    ),
+    )
+    .cats(cat::DANGEROUS),
     row("time", 1, LOADING | STALE | FAST, Keys::None, S, "2.6.0", "Returns the server time.", time),
     row(
         "lastsave",
@@ -770,11 +836,12 @@ pub static COMMANDS: &[CommandSpec] = &[
         "1.0.0",
         "Returns the Unix timestamp of the last successful save to disk.",
         lastsave,
-    ),
+    )
+    .cats(cat::ADMIN | cat::DANGEROUS),
     row(
         "save",
         1,
-        ADMIN | NOSCRIPT | NO_MULTI,
+        ADMIN | NOSCRIPT | NO_MULTI | NO_ASYNC_LOADING,
         Keys::None,
         S,
         "1.0.0",
@@ -784,7 +851,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "bgsave",
         -1,
-        ADMIN | NOSCRIPT,
+        ADMIN | NOSCRIPT | NO_ASYNC_LOADING,
         Keys::None,
         S,
         "1.0.0",

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::txn::Multi;
-use crate::shard::shared::ClientEntry;
+use crate::shard::client::ClientEntry;
 use crate::types::watches::Watched;
 
 pub struct Session {
@@ -32,6 +32,9 @@ pub struct Session {
     pub reply_off: bool,
     /// CLIENT REPLY SKIP: the next command's reply is dropped.
     pub skip_next_reply: bool,
+    /// The command running now is the one after CLIENT REPLY SKIP: its reply
+    /// is dropped unless it is CLIENT REPLY ON (which clears this).
+    pub skipping: bool,
     /// Set by a handler whose own reply is not sent (CLIENT REPLY OFF/SKIP).
     pub silent_reply: bool,
     /// Set by dispatch when it refused the command before running it (NOAUTH,
@@ -81,6 +84,7 @@ impl Session {
             in_exec: false,
             reply_off: false,
             skip_next_reply: false,
+            skipping: false,
             silent_reply: false,
             rejected: false,
             monitor: false,

@@ -145,7 +145,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row("spop", -2, WRITE | FAST, keys(1, 1, 1), G, "1.0.0", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", spop),
     row("srandmember", -2, R, keys(1, 1, 1), G, "1.0.0", "Get one or multiple random members from a set", srandmember),
     row("sscan", -3, R, keys(1, 1, 1), G, "2.8.0", "Iterates over members of a set.", sscan),
-    row("smove", 4, WF, keys(1, 2, 1), G, "1.0.0", "Moves a member from one set to another.", smove),
+    row("smove", 4, WRITE | FAST, keys(1, 2, 1), G, "1.0.0", "Moves a member from one set to another.", smove),
     row("sinter", -2, R, keys(1, -1, 1), G, "1.0.0", "Returns the intersect of multiple sets.", sinter),
     row("sintercard", -3, R, numkeys(1), G, "7.0.0", "Returns the number of members of the intersect of multiple sets.", sintercard),
     row("sunion", -2, R, keys(1, -1, 1), G, "1.0.0", "Returns the union of multiple sets.", sunion),

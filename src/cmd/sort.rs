@@ -12,7 +12,7 @@
 
 use bytes::Bytes;
 
-use super::table::{flag::*, row, CommandSpec, Group, Keys};
+use super::table::{cat, flag::*, row, CommandSpec, Group, Keys};
 use super::{reply, CmdResult, Ctx};
 use crate::cluster::key_slot;
 use crate::protocol::cursor::{parse_i64, ArgError};
@@ -155,7 +155,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "1.0.0",
         "Sort the elements in a list, set or sorted set",
         sort_cmd,
-    ),
+    )
+    .cats(cat::SET | cat::SORTEDSET | cat::LIST | cat::DANGEROUS),
     row(
         "sort_ro",
         -2,
@@ -165,5 +166,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "7.0.0",
         "Sort the elements in a list, set or sorted set. Read-only variant of SORT.",
         sort_ro,
-    ),
+    )
+    .cats(cat::SET | cat::SORTEDSET | cat::LIST | cat::DANGEROUS),
 ];

@@ -1,7 +1,6 @@
-//! Stream commands: XADD, XRANGE, XREAD, consumer groups (XGROUP,
-//! XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM), XINFO, XSETID. The
-//! consumer groups' commands live in `stream_group`; their rows, with every
-//! other stream command's, are in this file's table.
+//! Stream commands: XADD, XRANGE, XREAD, XINFO, XSETID, and what the
+//! consumer groups' commands (`stream_group`: XGROUP, XREADGROUP, XACK,
+//! XPENDING, XCLAIM, XAUTOCLAIM, with their own rows) share with them.
 //!
 //! Every write is proposed as a one-command transaction (`Ctx::in_apply`) and
 //! runs inside apply with the same handler: the log carries the command line,
@@ -18,13 +17,9 @@
 
 use bytes::Bytes;
 
+use super::ctx::help_reply as help;
 use super::ctx::{Attempt, Block, READONLY_SCRIPT};
-use super::server::help_reply as help;
 use super::shape::Shape;
-use super::stream_group::{
-    xack, xautoclaim, xclaim, xgroup_create, xgroup_createconsumer, xgroup_delconsumer, xgroup_destroy, xgroup_help,
-    xgroup_setid, xpending, xreadgroup,
-};
 use super::table::{container, flag::*, keys, row, CommandSpec, Group, Keys};
 use super::{err, reply, CmdError, CmdResult, Ctx, Plan};
 use crate::protocol::cursor::{parse_i64, ArgError};
@@ -33,14 +28,11 @@ use crate::shard::Shared;
 use crate::storage::StorageError;
 use crate::types::blocked::Lane;
 use crate::types::notify::STREAM;
-use crate::types::stream::{self as st, Fields, Limits, NewId, Sid, Stream, Trim};
+use crate::types::stream::{self as st, Fields, NewId, Sid, Stream, Trim};
 use crate::types::view::Snap;
 use crate::types::{ApplyCtx, Source, TypeError};
 
 const INVALID_ID: &str = "ERR Invalid stream ID specified as stream command argument";
-
-/// Redis's node limits (`stream-node-max-bytes`, `stream-node-max-entries`).
-const LIMITS: Limits = Limits { max_bytes: 4096, max_entries: 100 };
 
 // ---- ids ----
 
@@ -233,7 +225,9 @@ pub(super) fn open_write(a: &ApplyCtx, key: &[u8]) -> Result<Option<(Stream, cra
 
 /// XADD's and XTRIM's options (Redis's streamParseAddOrTrimArgsOrReply).
 struct AddTrim {
-    trim: Option<(Trim, bool, u64)>,
+    /// The strategy, `~`, and LIMIT (`None`: `~` without LIMIT, whose limit
+    /// comes from the node limits the operation carries).
+    trim: Option<(Trim, bool, Option<u64>)>,
     nomkstream: bool,
     /// XADD: the id and the index of the first field.
     id: Option<NewId>,
@@ -305,9 +299,9 @@ fn parse_add_trim(args: &[Bytes], xadd: bool) -> Result<AddTrim, CmdError> {
         (Some((_, false)), Some(_)) => {
             return Err(err("ERR syntax error, LIMIT cannot be used without the special ~ option"));
         }
-        (Some((how, approx)), Some(l)) => Some((how, approx, l as u64)),
-        (Some((how, true)), None) => Some((how, true, 100 * LIMITS.max_entries)),
-        (Some((how, false)), None) => Some((how, false, 0)),
+        (Some((how, approx)), Some(l)) => Some((how, approx, Some(l as u64))),
+        (Some((how, true)), None) => Some((how, true, None)),
+        (Some((how, false)), None) => Some((how, false, Some(0))),
         (None, _) => None,
     };
     Ok(AddTrim { trim, nomkstream, id, fields_at: i + 1 })
@@ -330,13 +324,15 @@ fn xadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             None if p.nomkstream => return Ok(Reply::Nil),
             None => (st::create(a, key), None),
         };
-        let id = match stor(st::add(a, &mut s, p.id.unwrap_or(NewId::Auto), &args[p.fields_at..], &LIMITS))? {
+        let lim = a.stream_limits;
+        let id = match stor(st::add(a, &mut s, p.id.unwrap_or(NewId::Auto), &args[p.fields_at..], &lim))? {
             Ok(id) => id,
             // A new stream takes any id above 0-0: only an existing one refuses.
             Err(e) => return Err(err(e)),
         };
         a.event(STREAM, "xadd", key);
         if let Some((how, approx, limit)) = p.trim {
+            let limit = limit.unwrap_or(lim.default_trim_limit());
             if stor(st::trim(a, key, &mut s, how, approx, limit))? > 0 {
                 a.event(STREAM, "xtrim", key);
             }
@@ -357,6 +353,7 @@ fn xtrim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let key = &args[1];
         let Some((mut s, old)) = open_write(a, key)? else { return Ok(Reply::Int(0)) };
         let Some((how, approx, limit)) = p.trim else { return Ok(Reply::Int(0)) };
+        let limit = limit.unwrap_or(a.stream_limits.default_trim_limit());
         let n = stor(st::trim(a, key, &mut s, how, approx, limit))?;
         if n > 0 {
             a.event(STREAM, "xtrim", key);
@@ -410,7 +407,10 @@ fn xsetid(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let Some((mut s, old)) = open_write(a, key)? else { return Err(TypeError::NoSuchKey.into()) };
         stor(st::set_id(a, &mut s, last, added, max_deleted))?.map_err(err)?;
         a.event(STREAM, "xsetid", key);
+        // Redis 7.0 does not signal the key: WATCH does not see XSETID.
+        let mark = a.modified_mark();
         st::save(a, key, Some(&old), &mut s);
+        a.not_modified_since(mark, key);
         Ok(Reply::Ok)
     })
 }
@@ -758,10 +758,10 @@ fn xinfo_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     ])
 }
 
-const W: u32 = WRITE | DENYOOM;
+pub(super) const W: u32 = WRITE | DENYOOM;
 const WF: u32 = WRITE | DENYOOM | FAST;
-const R: u32 = READONLY;
-const G: Group = Group::Stream;
+pub(super) const R: u32 = READONLY;
+pub(super) const G: Group = Group::Stream;
 
 pub static COMMANDS: &[CommandSpec] = &[
     row("xadd", -5, WF, keys(1, 1, 1), G, "5.0.0", "Appends a new message to a stream. Creates the key if it doesn't exist.", xadd),
@@ -772,18 +772,6 @@ pub static COMMANDS: &[CommandSpec] = &[
     row("xtrim", -4, WRITE, keys(1, 1, 1), G, "5.0.0", "Deletes messages from the beginning of a stream.", xtrim),
     row("xsetid", -3, W | FAST, keys(1, 1, 1), G, "5.0.0", "An internal command for replicating stream values.", xsetid),
     row("xread", -4, R | BLOCKING, Keys::Streams, G, "5.0.0", "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise.", xread),
-    row("xreadgroup", -7, WRITE | BLOCKING, Keys::Streams, G, "5.0.0", "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise.", xreadgroup),
-    row("xack", -4, WRITE | FAST, keys(1, 1, 1), G, "5.0.0", "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream.", xack),
-    row("xpending", -3, R, keys(1, 1, 1), G, "5.0.0", "Returns the information and entries from a stream consumer group's pending entries list.", xpending),
-    row("xclaim", -6, WRITE | FAST, keys(1, 1, 1), G, "5.0.0", "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member.", xclaim),
-    row("xautoclaim", -6, WRITE | FAST, keys(1, 1, 1), G, "6.2.0", "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member.", xautoclaim),
-    container("xgroup", 0, G, "5.0.0", "A container for consumer groups commands.", None),
-    row("xgroup|create", -5, W, keys(2, 2, 1), G, "5.0.0", "Creates a consumer group.", xgroup_create),
-    row("xgroup|setid", -5, WRITE, keys(2, 2, 1), G, "5.0.0", "Sets the last-delivered ID of a consumer group.", xgroup_setid),
-    row("xgroup|destroy", 4, WRITE, keys(2, 2, 1), G, "5.0.0", "Destroys a consumer group.", xgroup_destroy),
-    row("xgroup|createconsumer", 5, W, keys(2, 2, 1), G, "6.2.0", "Creates a consumer in a consumer group.", xgroup_createconsumer),
-    row("xgroup|delconsumer", 5, WRITE, keys(2, 2, 1), G, "5.0.0", "Deletes a consumer from a consumer group.", xgroup_delconsumer),
-    row("xgroup|help", 2, LOADING | STALE, Keys::None, G, "5.0.0", "Returns helpful text about the different subcommands.", xgroup_help),
     container("xinfo", 0, G, "5.0.0", "A container for stream introspection commands.", None),
     row("xinfo|stream", -3, R, keys(2, 2, 1), G, "5.0.0", "Returns information about a stream.", xinfo_stream),
     row("xinfo|groups", 3, R, keys(2, 2, 1), G, "5.0.0", "Returns a list of the consumer groups of a stream.", xinfo_groups),

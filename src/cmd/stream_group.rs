@@ -5,13 +5,15 @@
 
 use bytes::Bytes;
 
+use super::ctx::help_reply as help;
 use super::ctx::{Attempt, Block};
-use super::server::help_reply as help;
 use super::shape::Shape;
 use super::stream::{
     c_str, end_bound, entries_reply, entry_reply, in_apply, int, int_or, loose_id, no_such_group, nogroup, open_write,
     parse_read, quoted, read_stream, refuse_in_read_only, start_bound, stor, streams_reply, strict_id, Ctx2, ReadArgs,
 };
+use super::stream::{G, R, W};
+use super::table::{container, flag::*, keys, row, CommandSpec, Keys};
 use super::{err, CmdError, CmdResult, Ctx, Plan};
 use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::Reply;
@@ -29,7 +31,7 @@ enum ReadFrom {
     History(Sid),
 }
 
-pub(super) fn xreadgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+fn xreadgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     refuse_in_read_only(ctx)?;
     let r = parse_read(args, true)?;
     if r.block.is_some() && ctx.session.in_script {
@@ -238,7 +240,7 @@ fn group_of(a: &ApplyCtx, args: &[Bytes]) -> Result<(Stream, crate::storage::met
     }
 }
 
-pub(super) fn xgroup_create(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+fn xgroup_create(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     refuse_in_read_only(ctx)?;
     if args.len() > 8 {
         return Err(subcommand_error(args, "XGROUP"));
@@ -267,7 +269,7 @@ pub(super) fn xgroup_create(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     })
 }
 
-pub(super) fn xgroup_setid(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+fn xgroup_setid(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     refuse_in_read_only(ctx)?;
     if args.len() != 5 && args.len() != 7 {
         return Err(subcommand_error(args, "XGROUP"));
@@ -284,7 +286,7 @@ pub(super) fn xgroup_setid(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     })
 }
 
-pub(super) fn xgroup_destroy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+fn xgroup_destroy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     refuse_in_read_only(ctx)?;
     in_apply(ctx, args, |a, _| {
         let Some((s, _)) = open_write(a, &args[2])? else { return Err(err(REQUIRES_KEY)) };
@@ -296,7 +298,7 @@ pub(super) fn xgroup_destroy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     })
 }
 
-pub(super) fn xgroup_createconsumer(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+fn xgroup_createconsumer(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     refuse_in_read_only(ctx)?;
     in_apply(ctx, args, |a, c| {
         let (s, _, g) = group_of(a, args)?;
@@ -310,7 +312,7 @@ pub(super) fn xgroup_createconsumer(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdRes
     })
 }
 
-pub(super) fn xgroup_delconsumer(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+fn xgroup_delconsumer(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     refuse_in_read_only(ctx)?;
     in_apply(ctx, args, |a, _| {
         let (s, _, mut g) = group_of(a, args)?;
@@ -325,7 +327,7 @@ pub(super) fn xgroup_delconsumer(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult
     })
 }
 
-pub(super) fn xgroup_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+fn xgroup_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     help(&[
         "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "CREATE <key> <groupname> <id|$> [option]",
@@ -366,7 +368,7 @@ fn drop_pending(a: &mut ApplyCtx, s: &Stream, g: &mut st::Group, p: &st::Pending
     stor(st::drop_pending(a, s, g, p, |a, who, by| st::bump_consumer(a, &s2, &group, who, by)))
 }
 
-pub(super) fn xack(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+fn xack(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     refuse_in_read_only(ctx)?;
     in_apply(ctx, args, |a, _| {
         let Some((s, _)) = open_write(a, &args[1])? else { return Ok(Reply::Int(0)) };
@@ -409,7 +411,7 @@ fn claimer(
     Ok(c)
 }
 
-pub(super) fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     refuse_in_read_only(ctx)?;
     in_apply(ctx, args, |a, c| {
         let key = &args[1];
@@ -509,7 +511,7 @@ pub(super) fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     })
 }
 
-pub(super) fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     refuse_in_read_only(ctx)?;
     let min_idle = int_or(&args[4], "ERR Invalid min-idle-time argument for XAUTOCLAIM")?.max(0) as u64;
     let start = start_bound(&args[5])?;
@@ -596,7 +598,7 @@ pub(super) fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 // ---- XPENDING ----
 
-pub(super) fn xpending(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+fn xpending(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let argc = args.len();
     if argc != 3 && !(6..=9).contains(&argc) {
         return Err(ArgError::Syntax.into());
@@ -677,3 +679,18 @@ pub(super) fn xpending(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     })
 }
+
+pub static COMMANDS: &[CommandSpec] = &[
+    row("xreadgroup", -7, WRITE | BLOCKING, Keys::Streams, G, "5.0.0", "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise.", xreadgroup),
+    row("xack", -4, WRITE | FAST, keys(1, 1, 1), G, "5.0.0", "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream.", xack),
+    row("xpending", -3, R, keys(1, 1, 1), G, "5.0.0", "Returns the information and entries from a stream consumer group's pending entries list.", xpending),
+    row("xclaim", -6, WRITE | FAST, keys(1, 1, 1), G, "5.0.0", "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member.", xclaim),
+    row("xautoclaim", -6, WRITE | FAST, keys(1, 1, 1), G, "6.2.0", "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member.", xautoclaim),
+    container("xgroup", 0, G, "5.0.0", "A container for consumer groups commands.", None),
+    row("xgroup|create", -5, W, keys(2, 2, 1), G, "5.0.0", "Creates a consumer group.", xgroup_create),
+    row("xgroup|setid", -5, WRITE, keys(2, 2, 1), G, "5.0.0", "Sets the last-delivered ID of a consumer group.", xgroup_setid),
+    row("xgroup|destroy", 4, WRITE, keys(2, 2, 1), G, "5.0.0", "Destroys a consumer group.", xgroup_destroy),
+    row("xgroup|createconsumer", 5, W, keys(2, 2, 1), G, "6.2.0", "Creates a consumer in a consumer group.", xgroup_createconsumer),
+    row("xgroup|delconsumer", 5, WRITE, keys(2, 2, 1), G, "5.0.0", "Deletes a consumer from a consumer group.", xgroup_delconsumer),
+    row("xgroup|help", 2, LOADING | STALE, Keys::None, G, "5.0.0", "Returns helpful text about the different subcommands.", xgroup_help),
+];

@@ -3,8 +3,9 @@
 use bytes::Bytes;
 
 use super::args::{int, invalid_expire};
+use super::ctx::{read_string, BIG_READ, INLINE_WALK};
 use super::table::{flag::*, keys, row, CommandSpec, Group};
-use super::{err, reply, CmdError, CmdResult, Ctx, Shape, INLINE_WALK};
+use super::{err, reply, CmdError, CmdResult, Ctx, Shape};
 use crate::pb::{self, write_cmd::Op};
 use crate::protocol::cursor::ArgError;
 use crate::protocol::{ArgCursor, Reply};
@@ -76,37 +77,6 @@ fn expire_at(ctx: &Ctx<'_>, name: &str, unit: i64, relative: bool, v: &[u8]) -> 
         ms = ms.checked_add(ctx.now_ms() as i64).ok_or_else(|| invalid_expire(name))?;
     }
     Ok(ms as u64)
-}
-
-/// The bytes a read of a chunked value may take inline on the core; a bigger
-/// read goes to the blocking pool.
-const BIG_READ: u64 = 1 << 20;
-
-/// Answer a read of the string `key` with `f`, given its live metadata and a
-/// view consistent with it (WRONGTYPE for another type). An inline value is
-/// its metadata: one cached point read. A chunked one (`types::string`) is
-/// read from one snapshot, so its chunks and length are of one moment; on
-/// the blocking pool when `need` (the bytes `f` will read) is more than
-/// [`BIG_READ`].
-pub(super) fn read_string(
-    ctx: &Ctx<'_>,
-    key: &Bytes,
-    need: impl Fn(&Meta) -> u64,
-    f: impl Fn(&ReadView<'_>, Option<Meta>) -> Result<Reply, CmdError> + Send + 'static,
-) -> CmdResult {
-    let r = ctx.reader();
-    match r.typed(key, KeyType::String)?? {
-        Some(m) if m.chunked => {
-            let n = need(&m);
-            drop(r);
-            let key = key.clone();
-            ctx.walk_sized(n * INLINE_WALK / BIG_READ, move |v| {
-                let m = v.typed(&key, KeyType::String)??;
-                f(v, m)
-            })
-        }
-        m => reply(f(&r, m)?),
-    }
 }
 
 fn get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -452,7 +422,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "getdel",
         2,
-        WF,
+        WRITE | FAST,
         keys(1, 1, 1),
         G,
         "6.2.0",
@@ -462,7 +432,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "getex",
         -2,
-        WF | READS_INLINE,
+        WRITE | FAST | READS_INLINE,
         keys(1, 1, 1),
         G,
         "6.2.0",

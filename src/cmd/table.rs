@@ -50,24 +50,89 @@ pub mod flag {
     /// LOAD / DELETE / FLUSH / RESTORE): see `cmd::fanout` for which regions
     /// and the reply.
     pub const FANOUT: u32 = 1 << 24;
+    pub const PUBSUB: u32 = 1 << 14;
+    pub const NO_ASYNC_LOADING: u32 = 1 << 15;
+    pub const NO_MANDATORY_KEYS: u32 = 1 << 16;
 
+    /// In the order COMMAND INFO lists them (Redis's `addReplyCommandFlags`).
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
         (READONLY, "readonly"),
         (DENYOOM, "denyoom"),
         (ADMIN, "admin"),
+        (PUBSUB, "pubsub"),
         (NOSCRIPT, "noscript"),
+        (BLOCKING, "blocking"),
         (LOADING, "loading"),
         (STALE, "stale"),
         (SKIP_MONITOR, "skip_monitor"),
         (SKIP_SLOWLOG, "skip_slowlog"),
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
-        (ALLOW_BUSY, "allow_busy"),
+        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+        (NO_ASYNC_LOADING, "no_async_loading"),
         (NO_MULTI, "no_multi"),
-        (BLOCKING, "blocking"),
+        (ALLOW_BUSY, "allow_busy"),
     ];
 }
+
+/// Redis 7.0's ACL categories (`@keyspace`, `@read`, ...).
+pub mod cat {
+    pub const KEYSPACE: u32 = 1 << 0;
+    pub const READ: u32 = 1 << 1;
+    pub const WRITE: u32 = 1 << 2;
+    pub const SET: u32 = 1 << 3;
+    pub const SORTEDSET: u32 = 1 << 4;
+    pub const LIST: u32 = 1 << 5;
+    pub const HASH: u32 = 1 << 6;
+    pub const STRING: u32 = 1 << 7;
+    pub const BITMAP: u32 = 1 << 8;
+    pub const HYPERLOGLOG: u32 = 1 << 9;
+    pub const GEO: u32 = 1 << 10;
+    pub const STREAM: u32 = 1 << 11;
+    pub const PUBSUB: u32 = 1 << 12;
+    pub const ADMIN: u32 = 1 << 13;
+    pub const FAST: u32 = 1 << 14;
+    pub const SLOW: u32 = 1 << 15;
+    pub const BLOCKING: u32 = 1 << 16;
+    pub const DANGEROUS: u32 = 1 << 17;
+    pub const CONNECTION: u32 = 1 << 18;
+    pub const TRANSACTION: u32 = 1 << 19;
+    pub const SCRIPTING: u32 = 1 << 20;
+
+    /// In Redis's order (COMMAND INFO, ACL CAT).
+    pub const NAMES: &[(u32, &str)] = &[
+        (KEYSPACE, "keyspace"),
+        (READ, "read"),
+        (WRITE, "write"),
+        (SET, "set"),
+        (SORTEDSET, "sortedset"),
+        (LIST, "list"),
+        (HASH, "hash"),
+        (STRING, "string"),
+        (BITMAP, "bitmap"),
+        (HYPERLOGLOG, "hyperloglog"),
+        (GEO, "geo"),
+        (STREAM, "stream"),
+        (PUBSUB, "pubsub"),
+        (ADMIN, "admin"),
+        (FAST, "fast"),
+        (SLOW, "slow"),
+        (BLOCKING, "blocking"),
+        (DANGEROUS, "dangerous"),
+        (CONNECTION, "connection"),
+        (TRANSACTION, "transaction"),
+        (SCRIPTING, "scripting"),
+    ];
+
+    /// A category by name (any case, without the `@`).
+    pub fn by_name(name: &[u8]) -> Option<u32> {
+        NAMES.iter().find(|(_, n)| n.as_bytes().eq_ignore_ascii_case(name)).map(|(b, _)| *b)
+    }
+}
+
+/// `CommandSpec::cats` when the row names none: its group's category.
+const CATS_OF_GROUP: u32 = u32::MAX;
 
 /// The Redis command group (COMMAND DOCS `group`, ACL category).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,24 +176,24 @@ impl Group {
             Group::Cluster => "cluster",
         }
     }
-    pub fn acl_category(self) -> &'static str {
+    /// The category a command of this group has besides those its flags
+    /// imply, unless its row names others (Redis's `acl_categories`).
+    pub const fn category(self) -> u32 {
         match self {
-            Group::String => "@string",
-            Group::Generic => "@keyspace",
-            Group::Hash => "@hash",
-            Group::List => "@list",
-            Group::Set => "@set",
-            Group::SortedSet => "@sortedset",
-            Group::Hyperloglog => "@hyperloglog",
-            Group::Bitmap => "@bitmap",
-            Group::Geo => "@geo",
-            Group::Stream => "@stream",
-            Group::Connection => "@connection",
-            Group::Server => "@admin",
-            Group::Transactions => "@transaction",
-            Group::Scripting => "@scripting",
-            Group::PubSub => "@pubsub",
-            Group::Cluster => "@admin",
+            Group::String => cat::STRING,
+            Group::Generic => cat::KEYSPACE,
+            Group::Hash => cat::HASH,
+            Group::List => cat::LIST,
+            Group::Set => cat::SET,
+            Group::SortedSet => cat::SORTEDSET,
+            Group::Hyperloglog => cat::HYPERLOGLOG,
+            Group::Bitmap => cat::BITMAP,
+            Group::Geo => cat::GEO,
+            Group::Stream => cat::STREAM,
+            Group::Connection => cat::CONNECTION,
+            Group::Transactions => cat::TRANSACTION,
+            Group::Scripting => cat::SCRIPTING,
+            Group::Server | Group::Cluster | Group::PubSub => 0,
         }
     }
 }
@@ -201,9 +266,57 @@ pub struct CommandSpec {
     pub since: &'static str,
     pub summary: &'static str,
     pub handler: Handler,
+    /// The ACL categories the row names (`CATS_OF_GROUP`: its group's).
+    cats: u32,
 }
 
 impl CommandSpec {
+    /// This row with exactly `cats` as the categories it names (those its
+    /// flags imply are added to them: see [`CommandSpec::categories`]).
+    pub const fn cats(mut self, cats: u32) -> CommandSpec {
+        self.cats = cats;
+        self
+    }
+
+    /// Redis 7.0's ACL categories of the command: those its row names (or
+    /// its group's), and those its flags imply (Redis's
+    /// `setImplicitACLCategories`); a container names none.
+    pub fn categories(&self) -> u32 {
+        let mut c = match self.cats {
+            CATS_OF_GROUP if self.is_container() => 0,
+            CATS_OF_GROUP => self.group.category(),
+            named => named,
+        };
+        if self.flags & flag::WRITE != 0 {
+            c |= cat::WRITE;
+        }
+        if self.flags & flag::READONLY != 0 && c & cat::SCRIPTING == 0 {
+            c |= cat::READ;
+        }
+        if self.flags & flag::ADMIN != 0 {
+            c |= cat::ADMIN | cat::DANGEROUS;
+        }
+        if self.flags & flag::PUBSUB != 0 {
+            c |= cat::PUBSUB;
+        }
+        if self.flags & flag::FAST != 0 {
+            c |= cat::FAST;
+        }
+        if self.flags & flag::BLOCKING != 0 {
+            c |= cat::BLOCKING;
+        }
+        if c & cat::FAST == 0 {
+            c |= cat::SLOW;
+        }
+        c
+    }
+
+    /// The categories' names, `@` included, in Redis's order.
+    pub fn category_names(&self) -> impl Iterator<Item = String> {
+        let c = self.categories();
+        cat::NAMES.iter().filter(move |(b, _)| c & b != 0).map(|(_, n)| format!("@{n}"))
+    }
+
     pub fn is_write(&self) -> bool {
         self.flags & flag::WRITE != 0
     }
@@ -341,7 +454,7 @@ pub const fn row(
     summary: &'static str,
     f: HandlerFn,
 ) -> CommandSpec {
-    CommandSpec { name, arity, flags, keys, group, since, summary, handler: Handler::Fn(f) }
+    CommandSpec { name, arity, flags, keys, group, since, summary, handler: Handler::Fn(f), cats: CATS_OF_GROUP }
 }
 
 /// A container row: dispatch goes to `name|<sub>`; `bare` (if any) serves the
@@ -363,6 +476,7 @@ pub const fn container(
         since,
         summary,
         handler: Handler::Container(bare),
+        cats: CATS_OF_GROUP,
     }
 }
 
@@ -421,6 +535,7 @@ pub fn table() -> &'static Table {
             super::list::COMMANDS,
             super::set::COMMANDS,
             super::stream::COMMANDS,
+            super::stream_group::COMMANDS,
             super::dump::COMMANDS,
             super::zset::COMMANDS,
             super::hll::COMMANDS,

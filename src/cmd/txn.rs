@@ -24,9 +24,9 @@ use crate::pb::{self, write_cmd::Op, WriteCmd};
 use crate::protocol::Reply;
 use crate::shard::Shared;
 use crate::storage::StorageError;
+use crate::types::apply::Programs;
 use crate::types::coll::Rng;
 use crate::types::watches::Watched;
-use crate::types::write::Programs;
 use crate::types::{ApplyCtx, Source};
 
 /// A transaction being queued (between MULTI and EXEC).
@@ -102,12 +102,23 @@ pub fn queue(shared: &Shared, session: &mut Session, spec: &'static CommandSpec,
     Some(Reply::Simple("QUEUED".into()))
 }
 
-/// A command refused before it could be queued (unknown, wrong arity): the
-/// transaction, if any, fails at EXEC.
-pub fn refused(session: &mut Session) {
+/// A command refused before it ran (unknown, wrong arity, not authenticated,
+/// a script busy) with `r`: the transaction, if any, fails at EXEC. A refused
+/// EXEC itself discards the transaction (and the watched keys) at once and says
+/// why, in MULTI or not, as Redis's `execCommandAbort` does. Returns the reply.
+pub fn refused(shared: &Shared, session: &mut Session, spec: Option<&CommandSpec>, r: Reply) -> Reply {
+    if spec.is_some_and(|s| s.name == "exec") {
+        reset(shared, session);
+        if let Some(e) = r.error_text() {
+            let e = e.strip_prefix("ERR ").unwrap_or(&e);
+            return Reply::error(format!("EXECABORT Transaction discarded because of: {e}"));
+        }
+        return r;
+    }
     if let Some(m) = session.multi.as_mut() {
         m.failed = true;
     }
+    r
 }
 
 /// Release every key the client watches.
@@ -188,7 +199,7 @@ fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         Some(x) => x == r,
     };
     let mut same = watched.iter().all(|w| span(w.region));
-    let mut op = pb::Exec { resp: ctx.session.resp as u32, ..Default::default() };
+    let mut op = pb::Exec { resp: ctx.session.resp as u32, stream_limits: ctx.stream_limits(), ..Default::default() };
     let mut queue = Vec::with_capacity(m.queue.len());
     for q in m.queue {
         let in_apply = q.in_apply();
@@ -276,6 +287,7 @@ impl Programs for Executor {
         let mut session = Session::detached(op.resp as u8, apply.now_ms);
         session.retry = op.retry;
         session.db = apply.ldb;
+        apply.use_stream_limits(op.stream_limits.as_ref());
         let mut out = Vec::with_capacity(op.cmds.len());
         for argv in &op.cmds {
             out.push(run_in_apply(&shared, &mut session, apply, &mut rng, &argv.args)?);

@@ -549,7 +549,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row("zmpop", -4, WRITE, numkeys(1), G, "7.0.0", "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.", zmpop),
     row("bzpopmin", -3, WRITE | NOSCRIPT | FAST | BLOCKING, keys(1, -2, 1), G, "5.0.0", "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", bzpopmin),
     row("bzpopmax", -3, WRITE | NOSCRIPT | FAST | BLOCKING, keys(1, -2, 1), G, "5.0.0", "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.", bzpopmax),
-    row("bzmpop", -5, WRITE | NOSCRIPT | BLOCKING, numkeys(2), G, "7.0.0", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", bzmpop),
+    row("bzmpop", -5, WRITE | BLOCKING, numkeys(2), G, "7.0.0", "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.", bzmpop),
     row("zrandmember", -2, R, keys(1, 1, 1), G, "6.2.0", "Returns one or more random members from a sorted set.", zrandmember),
     row("zscan", -3, R, keys(1, 1, 1), G, "2.8.0", "Iterates over members and scores of a sorted set.", zscan),
     row("zunion", -3, R, numkeys(1), G, "6.2.0", "Returns the union of multiple sorted sets.", zunion),

@@ -227,6 +227,9 @@ mod tests {
         assert_eq!(parse_timeout_ms(b"1.5"), Some(1500));
         assert_eq!(parse_timeout_ms(b"1e400"), Some(i64::MIN));
         assert_eq!(parse_timeout_ms(b"-0.0001"), Some(0));
+        assert_eq!(parse_timeout_ms(b"0.0001"), Some(1), "a positive timeout under 1 ms is 1 ms, not forever");
+        assert_eq!(parse_timeout_ms(b"1e-400"), Some(1));
+        assert_eq!(parse_timeout_ms(b"0"), Some(0));
         assert_eq!(parse_timeout_ms(b"abc"), None);
     }
 

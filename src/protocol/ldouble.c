@@ -112,12 +112,16 @@ int neokv_strtod_bound(const char *s, size_t len, double *dp) {
 
 /* A blocking timeout in seconds as Redis reads it (string2ld, then the
  * milliseconds as a long long; x86-64 turns an out-of-range conversion into
- * LLONG_MIN, which Redis then calls negative). Returns 1 on success. */
+ * LLONG_MIN, which Redis then calls negative; a positive timeout under a
+ * millisecond is one millisecond, as redis-server 7.0.15 answers it, never 0,
+ * which would mean "forever"). Returns 1 on success. */
 int neokv_timeout_ms(const char *s, size_t len, long long *ms) {
     long double v, t;
     if (!string2ld(s, len, &v)) return 0;
     t = v * 1000.0L;
-    if (t >= -9223372036854775808.0L && t < 9223372036854775808.0L)
+    if (t > 0 && t < 1.0L)
+        *ms = 1;
+    else if (t >= -9223372036854775808.0L && t < 9223372036854775808.0L)
         *ms = (long long)t;
     else
         *ms = (-9223372036854775807LL - 1);

@@ -14,3 +14,7 @@ pub mod reply;
 pub use cursor::ArgCursor;
 pub use decode::{DecodeLimits, Decoder, ProtocolError};
 pub use reply::Reply;
+
+/// The Redis version NeoKV answers as (INFO, LOLWUT, `redis.REDIS_VERSION`):
+/// the one whose replies it follows.
+pub const REDIS_VERSION: &str = "7.0.15";

@@ -69,6 +69,16 @@ impl Reply {
         Reply::Bulk(Bytes::copy_from_slice(s.as_bytes()))
     }
 
+    /// True for an out-of-band push (or frames that are all pushes): a Pub/Sub
+    /// confirmation, sent even when the client turned replies off.
+    pub fn is_push(&self) -> bool {
+        match self {
+            Reply::Push(_) => true,
+            Reply::Frames(items) => !items.is_empty() && items.iter().all(|i| matches!(i, Reply::Push(_))),
+            _ => false,
+        }
+    }
+
     pub fn is_error(&self) -> bool {
         matches!(self, Reply::Error(_) | Reply::ErrorBytes(_))
     }

@@ -6,10 +6,10 @@ use std::io;
 
 use bytes::Bytes;
 use openraft::impls::leader_id_adv::LeaderId;
-use openraft::{BasicNode, EntryPayload};
+use openraft::EntryPayload;
 use prost::Message;
 
-use super::{Entry, LogId, Membership, Proposal, StoredMembership, Vote};
+use super::{Entry, LogId, Member, Membership, Proposal, StoredMembership, Vote};
 use crate::pb;
 
 pub fn invalid(msg: impl Into<String>) -> io::Error {
@@ -20,16 +20,26 @@ pub fn log_id(term: u64, node: u64, index: u64) -> LogId {
     LogId::new(LeaderId { term, node_id: node }, index)
 }
 
+/// A region's record of the nodes its membership changes removed and did not
+/// add back: id → the incarnation removed (0: a founding member).
+pub type Removed = BTreeMap<u64, u64>;
+
 pub fn membership_to_pb(m: &Membership) -> pb::Membership {
     pb::Membership {
         configs: m.get_joint_config().iter().map(|s| pb::VoterSet { ids: s.iter().copied().collect() }).collect(),
         nodes: m.nodes().map(|(id, n)| (*id, n.addr.clone())).collect(),
+        incarnations: m.nodes().filter(|(_, n)| n.incarnation != 0).map(|(id, n)| (*id, n.incarnation)).collect(),
     }
 }
 
 pub fn membership_from_pb(m: pb::Membership) -> io::Result<Membership> {
     let configs: Vec<BTreeSet<u64>> = m.configs.into_iter().map(|c| c.ids.into_iter().collect()).collect();
-    let nodes: BTreeMap<u64, BasicNode> = m.nodes.into_iter().map(|(id, addr)| (id, BasicNode { addr })).collect();
+    let incarnations = m.incarnations;
+    let nodes: BTreeMap<u64, Member> = m
+        .nodes
+        .into_iter()
+        .map(|(id, addr)| (id, Member { addr, incarnation: incarnations.get(&id).copied().unwrap_or(0) }))
+        .collect();
     Membership::new(configs, nodes).map_err(|e| invalid(format!("membership: {e}")))
 }
 
@@ -116,17 +126,22 @@ pub fn encode_applied(applied: Option<&LogId>, membership: &StoredMembership) ->
 
 /// [`encode_applied`] with the time of the last entry applied (`batch.now_ms`).
 pub fn encode_applied_at(applied: Option<&LogId>, membership: &StoredMembership, now_ms: u64) -> Vec<u8> {
-    encode_applied_full(applied, membership, now_ms, &BTreeSet::new())
+    encode_applied_full(applied, membership, now_ms, &Removed::new())
 }
 
-/// [`encode_applied_at`] with the ids ever removed from the region's membership.
+/// [`encode_applied_at`] with the nodes removed from the region's membership
+/// and not added back, each with the incarnation it was removed as.
 pub fn encode_applied_full(
     applied: Option<&LogId>,
     membership: &StoredMembership,
     now_ms: u64,
-    removed: &BTreeSet<u64>,
+    removed: &Removed,
 ) -> Vec<u8> {
-    let mut pe = pb::LogEntry { removed_nodes: removed.iter().copied().collect(), ..Default::default() };
+    let mut pe = pb::LogEntry {
+        removed_nodes: removed.keys().copied().collect(),
+        removed_incarnations: removed.values().copied().collect(),
+        ..Default::default()
+    };
     if now_ms > 0 {
         pe.batch = Some(pb::RaftBatch { now_ms, ..Default::default() });
     }
@@ -158,8 +173,8 @@ pub fn decode_applied_at(b: &[u8]) -> io::Result<(Option<LogId>, StoredMembershi
     decode_applied_full(b).map(|(a, m, now, _)| (a, m, now))
 }
 
-/// [`decode_applied_at`] with the ids ever removed from the membership.
-pub fn decode_applied_full(b: &[u8]) -> io::Result<(Option<LogId>, StoredMembership, u64, BTreeSet<u64>)> {
+/// [`decode_applied_at`] with the nodes removed from the membership.
+pub fn decode_applied_full(b: &[u8]) -> io::Result<(Option<LogId>, StoredMembership, u64, Removed)> {
     let (mid, rest) = match b.first() {
         Some(1) => (Some(decode_log_id(&b[1..])?), &b[25..]),
         Some(0) => (None, &b[1..]),
@@ -168,7 +183,8 @@ pub fn decode_applied_full(b: &[u8]) -> io::Result<(Option<LogId>, StoredMembers
     let pe = pb::LogEntry::decode(Bytes::copy_from_slice(rest)).map_err(|e| invalid(format!("applied state: {e}")))?;
     let applied = (pe.kind == 1).then(|| log_id(pe.term, pe.leader_node, pe.index));
     let now_ms = pe.batch.as_ref().map_or(0, |b| b.now_ms);
-    let removed = pe.removed_nodes.iter().copied().collect();
+    let incarnation = |i: usize| pe.removed_incarnations.get(i).copied().unwrap_or(0);
+    let removed = pe.removed_nodes.iter().enumerate().map(|(i, &id)| (id, incarnation(i))).collect();
     let m = membership_from_pb(pe.membership.unwrap_or_default())?;
     Ok((applied, StoredMembership::new(mid, m), now_ms, removed))
 }
@@ -191,7 +207,7 @@ mod tests {
             EntryPayload::Membership(
                 Membership::new(
                     vec![BTreeSet::from([1u64])],
-                    BTreeMap::from([(1u64, BasicNode { addr: "127.0.0.1:1".into() })]),
+                    BTreeMap::from([(1u64, Member { addr: "127.0.0.1:1".into(), incarnation: 77 })]),
                 )
                 .unwrap(),
             ),
@@ -209,7 +225,7 @@ mod tests {
         assert_eq!(decode_vote(&encode_vote(&v)).unwrap(), v);
         let m = StoredMembership::new(
             Some(log_id(1, 1, 1)),
-            Membership::new(vec![BTreeSet::from([1u64])], BTreeMap::from([(1u64, BasicNode::default())])).unwrap(),
+            Membership::new(vec![BTreeSet::from([1u64])], BTreeMap::from([(1u64, Member::default())])).unwrap(),
         );
         let (a, m2) = decode_applied(&encode_applied(Some(&log_id(2, 1, 5)), &m)).unwrap();
         assert_eq!(a, Some(log_id(2, 1, 5)));
@@ -219,7 +235,7 @@ mod tests {
         let (a, m3, now) =
             decode_applied_at(&encode_applied_at(Some(&log_id(2, 1, 5)), &m, 1_700_000_000_123)).unwrap();
         assert_eq!((a, m3, now), (Some(log_id(2, 1, 5)), m.clone(), 1_700_000_000_123));
-        let gone = BTreeSet::from([2u64, 9]);
+        let gone = Removed::from([(2u64, 0), (9, 31)]);
         let back = decode_applied_full(&encode_applied_full(Some(&log_id(2, 1, 5)), &m, 7, &gone)).unwrap();
         assert_eq!(back, (Some(log_id(2, 1, 5)), m, 7, gone));
     }

@@ -24,6 +24,25 @@ use crate::protocol::Reply;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Proposal(pub pb::RaftBatch);
 
+/// A voter or learner of a region, as its membership records it: where it is
+/// reached (an added node's `CLUSTER ADDNODE` address; empty for the founding
+/// members, reached at their `--peers`) and the incarnation it was added as
+/// (`cluster::nodes::Identity`; 0: a founding member, whose incarnation no
+/// log entry names). A removal thereby names the incarnation it removes: an
+/// old one applied late, or replayed by a replica catching up, never removes
+/// the node added back since under the same id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Member {
+    pub addr: String,
+    pub incarnation: u64,
+}
+
+impl fmt::Display for Member {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (incarnation {})", self.addr, self.incarnation)
+    }
+}
+
 impl fmt::Display for Proposal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Proposal(now_ms={}, cmds={})", self.0.now_ms, self.0.cmds.len())
@@ -37,7 +56,7 @@ openraft::declare_raft_types!(
         D = Proposal,
         R = Vec<Reply>,
         NodeId = u64,
-        Node = openraft::BasicNode,
+        Node = Member,
         AsyncRuntime = runtime::GlommioRuntime,
 );
 
@@ -47,7 +66,7 @@ pub type LogId = openraft::alias::LogIdOf<TypeConfig>;
 pub type Vote = openraft::alias::VoteOf<TypeConfig>;
 pub type StoredMembership = openraft::alias::StoredMembershipOf<TypeConfig>;
 pub type SnapshotMeta = openraft::alias::SnapshotMetaOf<TypeConfig>;
-pub type Membership = openraft::Membership<u64, openraft::BasicNode>;
+pub type Membership = openraft::Membership<u64, Member>;
 
 /// This node's id in every group (standalone is a single node).
 pub const NODE_ID: u64 = 1;

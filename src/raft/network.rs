@@ -13,10 +13,10 @@ use openraft::raft::{
     AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, TransferLeaderRequest, TransferLeaderResponse,
     VoteRequest, VoteResponse,
 };
-use openraft::{BasicNode, OptionalSend, RaftNetworkFactory, RaftNetworkV2};
+use openraft::{OptionalSend, RaftNetworkFactory, RaftNetworkV2};
 
 use super::state_machine::SnapshotData;
-use super::{snapshot, wire, TypeConfig, Vote};
+use super::{snapshot, wire, Member, TypeConfig, Vote};
 use crate::net::link::{CallError, Link, Links};
 use crate::net::{Class, UNREACHABLE};
 use crate::pb;
@@ -66,7 +66,7 @@ impl Network {
 impl RaftNetworkFactory<TypeConfig> for Network {
     type Network = Peer;
 
-    async fn new_client(&mut self, target: u64, node: &BasicNode) -> Peer {
+    async fn new_client(&mut self, target: u64, node: &Member) -> Peer {
         // A node added online comes with its address (`--peers` names the first ones).
         if let (Network::Cluster { links, .. }, false) = (&*self, node.addr.is_empty()) {
             links.nodes().learn_cluster_addr(target, &node.addr);
@@ -74,11 +74,11 @@ impl RaftNetworkFactory<TypeConfig> for Network {
         self.client(target, Class::Raft)
     }
 
-    async fn new_heartbeat_client(&mut self, target: u64, _node: &BasicNode) -> Peer {
+    async fn new_heartbeat_client(&mut self, target: u64, _node: &Member) -> Peer {
         self.client(target, Class::Heartbeat)
     }
 
-    async fn new_snapshot_client(&mut self, target: u64, _node: &BasicNode) -> Peer {
+    async fn new_snapshot_client(&mut self, target: u64, _node: &Member) -> Peer {
         self.client(target, Class::Snapshot)
     }
 }

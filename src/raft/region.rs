@@ -23,24 +23,26 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_channel::oneshot;
-use openraft::{BasicNode, Config, ServerState, SnapshotPolicy};
+use openraft::{Config, ServerState, SnapshotPolicy};
 
 use super::log_store::LogStore;
 use super::network::Network;
-use super::state_machine::{StateMachine, READ_AHEAD_MS};
-use super::{wire, Proposal, Raft, NODE_ID};
+use super::state_machine::{RegionDeps, StateMachine, READ_AHEAD_MS};
+use super::{Member, Proposal, Raft, NODE_ID};
 use crate::cluster::nodes::Nodes;
 use crate::cluster::RegionRoute;
-use crate::net::{error_body, FAILED};
 use crate::pb::peer_frame::Body;
 use crate::pb::{RaftBatch, WriteCmd};
 use crate::protocol::Reply;
 use crate::storage::Storage;
-use crate::types::blocked::Blocked;
-use crate::types::cache::Epochs;
 use crate::types::now_ms;
 use crate::types::watches::{Watched, Watches};
-use crate::types::write::Programs;
+
+mod members;
+mod serve;
+
+pub use members::{ChangeError, MemberChange};
+use serve::Incoming;
 
 /// Where a write's reply goes: a waiter on this core, or a place in a batch
 /// of writes another core sent (answered in one message once every reply of
@@ -123,30 +125,12 @@ pub const MAX_CMDS_PER_ENTRY: usize = 1 << 16;
 /// its entry may still commit later, and the proposer waits for it as before.
 pub const WRITE_DEADLINE: Duration = Duration::from_secs(5);
 
-/// What a region's state machine shares with the rest of the node.
-#[derive(Clone)]
-pub struct RegionDeps {
-    pub storage: Storage,
-    /// Write epochs that keep every core's read cache exact.
-    pub epochs: Arc<Epochs>,
-    /// Clients blocked on keys, woken after a write to their key lands.
-    pub blocked: Arc<Blocked>,
-    /// Keys clients watch, told what each batch modified.
-    pub watches: Arc<Watches>,
-    /// Where the copies of a cross-region write meet (`raft::cross`).
-    pub cross: Arc<super::cross::Rendezvous>,
-    /// Runs transactions inside apply.
-    pub programs: Option<Arc<dyn Programs>>,
-    /// Where keyspace events go (the node's Pub/Sub).
-    pub notify: Option<Arc<dyn crate::types::notify::Sink>>,
-    /// The cluster's nodes (`None`: standalone).
-    pub nodes: Option<Arc<Nodes>>,
-    /// The databases and SWAPDB's mapping.
-    pub dbs: Arc<crate::types::dbs::Dbs>,
-    /// The owning core's metadata read cache, filled with what apply writes
-    /// (`None` in tools and tests).
-    pub cache: Option<Rc<crate::types::cache::ReadCache>>,
-}
+/// How often a write waiting to commit looks at why it might not (a full
+/// disk answers it at the next look).
+const STUCK_CHECK: Duration = Duration::from_millis(500);
+
+/// The start of every "outcome unknown" reply.
+pub const OUTCOME_UNKNOWN: &str = "ERR write outcome unknown (it may or may not have been applied):";
 
 /// How a region's group is made.
 pub struct GroupOpts {
@@ -228,62 +212,6 @@ pub struct Region {
     slots: (u16, u32),
     /// The core's segment log (`None`: the Raft log is in RocksDB).
     seg: Option<Rc<crate::storage::seglog::SegLog>>,
-}
-
-struct Incoming {
-    id: String,
-    next: u64,
-    /// Set while a chunk is being written: a chunk that arrives meanwhile is
-    /// out of sequence.
-    busy: bool,
-    stager: Rc<crate::storage::ingest::Stager>,
-}
-
-/// A membership change of one region: CLUSTER ADDNODE and CLUSTER FORGET make
-/// one per region, each on the region's leader.
-#[derive(Debug, Clone)]
-pub enum MemberChange {
-    Add { id: u64, addr: String },
-    Remove { id: u64 },
-}
-
-/// How long one step of a membership change may take on a region's leader
-/// before the caller is told to try again.
-const CHANGE_STEP: Duration = Duration::from_secs(20);
-
-fn step_timeout() -> ChangeError {
-    ChangeError::Failed(format!("a membership step took over {CHANGE_STEP:?}"))
-}
-
-/// Why a membership change did not happen.
-#[derive(Debug, Clone)]
-pub enum ChangeError {
-    /// Ask the leader (if known).
-    NotLeader(Option<u64>),
-    /// Never allowed (a removed id, the last member): do not retry.
-    Refused(String),
-    /// Failed this time (a change under way, no quorum): retry.
-    Failed(String),
-}
-
-impl ChangeError {
-    /// As a peer's answer: kind [`crate::net::NOT_LEADER`] with the leader's
-    /// id, [`crate::net::REFUSED`], or [`FAILED`].
-    pub fn to_body(&self) -> Body {
-        match self {
-            ChangeError::NotLeader(l) => error_body(crate::net::NOT_LEADER, l.unwrap_or(0).to_string()),
-            ChangeError::Refused(m) => error_body(crate::net::REFUSED, m.clone()),
-            ChangeError::Failed(m) => error_body(FAILED, m.clone()),
-        }
-    }
-
-    pub fn from_remote(kind: u32, message: String) -> ChangeError {
-        match kind {
-            crate::net::NOT_LEADER => ChangeError::NotLeader(message.parse().ok().filter(|&l| l != 0)),
-            crate::net::REFUSED => ChangeError::Refused(message),
-            _ => ChangeError::Failed(message),
-        }
-    }
 }
 
 /// A read waiting for a read index; answered with the time to judge expiry at.
@@ -375,7 +303,7 @@ impl Region {
             // Addresses stay out of the log: every node must initialise with the
             // same configuration, and where a node is reached is each node's own
             // business (`--peers`; a test may put a proxy there).
-            let members: BTreeMap<u64, BasicNode> = ids.into_iter().map(|id| (id, BasicNode::default())).collect();
+            let members: BTreeMap<u64, Member> = ids.into_iter().map(|id| (id, Member::default())).collect();
             raft.initialize(members).await.map_err(|e| e.to_string())?;
         }
         let region = Rc::new(Region {
@@ -559,232 +487,6 @@ impl Region {
             .await
             .map_err(|e| ReadError::Failed(e.to_string()))?;
         Ok(time.max(self.applied_now.get()))
-    }
-
-    /// Change this region's membership, on its leader (see [`MemberChange`]).
-    /// Adding: the node becomes a learner, and once it holds the log, a voter.
-    /// Removing the leader itself: leadership goes first to a voter that holds
-    /// the whole log, and the caller asks the new leader.
-    pub async fn change_members(&self, change: MemberChange) -> Result<(), ChangeError> {
-        use openraft::async_runtime::WatchReceiver;
-        use openraft::error::{ClientWriteError, RaftError};
-        use openraft::ChangeMembers;
-        let metrics = self.raft.metrics();
-        let (state, leader, membership, last, matched) = {
-            let m = metrics.borrow_watched();
-            let matched: BTreeMap<u64, u64> = m
-                .replication
-                .as_ref()
-                .map(|r| r.iter().filter_map(|(id, l)| l.as_ref().map(|l| (*id, l.index))).collect())
-                .unwrap_or_default();
-            (m.state, m.current_leader, m.membership_config.membership().clone(), m.last_log_index, matched)
-        };
-        if state != ServerState::Leader {
-            return Err(ChangeError::NotLeader(leader));
-        }
-        let me = self.nodes.as_ref().map_or(NODE_ID, |n| n.me);
-        let voters: std::collections::BTreeSet<u64> = membership.voter_ids().collect();
-        let map = |e: RaftError<super::TypeConfig, ClientWriteError<super::TypeConfig>>| match e {
-            RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => ChangeError::NotLeader(f.leader_id),
-            e => ChangeError::Failed(e.to_string()),
-        };
-        match change {
-            MemberChange::Add { id, addr } => {
-                if voters.contains(&id) {
-                    return Ok(());
-                }
-                if let Some(n) = &self.nodes {
-                    n.learn_cluster_addr(id, &addr);
-                }
-                // openraft waits without end for a learner to catch up and for a
-                // change to commit; a step bounded here is tried again by the caller
-                // (a learner added twice, or a voter already added, is no change).
-                let learner = self.raft.add_learner(id, BasicNode { addr }, true);
-                crate::net::within(CHANGE_STEP, learner).await.ok_or_else(step_timeout)?.map_err(map)?;
-                let add = ChangeMembers::AddVoterIds(std::collections::BTreeSet::from([id]));
-                let voter = self.raft.change_membership(add, false);
-                crate::net::within(CHANGE_STEP, voter).await.ok_or_else(step_timeout)?.map_err(map)?;
-            }
-            MemberChange::Remove { id } => {
-                if membership.get_node(&id).is_none() {
-                    return Ok(());
-                }
-                if voters.contains(&id) && voters.len() == 1 {
-                    return Err(ChangeError::Refused(format!("node {id} is the last member of region {}", self.id)));
-                }
-                if id == me {
-                    let to =
-                        voters.iter().copied().find(|v| *v != me && matched.get(v).is_some_and(|&i| Some(i) >= last));
-                    if let Some(to) = to {
-                        let _ = self.raft.trigger().transfer_leader(to).await;
-                        // Wait (briefly) for it to take over, so the caller asks the right node.
-                        let _ = self
-                            .raft
-                            .wait(Some(Duration::from_secs(2)))
-                            .metrics(|m| m.current_leader.is_some_and(|l| l != me), "leadership handed over")
-                            .await;
-                    }
-                    let leader = metrics.borrow_watched().current_leader.filter(|&l| l != me);
-                    return Err(ChangeError::NotLeader(leader));
-                }
-                let change = if voters.contains(&id) {
-                    ChangeMembers::RemoveVoters(std::collections::BTreeSet::from([id]))
-                } else {
-                    ChangeMembers::RemoveNodes(std::collections::BTreeSet::from([id]))
-                };
-                let change = self.raft.change_membership(change, false);
-                crate::net::within(CHANGE_STEP, change).await.ok_or_else(step_timeout)?.map_err(map)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// Serve an RPC another node sent this region.
-    pub async fn serve_rpc(&self, body: Body) -> Body {
-        let failed = |e: &dyn std::fmt::Display| error_body(FAILED, e.to_string());
-        match body {
-            Body::Append(r) => match wire::append_from_pb(r) {
-                Ok(req) => match self.raft.append_entries(req).await {
-                    Ok(resp) => Body::AppendResp(wire::append_resp_to_pb(&resp)),
-                    Err(e) => failed(&e),
-                },
-                Err(e) => failed(&e),
-            },
-            Body::Vote(r) => match wire::vote_req_from_pb(r) {
-                Ok(req) => match self.raft.vote(req).await {
-                    Ok(resp) => Body::VoteResp(wire::vote_resp_to_pb(&resp)),
-                    Err(e) => failed(&e),
-                },
-                Err(e) => failed(&e),
-            },
-            Body::PreVote(r) => match wire::vote_req_from_pb(r) {
-                Ok(req) => match self.raft.pre_vote(req).await {
-                    Ok(resp) => Body::VoteResp(wire::vote_resp_to_pb(&resp)),
-                    Err(e) => failed(&e),
-                },
-                Err(e) => failed(&e),
-            },
-            Body::Transfer(r) => match wire::transfer_from_pb(r) {
-                Ok(req) => match self.raft.handle_transfer_leader(req).await {
-                    Ok(resp) => Body::TransferResp(wire::transfer_resp_to_pb(&resp)),
-                    Err(e) => failed(&e),
-                },
-                Err(e) => failed(&e),
-            },
-            Body::Snapshot(c) => self.receive_snapshot(c).await,
-            Body::Members(r) => {
-                let change = match r.op {
-                    1 => MemberChange::Add { id: r.node_id, addr: r.addr },
-                    2 => MemberChange::Remove { id: r.node_id },
-                    op => return error_body(FAILED, format!("membership change {op}")),
-                };
-                match self.change_members(change).await {
-                    Ok(()) => Body::MembersResp(crate::pb::MembersResp {}),
-                    Err(e) => e.to_body(),
-                }
-            }
-            Body::ReadIndex(_) => {
-                if let Err(e) = self.fresh_time().await {
-                    return error_body(crate::net::UNREACHABLE, format!("{e:?}"));
-                }
-                match self.raft.get_read_linearizer(self.read_policy.clone()).await {
-                    Ok(l) => Body::ReadIndexResp(crate::pb::ReadIndexResp {
-                        read: Some(wire::log_id_to_pb(l.read_log_id().log_id())),
-                        now_ms: self.read_time(),
-                    }),
-                    Err(e) => error_body(crate::net::UNREACHABLE, e.to_string()),
-                }
-            }
-            _ => error_body(FAILED, "not a request"),
-        }
-    }
-
-    /// One chunk of a snapshot from the leader (see `raft::snapshot`): its
-    /// entries go to the staging thread's SST files; the last one closes them
-    /// and installs the snapshot.
-    async fn receive_snapshot(&self, c: crate::pb::SnapshotChunk) -> Body {
-        let failed = |e: &dyn std::fmt::Display| error_body(FAILED, e.to_string());
-        let vote = match wire::vote_from_pb(c.vote) {
-            Ok(v) => v,
-            Err(e) => return failed(&e),
-        };
-        let stager = {
-            let mut inc = self.incoming.borrow_mut();
-            if c.seq == 0 {
-                // A new transfer replaces one in progress (dropping its stager
-                // removes what it staged).
-                let ranges = super::snapshot::ranges(self.id, self.slots.0, self.slots.1)
-                    .into_iter()
-                    .map(|(_, cf, from, to)| (cf, from, to))
-                    .collect();
-                let Some(name) = super::snapshot::staging_name(self.id, &c.snapshot_id) else {
-                    *inc = None;
-                    return error_body(FAILED, "malformed snapshot id");
-                };
-                match crate::storage::ingest::Stager::start(&self.storage, &name, ranges) {
-                    Ok(s) => {
-                        *inc = Some(Incoming { id: c.snapshot_id.clone(), next: 0, busy: false, stager: Rc::new(s) })
-                    }
-                    Err(e) => {
-                        *inc = None;
-                        return failed(&e);
-                    }
-                }
-            }
-            let Some(i) = inc.as_mut().filter(|i| i.id == c.snapshot_id && i.next == c.seq && !i.busy) else {
-                *inc = None;
-                return error_body(FAILED, "snapshot chunk out of sequence");
-            };
-            i.next += 1;
-            i.busy = true;
-            i.stager.clone()
-        };
-        let mut entries = Vec::new();
-        let written = match super::snapshot::entries(c.data, &mut entries) {
-            Ok(()) => stager.push(entries).await.map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
-        };
-        drop(stager);
-        let finished = {
-            let mut inc = self.incoming.borrow_mut();
-            // Still the same transfer (a new one may have started meanwhile)?
-            let ours = inc.as_ref().is_some_and(|i| i.id == c.snapshot_id && i.next == c.seq + 1);
-            if let Err(e) = written {
-                if ours {
-                    *inc = None;
-                }
-                return failed(&e);
-            }
-            if !ours {
-                return error_body(FAILED, "snapshot transfer replaced by another");
-            }
-            if !c.done {
-                inc.as_mut().expect("checked above").busy = false;
-                return Body::SnapshotResp(crate::pb::SnapshotResp { vote: Some(wire::vote_to_pb(&vote)) });
-            }
-            inc.take()
-        };
-        let Some(i) = finished else { return error_body(FAILED, "no snapshot") };
-        let Ok(stager) = Rc::try_unwrap(i.stager) else { return error_body(FAILED, "snapshot still being written") };
-        let staged = match stager.finish().await {
-            Ok(s) => s,
-            Err(e) => return failed(&e),
-        };
-        let (last_log_id, last_membership, now_ms, removed) = match super::codec::decode_applied_full(&c.applied) {
-            Ok(a) => a,
-            Err(e) => return failed(&e),
-        };
-        let meta = super::SnapshotMeta { last_log_id, last_membership };
-        let data = super::state_machine::SnapshotData::Received { staged, now_ms, removed };
-        match self.raft.install_full_snapshot(vote, openraft::storage::Snapshot { meta, snapshot: data }).await {
-            Ok(resp) => {
-                if let Some(n) = &self.nodes {
-                    n.update_status(self.id, |s| s.snapshots_in += 1);
-                }
-                Body::SnapshotResp(crate::pb::SnapshotResp { vote: Some(wire::vote_to_pb(&resp.vote)) })
-            }
-            Err(e) => failed(&e),
-        }
     }
 
     /// Queue a write; its reply arrives on `tx` once the entry holding it is applied.
@@ -982,36 +684,53 @@ impl Region {
             let chunk: Vec<WriteCmd> = cmds.by_ref().take(MAX_CMDS_PER_ENTRY).collect();
             let txs: Vec<ReplyTx> = waiters.by_ref().take(chunk.len()).collect();
             let batch = RaftBatch { now_ms: now, cmds: chunk, ..Default::default() };
-            let result = if self.nodes.is_some() {
-                let (done_tx, done_rx) = oneshot::channel();
-                let raft = self.raft.clone();
-                glommio::spawn_local(async move {
-                    let _ = done_tx.send(raft.client_write(Proposal(batch)).await);
-                })
-                .detach();
-                let mut done_rx = std::pin::pin!(done_rx);
-                match crate::net::within(WRITE_DEADLINE, done_rx.as_mut()).await {
-                    Some(r) => r.ok(),
-                    None => {
-                        let r = Reply::error(format!(
-                            "ERR write outcome unknown (it may or may not have been applied): not committed within {WRITE_DEADLINE:?}, this node may be cut off from the others"
-                        ));
-                        for tx in txs {
-                            let _ = tx.send(r.clone());
-                        }
-                        // Everything proposed stays counted until it is settled.
-                        let _ = done_rx.await;
-                        continue;
+            let write = async {
+                if self.nodes.is_some() {
+                    let (done_tx, done_rx) = oneshot::channel();
+                    let raft = self.raft.clone();
+                    glommio::spawn_local(async move {
+                        let _ = done_tx.send(raft.client_write(Proposal(batch)).await);
+                    })
+                    .detach();
+                    done_rx.await.ok()
+                } else {
+                    Some(self.raft.client_write(Proposal(batch)).await)
+                }
+            };
+            let mut write = std::pin::pin!(write);
+            let mut txs = txs;
+            let started = Instant::now();
+            // A write that cannot be made durable (a full disk), or in a cluster
+            // is not committed in time, is answered "outcome unknown" instead of
+            // waiting with its client; the proposer still waits for it, and it
+            // is applied as before if it commits (space returns, the quorum).
+            let result = loop {
+                if let Some(r) = crate::net::within(STUCK_CHECK, write.as_mut()).await {
+                    break r;
+                }
+                if txs.is_empty() {
+                    continue;
+                }
+                let why = match self.failing() {
+                    Some(r) => r.error_text().map(|e| e.trim_start_matches("MISCONF ").to_owned()),
+                    None if self.nodes.is_some() && started.elapsed() >= WRITE_DEADLINE => Some(format!(
+                        "not committed within {WRITE_DEADLINE:?}, this node may be cut off from the others"
+                    )),
+                    None => None,
+                };
+                if let Some(why) = why {
+                    let r = Reply::error(format!("{OUTCOME_UNKNOWN} {why}"));
+                    for tx in txs.drain(..) {
+                        let _ = tx.send(r.clone());
                     }
                 }
-            } else {
-                Some(self.raft.client_write(Proposal(batch)).await)
             };
+            if txs.is_empty() {
+                continue;
+            }
             let Some(result) = result else {
                 for tx in txs {
-                    let _ = tx.send(Reply::error(
-                        "ERR write outcome unknown (it may or may not have been applied): Raft stopped",
-                    ));
+                    let _ = tx.send(Reply::error(format!("{OUTCOME_UNKNOWN} Raft stopped")));
                 }
                 continue;
             };
@@ -1123,7 +842,7 @@ fn write_error(
         RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => {
             Reply::Error(format!("{NOT_LEADER} {}", f.leader_id.unwrap_or(0)).into())
         }
-        e => Reply::Error(format!("ERR write outcome unknown (it may or may not have been applied): {e}").into()),
+        e => Reply::Error(format!("{OUTCOME_UNKNOWN} {e}").into()),
     }
 }
 

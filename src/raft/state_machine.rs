@@ -13,22 +13,27 @@
 //! region from a RocksDB snapshot (`raft::snapshot`); the receiver stages it in
 //! SST files and installs them here (`storage::ingest`).
 
-use std::collections::BTreeSet;
 use std::io;
+use std::rc::Rc;
+use std::sync::Arc;
 
 use futures_util::StreamExt;
 use openraft::storage::{EntryResponder, RaftStateMachine, Snapshot};
 use openraft::{EntryPayload, OptionalSend, RaftSnapshotBuilder};
 
-use super::codec::{decode_applied, decode_applied_full, encode_applied, encode_applied_full, invalid};
+use super::codec::{decode_applied, decode_applied_full, encode_applied, encode_applied_full, invalid, Removed};
 use super::cross::{Arrival, Met, Txn, CUT};
-use super::region::RegionDeps;
 use super::{LogId, SnapshotMeta, StoredMembership, TypeConfig};
+use crate::cluster::nodes::Nodes;
 use crate::pb::write_cmd::Op;
 use crate::protocol::Reply;
 use crate::storage::keys::{decode_meta_key, decode_voided_key, state_key, voided_key, StateKind};
 use crate::storage::{Cf, Storage};
 use crate::types::apply::Kept;
+use crate::types::apply::Programs;
+use crate::types::blocked::Blocked;
+use crate::types::cache::Epochs;
+use crate::types::watches::Watches;
 use crate::types::write::{apply_cmd, runs_long};
 use crate::types::ApplyCtx;
 
@@ -47,9 +52,35 @@ pub enum SnapshotData {
         /// One SST file per data column family, each replacing the region's range.
         staged: crate::storage::ingest::Staged,
         now_ms: u64,
-        /// Node ids the leader's replica had seen removed.
-        removed: BTreeSet<u64>,
+        /// The nodes the leader's replica had seen removed (and the
+        /// incarnations removed).
+        removed: Removed,
     },
+}
+
+/// What a region's state machine shares with the rest of the node.
+#[derive(Clone)]
+pub struct RegionDeps {
+    pub storage: Storage,
+    /// Write epochs that keep every core's read cache exact.
+    pub epochs: Arc<Epochs>,
+    /// Clients blocked on keys, woken after a write to their key lands.
+    pub blocked: Arc<Blocked>,
+    /// Keys clients watch, told what each batch modified.
+    pub watches: Arc<Watches>,
+    /// Where the copies of a cross-region write meet (`raft::cross`).
+    pub cross: Arc<super::cross::Rendezvous>,
+    /// Runs transactions inside apply.
+    pub programs: Option<Arc<dyn Programs>>,
+    /// Where keyspace events go (the node's Pub/Sub).
+    pub notify: Option<Arc<dyn crate::types::notify::Sink>>,
+    /// The cluster's nodes (`None`: standalone).
+    pub nodes: Option<Arc<Nodes>>,
+    /// The databases and SWAPDB's mapping.
+    pub dbs: Arc<crate::types::dbs::Dbs>,
+    /// The owning core's metadata read cache, filled with what apply writes
+    /// (`None` in tools and tests).
+    pub cache: Option<Rc<crate::types::cache::ReadCache>>,
 }
 
 pub struct StateMachine {
@@ -60,9 +91,10 @@ pub struct StateMachine {
     slot_end: u32,
     applied: Option<LogId>,
     membership: StoredMembership,
-    /// Every node id ever removed from this region's membership (kept with the
-    /// applied state, shipped with snapshots): such an id never joins again.
-    removed: BTreeSet<u64>,
+    /// The nodes this region's membership changes removed and did not add
+    /// back, each with the incarnation removed (kept with the applied state,
+    /// shipped with snapshots): that incarnation never links again.
+    removed: Removed,
     /// Commands voided by SHUTDOWN NOSAVE (log index, position in the entry)
     /// not yet passed by the applied index: they apply as nothing.
     voided: Vec<(u64, u32)>,
@@ -84,10 +116,12 @@ impl StateMachine {
         let (applied, membership, now, removed) =
             match storage.get(Cf::RaftState, &state_key(region, StateKind::Applied)).map_err(io_err)? {
                 Some(b) => decode_applied_full(&b)?,
-                None => (None, StoredMembership::default(), 0, BTreeSet::new()),
+                None => (None, StoredMembership::default(), 0, Removed::new()),
             };
         if let Some(n) = &deps.nodes {
-            n.set_removed(region, &removed);
+            // (Again: the identity file may have been written before a crash
+            // cut the apply that removed them, or not at all.)
+            publish_removed(n, region, &removed);
         }
         let voided = load_voided(&storage, region, applied.map_or(0, |l| l.index)).map_err(io_err)?;
         let applied_now = std::rc::Rc::new(std::cell::Cell::new(now));
@@ -159,14 +193,12 @@ impl StateMachine {
         let (responders, removals) = responders;
         if let (Some(n), Some(before)) = (&self.deps.nodes, removed_before) {
             if before != self.removed {
-                n.set_removed(self.region, &self.removed);
+                n.set_removed(self.region, &self.removed.keys().copied().collect());
             }
-            // Each removal once, by the entry that made it: a replay after a
-            // restart applies it again, and by then the id may be back as a
-            // new incarnation that this entry did not remove.
-            for (index, ids) in removals {
-                n.forgot(self.region, index, &ids);
-            }
+            // Each removal names the incarnation it removed: replayed after a
+            // restart, or applied late, it leaves alone the node added back
+            // since under the same id.
+            n.forgot(&removals);
         }
         if !self.voided.is_empty() {
             // Markers behind the applied index have served: they go with this batch.
@@ -498,8 +530,8 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         };
         // The snapshot replaces every set, whether or not it installs.
         self.kept.clear();
-        // The leader's record as of the snapshot: ids removed since, and ids
-        // added back since (a node that lost its data, re-added fresh).
+        // The leader's record as of the snapshot: nodes removed since, and
+        // nodes added back since (a node that lost its data, re-added fresh).
         let applied = encode_applied_full(meta.last_log_id.as_ref(), &meta.last_membership, now_ms, &removed);
         let name = staged.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let marker =
@@ -520,9 +552,7 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         self.applied = meta.last_log_id;
         self.membership = meta.last_membership.clone();
         if let Some(n) = &self.deps.nodes {
-            n.set_removed(self.region, &removed);
-            let at = meta.last_membership.log_id().map_or(0, |l| l.index);
-            n.forgot(self.region, at, &removed.difference(&self.removed).copied().collect::<Vec<_>>());
+            publish_removed(n, self.region, &removed);
         }
         self.removed = removed;
         self.applied_now.set(self.applied_now.get().max(now_ms));
@@ -634,11 +664,18 @@ fn entry_times(applied: Option<LogId>, mut now: u64, cluster: bool, batch: &[Ent
     out
 }
 
+/// Tell this node's `Nodes` a region's whole record of removed nodes (at open,
+/// and when a snapshot replaces it): the ids, and the incarnations refused.
+fn publish_removed(nodes: &Nodes, region: u32, removed: &Removed) {
+    nodes.set_removed(region, &removed.keys().copied().collect());
+    nodes.forgot(&removed.iter().map(|(&id, &inc)| (id, inc)).collect::<Vec<_>>());
+}
+
 fn apply_entries(
     ctx: &mut ApplyCtx,
     batch: Vec<EntryResponder<TypeConfig>>,
     times: &[u64],
-    state: &mut (Option<LogId>, StoredMembership, BTreeSet<u64>, Vec<(u64, Vec<u64>)>),
+    state: &mut (Option<LogId>, StoredMembership, Removed, Vec<(u64, u64)>),
     voided: &[(u64, u32)],
 ) -> Result<Responders, io::Error> {
     let mut responders = Vec::new();
@@ -668,16 +705,21 @@ fn apply_entries(
                 out
             }
             EntryPayload::Membership(m) => {
-                // A node the new membership no longer holds (voter or learner)
-                // was removed; one it holds again was added back (a new
-                // incarnation: the transport refuses the removed one).
-                let gone: Vec<u64> =
-                    state.1.membership().nodes().map(|(id, _)| *id).filter(|id| m.get_node(id).is_none()).collect();
-                state.2.retain(|id| m.get_node(id).is_none());
-                if !gone.is_empty() {
-                    state.3.push((entry.log_id.index, gone.clone()));
+                // A node the new membership no longer holds (voter or learner),
+                // or holds as another incarnation, was removed as the one it
+                // was; one it holds again was added back (a new incarnation:
+                // the transport refuses the removed one).
+                for (id, was) in state.1.membership().nodes() {
+                    match m.get_node(id) {
+                        Some(now) if now.incarnation == was.incarnation => {}
+                        Some(_) => state.3.push((*id, was.incarnation)),
+                        None => {
+                            state.3.push((*id, was.incarnation));
+                            state.2.insert(*id, was.incarnation);
+                        }
+                    }
                 }
-                state.2.extend(gone);
+                state.2.retain(|id, _| m.get_node(id).is_none());
                 state.1 = StoredMembership::new(Some(entry.log_id), m);
                 Vec::new()
             }

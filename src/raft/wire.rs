@@ -148,7 +148,8 @@ pub fn transfer_resp_from_pb(r: pb::TransferResp) -> io::Result<TransferLeaderRe
 mod tests {
     use std::collections::{BTreeMap, BTreeSet};
 
-    use openraft::{BasicNode, EntryPayload};
+    use crate::raft::Member;
+    use openraft::EntryPayload;
     use prost::Message;
 
     use super::*;
@@ -165,7 +166,7 @@ mod tests {
         let batch = pb::RaftBatch { now_ms: 7, ..Default::default() };
         let members = Membership::new(
             vec![BTreeSet::from([1u64, 2, 3])],
-            BTreeMap::from([(1u64, BasicNode::default()), (2, BasicNode::default()), (3, BasicNode::default())]),
+            BTreeMap::from([(1u64, Member::default()), (2, Member::default()), (3, Member::default())]),
         )
         .unwrap();
         let entries = vec![

@@ -59,7 +59,7 @@ pub fn library_name(code: &[u8]) -> Result<String, String> {
     }
     let Some(name) = name else { return Err("Library name was not given".into()) };
     if !valid_name(&name) {
-        return Err("Library names can only contain letters and numbers and must be at least one character long".into());
+        return Err("Library names can only contain letters, numbers, or underscores(_) and must be at least one character long".into());
     }
     Ok(name)
 }

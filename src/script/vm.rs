@@ -34,7 +34,7 @@ use super::{parse_shebang, Flags, Host, RunArgs, KILLED};
 use crate::protocol::Reply;
 
 /// The Redis version scripts see (`redis.REDIS_VERSION`).
-pub const REDIS_VERSION: &str = "7.0.15";
+pub use crate::protocol::REDIS_VERSION;
 const REDIS_VERSION_NUM: u32 = 0x0007_000f;
 /// Instructions between two hook calls while a library loads (Redis's 100000).
 const HOOK_EVERY: u32 = 100_000;
@@ -76,20 +76,6 @@ const ALLOWED: &[&str] = &[
 /// scripts reaching a function's environment or a userdata could undo the
 /// read-only globals (redis-server removes them too).
 const BUILD_ONLY: &[&str] = &["getfenv", "setfenv", "newproxy"];
-
-/// Redis's `lrand48` (the generator behind `math.random`): the same numbers on
-/// every platform for a seed.
-struct Rand48(u64);
-
-impl Rand48 {
-    fn seed(&mut self, s: i64) {
-        self.0 = (((s as u32 as u64) << 16) | 0x330e) & ((1 << 48) - 1);
-    }
-    fn next(&mut self) -> u32 {
-        self.0 = (self.0.wrapping_mul(0x5_deec_e66d).wrapping_add(0xb)) & ((1 << 48) - 1);
-        (self.0 >> 17) as u32
-    }
-}
 
 /// The functions `redis.register_function` collects while a library loads.
 type Registering = Rc<RefCell<Option<Vec<(FunctionMeta, RegistryKey)>>>>;
@@ -139,7 +125,7 @@ pub struct Engine {
     killed: Rc<Cell<bool>>,
     /// Lua's own `loadstring`: a compile error's message as bytes.
     loadstring: RegistryKey,
-    rng: Rc<RefCell<Rand48>>,
+    rng: Rc<RefCell<super::libs::random::Rand48>>,
 }
 
 thread_local! {
@@ -219,10 +205,12 @@ api.runner = function(f, h, ...)
   return xpcall(function() return f(unpack(a, 1, a.n)) end, h)
 end
 
--- Redis replaces pcall: an error table's text comes back as a string.
+-- Redis replaces pcall: an error table's text comes back as a string (and so
+-- does the error of a native function, a string in Redis's C).
 real_g.pcall = function(f, ...)
   local r = {pcall(f, ...)}
   if not r[1] and type(r[2]) == 'table' and type(r[2].err) == 'string' then return false, r[2].err end
+  if not r[1] and type(r[2]) == 'userdata' then return false, api.error_text(r[2]) end
   return unpack(r, 1, table.maxn(r))
 end
 -- Refused in the API call itself, with no position (as Redis's C API refuses).
@@ -301,8 +289,8 @@ impl Engine {
             }
         }
         super::libs::install(&lua)?;
-        let rng = Rc::new(RefCell::new(Rand48(0)));
-        install_random(&lua, &g, rng.clone())?;
+        let rng = Rc::new(RefCell::new(super::libs::random::Rand48::default()));
+        super::libs::random::install(&lua, &g, rng.clone())?;
 
         let ctl = lua.create_table()?;
         let protected = lua.create_table()?;
@@ -323,6 +311,15 @@ impl Engine {
         api.raw_set(
             "normalize",
             lua.create_function(|lua, s: mlua::LuaString| lua.create_string(normalize_error(&s.as_bytes())))?,
+        )?;
+        // The text of an error a native function raised (a userdata in Lua),
+        // which Redis's C functions raise as a string.
+        api.raw_set(
+            "error_text",
+            lua.create_function(|lua, v: Value| match v {
+                Value::Error(e) => lua.create_string(lua_message(&e)).map(Value::String),
+                other => Ok(other),
+            })?,
         )?;
         lua.load(PRELUDE).set_name("=neokv").call::<()>((ctl.clone(), g.clone(), protected, api.clone()))?;
         let proxy: Function = api.get("proxy")?;
@@ -583,11 +580,15 @@ fn error_handler(lua: &Lua) -> mlua::Result<Function> {
             other => {
                 let t = lua.create_table()?;
                 let msg = match &other {
-                    Value::String(s) => s.as_bytes().to_vec(),
-                    Value::Error(e) => lua_message(e).into_bytes(),
-                    v => v.to_string().unwrap_or_default().into_bytes(),
+                    Value::String(s) => [&b"ERR "[..], &s.as_bytes()[..]].concat(),
+                    // A `redis.*` function's error has its code already.
+                    Value::Error(e) if api_error_text(e).is_some() => {
+                        api_error_text(e).unwrap_or_default().into_bytes()
+                    }
+                    Value::Error(e) => format!("ERR {}", lua_message(e)).into_bytes(),
+                    v => format!("ERR {}", v.to_string().unwrap_or_default()).into_bytes(),
                 };
-                t.raw_set("err", lua.create_string([&b"ERR "[..], &msg].concat())?)?;
+                t.raw_set("err", lua.create_string(msg)?)?;
                 t
             }
         };
@@ -721,8 +722,38 @@ fn script_error(name: &str, v: &Value) -> Reply {
     Reply::error_bytes(&text)
 }
 
+/// An error a `redis.*` function raises as Redis's `luaPushError` does: an
+/// error whose text carries the generic `ERR` code (a string caught by
+/// `pcall` shows it), where a library function's (`luaL_error`) does not.
+#[derive(Debug)]
+struct ApiError(String);
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ERR {}", self.0)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+fn api_error(msg: impl Into<String>) -> mlua::Error {
+    mlua::Error::external(ApiError(msg.into()))
+}
+
+/// The text of `e` if a `redis.*` function raised it (`ERR ...`).
+fn api_error_text(e: &mlua::Error) -> Option<String> {
+    match e {
+        mlua::Error::ExternalError(x) => x.downcast_ref::<ApiError>().map(|a| a.to_string()),
+        mlua::Error::CallbackError { cause, .. } | mlua::Error::WithContext { cause, .. } => api_error_text(cause),
+        _ => None,
+    }
+}
+
 /// The text of an mlua error as Lua produced it (no Rust decorations).
 pub fn lua_message(e: &mlua::Error) -> String {
+    if let Some(t) = api_error_text(e) {
+        return t;
+    }
     match e {
         mlua::Error::SyntaxError { message, .. } => message.clone(),
         mlua::Error::RuntimeError(m) => m.clone(),
@@ -856,7 +887,7 @@ fn install_natives(lua: &Lua, r: &Table, current: &Rc<Cell<Option<Current>>>, re
     let cur = current.clone();
     let in_run = move |what: &str| -> mlua::Result<()> {
         if cur.get().is_none() {
-            return Err(mlua::Error::RuntimeError(format!("{what} can only be called inside a script invocation")));
+            return Err(api_error(format!("{what} can only be called inside a script invocation")));
         }
         Ok(())
     };
@@ -867,7 +898,7 @@ fn install_natives(lua: &Lua, r: &Table, current: &Rc<Cell<Option<Current>>>, re
         lua.create_function(move |_, vals: MultiValue| {
             in_run("redis.setresp")?;
             if vals.len() != 1 {
-                return Err(mlua::Error::RuntimeError("redis.setresp() requires one argument.".into()));
+                return Err(api_error("redis.setresp() requires one argument."));
             }
             let n = match vals.into_iter().next() {
                 Some(Value::Integer(n)) => n as f64,
@@ -875,7 +906,7 @@ fn install_natives(lua: &Lua, r: &Table, current: &Rc<Cell<Option<Current>>>, re
                 _ => 0.0,
             };
             if n != 2.0 && n != 3.0 {
-                return Err(mlua::Error::RuntimeError("RESP version must be 2 or 3.".into()));
+                return Err(api_error("RESP version must be 2 or 3."));
             }
             resp.set(n as u8);
             Ok(())
@@ -886,7 +917,7 @@ fn install_natives(lua: &Lua, r: &Table, current: &Rc<Cell<Option<Current>>>, re
         lua.create_function(move |_, vals: MultiValue| {
             in_run2("redis.set_repl")?;
             if vals.len() != 1 {
-                return Err(mlua::Error::RuntimeError("redis.set_repl() requires two arguments.".into()));
+                return Err(api_error("redis.set_repl() requires two arguments."));
             }
             let ok = match vals.into_iter().next() {
                 Some(Value::Integer(n)) => (0..=3).contains(&n),
@@ -894,9 +925,7 @@ fn install_natives(lua: &Lua, r: &Table, current: &Rc<Cell<Option<Current>>>, re
                 _ => false,
             };
             if !ok {
-                return Err(mlua::Error::RuntimeError(
-                    "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.".into(),
-                ));
+                return Err(api_error("Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE."));
             }
             Ok(())
         })?,
@@ -906,7 +935,7 @@ fn install_natives(lua: &Lua, r: &Table, current: &Rc<Cell<Option<Current>>>, re
         "sha1hex",
         lua.create_function(|lua, vals: MultiValue| {
             if vals.len() != 1 {
-                return Err(mlua::Error::RuntimeError("wrong number of arguments".into()));
+                return Err(api_error("wrong number of arguments"));
             }
             let s = match vals.into_iter().next() {
                 Some(Value::String(s)) => s.as_bytes().to_vec(),
@@ -928,15 +957,15 @@ fn install_log(lua: &Lua, r: &Table) -> mlua::Result<()> {
         lua.create_function(|_, vals: MultiValue| {
             let vals: Vec<Value> = vals.into_iter().collect();
             if vals.len() < 2 {
-                return Err(mlua::Error::RuntimeError("redis.log() requires two arguments or more.".into()));
+                return Err(api_error("redis.log() requires two arguments or more."));
             }
             let level = match vals[0] {
                 Value::Integer(i) => i,
                 Value::Number(n) => n as i64,
-                _ => return Err(mlua::Error::RuntimeError("First argument must be a number (log level).".into())),
+                _ => return Err(api_error("First argument must be a number (log level).")),
             };
             if !(0..=3).contains(&level) {
-                return Err(mlua::Error::RuntimeError("Invalid debug level.".into()));
+                return Err(api_error("Invalid debug level."));
             }
             let mut msg = String::new();
             for v in &vals[1..] {
@@ -957,61 +986,6 @@ fn install_log(lua: &Lua, r: &Table) -> mlua::Result<()> {
             Ok(())
         })?,
     )
-}
-
-/// `math.random` and `math.randomseed` on Redis's generator.
-fn install_random(lua: &Lua, g: &Table, rng: Rc<RefCell<Rand48>>) -> mlua::Result<()> {
-    let math: Table = g.raw_get("math")?;
-    let r = rng.clone();
-    math.raw_set(
-        "random",
-        lua.create_function(move |_, vals: MultiValue| {
-            let x = (r.borrow_mut().next() % i32::MAX as u32) as f64 / i32::MAX as f64;
-            let int = |v: &Value, n: usize| -> mlua::Result<i64> {
-                match v {
-                    Value::Integer(i) => Ok(*i),
-                    Value::Number(f) => Ok(*f as i64),
-                    _ => Err(mlua::Error::RuntimeError(format!("bad argument #{n} to 'random' (number expected)"))),
-                }
-            };
-            let vals: Vec<Value> = vals.into_iter().collect();
-            match vals.len() {
-                0 => Ok(x),
-                1 => {
-                    let u = int(&vals[0], 1)?;
-                    if u < 1 {
-                        return Err(mlua::Error::RuntimeError(
-                            "bad argument #1 to 'random' (interval is empty)".into(),
-                        ));
-                    }
-                    Ok((x * u as f64).floor() + 1.0)
-                }
-                2 => {
-                    let (l, u) = (int(&vals[0], 1)?, int(&vals[1], 2)?);
-                    if l > u {
-                        return Err(mlua::Error::RuntimeError(
-                            "bad argument #2 to 'random' (interval is empty)".into(),
-                        ));
-                    }
-                    Ok((x * (u - l + 1) as f64).floor() + l as f64)
-                }
-                _ => Err(mlua::Error::RuntimeError("wrong number of arguments".into())),
-            }
-        })?,
-    )?;
-    math.raw_set(
-        "randomseed",
-        lua.create_function(move |_, seed: Value| {
-            let s = match seed {
-                Value::Integer(i) => i,
-                Value::Number(f) => f as i64,
-                _ => return Err(mlua::Error::RuntimeError("bad argument #1 to 'randomseed' (number expected)".into())),
-            };
-            rng.borrow_mut().seed(s);
-            Ok(())
-        })?,
-    )?;
-    Ok(())
 }
 
 /// `redis.register_function` of the library API (FUNCTION LOAD only).
@@ -1047,8 +1021,9 @@ fn install_register(lua: &Lua, r: &Table, registering: Registering) -> mlua::Res
                 _ => return Err(err("wrong number of arguments to redis.register_function")),
             };
             if !super::functions::valid_name(&name) {
+                // Redis 7.0.15's text for a bad function name names libraries.
                 return Err(err(
-                    "Function names can only contain letters and numbers and must be at least one character long",
+                    "Library names can only contain letters, numbers, or underscores(_) and must be at least one character long",
                 ));
             }
             if list.iter().any(|(m, _)| m.name == name) {

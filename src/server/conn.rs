@@ -23,9 +23,9 @@ use crate::cmd::txn::ExecPlan;
 use crate::cmd::{self, Plan, Session, Shape};
 use crate::protocol::{DecodeLimits, Decoder, Reply};
 use crate::raft::region::NOT_LEADER;
+use crate::shard::client::{ClientEntry, CLIENT_BLOCKED};
 use crate::shard::observe::{monitor_line, Outcome};
 use crate::shard::pubsub::Message;
-use crate::shard::shared::ClientEntry;
 use crate::shard::Core;
 use crate::types::now_ms;
 
@@ -76,7 +76,9 @@ fn finish(core: &Core, session: &Session, d: Done, r: Reply, out: &mut BytesMut)
     if !d.shown && obs.has_monitors() && d.spec.flags & (flag::ADMIN | flag::SKIP_MONITOR) == 0 {
         obs.feed(monitor_line(session.db, &session.entry.addr, &d.args));
     }
-    if !d.silent {
+    // Pub/Sub confirmations are pushes: they arrive under CLIENT REPLY OFF or
+    // SKIP too, as in Redis 7.0.
+    if !d.silent || r.is_push() {
         r.encode(session.resp, out);
     }
 }
@@ -213,9 +215,24 @@ fn held_by_pause(spec: &CommandSpec, session: &Session, all: bool) -> bool {
 
 /// Wait while CLIENT PAUSE holds `spec` (the pause may end early: UNPAUSE).
 async fn wait_for_pause(shared: &crate::shard::Shared, spec: &CommandSpec, session: &Session) {
+    /// Counted as blocked (INFO, CLIENT LIST's `b`) while held, as Redis
+    /// counts its postponed clients; undone however the wait ends.
+    struct Held<'a>(&'a crate::shard::Shared, &'a ClientEntry);
+    impl Drop for Held<'_> {
+        fn drop(&mut self) {
+            self.0.observe.hold(false);
+            self.1.set_flag(CLIENT_BLOCKED, false);
+        }
+    }
+    let mut held = None;
     while let Some((left, all)) = shared.observe.paused() {
         if !held_by_pause(spec, session, all) {
-            return;
+            break;
+        }
+        if held.is_none() {
+            shared.observe.hold(true);
+            session.entry.set_flag(CLIENT_BLOCKED, true);
+            held = Some(Held(shared, &session.entry));
         }
         glommio::timer::sleep(left.min(Duration::from_millis(10))).await;
     }
@@ -613,6 +630,7 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
         };
         rbuf.extend_from_slice(&scratch.buf()[..n]);
         scratch.adapt(n);
+        entry.qbuf.store(rbuf.len(), Ordering::Relaxed);
         session.now_ms = now_ms();
         stats.net_input.fetch_add(n as u64, Ordering::Relaxed);
         if rbuf.len() > MAX_QUERY_BUFFER {
@@ -636,22 +654,25 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
             commands += 1;
             let started = Instant::now();
             // CLIENT REPLY SKIP silences the command after it.
-            let skipped = std::mem::take(&mut session.skip_next_reply);
+            session.skipping = std::mem::take(&mut session.skip_next_reply);
             let spec = match cmd::resolve(&args) {
                 Ok(s) => s,
                 Err(r) => {
-                    cmd::txn::refused(&mut session);
+                    let named = cmd::named_spec(&args);
+                    let r = cmd::txn::refused(&shared, &mut session, named, r);
                     drain(&core, &mut pending, &mut out, &mut session).await;
-                    let silent = skipped || session.reply_off;
-                    reject(&core, &session, cmd::named_spec(&args), r, silent, &mut out);
+                    let silent = session.skipping || session.reply_off;
+                    reject(&core, &session, named, r, silent, &mut out);
                     continue;
                 }
             };
             last_spec = Some(spec);
+            // CLIENT LIST's `cmd`: the command running now (Redis's lastcmd).
+            entry.last_cmd.store(cmd::table::spec_id(spec), Ordering::Relaxed);
             if session.multi.is_some() {
                 if let Some(r) = cmd::txn::queue(&shared, &mut session, spec, &args) {
                     drain(&core, &mut pending, &mut out, &mut session).await;
-                    let silent = skipped || session.reply_off;
+                    let silent = session.skipping || session.reply_off;
                     if r.is_error() {
                         reject(&core, &session, Some(spec), r, silent, &mut out);
                     } else if !silent {
@@ -691,7 +712,7 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                         }
                         Err(r) => {
                             drain(&core, &mut pending, &mut out, &mut session).await;
-                            let silent = skipped || session.reply_off;
+                            let silent = session.skipping || session.reply_off;
                             reject(&core, &session, Some(spec), r, silent, &mut out);
                             continue;
                         }
@@ -701,7 +722,7 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
             session.rejected = false;
             session.writes_pending = !pending.is_empty();
             let plan = cmd::run(&core, &mut session, spec, &args);
-            let silent = std::mem::take(&mut session.silent_reply) | skipped | session.reply_off;
+            let silent = std::mem::take(&mut session.silent_reply) | session.skipping | session.reply_off;
             if session.rejected {
                 if let Plan::Reply(r) = plan {
                     drain(&core, &mut pending, &mut out, &mut session).await;
@@ -751,7 +772,12 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
                 }
                 Plan::Block(b) => {
                     drain(&core, &mut pending, &mut out, &mut session).await;
-                    match Box::pin(block(&core, b, session.id, &mut stream, &mut rbuf, scratch.buf())).await {
+                    // Blocked: CLIENT LIST shows `flags=b` and the rest of the batch.
+                    entry.qbuf.store(rbuf.len(), Ordering::Relaxed);
+                    entry.set_flag(CLIENT_BLOCKED, true);
+                    let r = Box::pin(block(&core, b, session.id, &mut stream, &mut rbuf, scratch.buf())).await;
+                    entry.set_flag(CLIENT_BLOCKED, false);
+                    match r {
                         Some(r) => finish(&core, &session, done, r, &mut out),
                         None => break 'conn,
                     }
@@ -794,8 +820,8 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
         }
         drain(&core, &mut pending, &mut out, &mut session).await;
         stats.commands.fetch_add(commands, Ordering::Relaxed);
-        if let Some(spec) = last_spec {
-            entry.last_cmd.store(cmd::table::spec_id(spec), Ordering::Relaxed);
+        entry.qbuf.store(rbuf.len(), Ordering::Relaxed);
+        if last_spec.is_some() {
             if let Ok(mut t) = entry.last_active.lock() {
                 *t = Instant::now();
             }

@@ -26,10 +26,12 @@ use crate::raft::region::{ChangeError, MemberChange};
 const DEADLINE: Duration = Duration::from_secs(120);
 
 /// Apply `change` to every region; `Err` says which regions did not change and why.
-pub async fn change_everywhere(core: &Core, change: MemberChange) -> Result<(), String> {
+pub async fn change_everywhere(core: &Core, mut change: MemberChange) -> Result<(), String> {
     let Some(nodes) = core.shared.nodes.clone() else { return Err("cluster support disabled".into()) };
-    if let MemberChange::Add { id, addr } = &change {
+    if let MemberChange::Add { id, addr, incarnation } = &mut change {
         reachable(core, *id, addr).await?;
+        // The incarnation linked to is the one every region records.
+        *incarnation = nodes.peer_incarnation(*id).ok_or_else(|| format!("node {id}: linked, but not admitted"))?;
     }
     let regions = nodes.regions() as u32;
     let results = futures_util::future::join_all((0..regions).map(|r| change_region(core, r, change.clone()))).await;
@@ -112,8 +114,10 @@ async fn remote(
 ) -> Result<(), ChangeError> {
     let Some(links) = &core.links else { return Err(ChangeError::Refused("standalone".into())) };
     let req = match change {
-        MemberChange::Add { id, addr } => crate::pb::MembersReq { op: 1, node_id: *id, addr: addr.clone() },
-        MemberChange::Remove { id } => crate::pb::MembersReq { op: 2, node_id: *id, addr: String::new() },
+        MemberChange::Add { id, addr, incarnation } => {
+            crate::pb::MembersReq { op: 1, node_id: *id, addr: addr.clone(), incarnation: *incarnation }
+        }
+        MemberChange::Remove { id } => crate::pb::MembersReq { op: 2, node_id: *id, ..Default::default() },
     };
     // A leader's step is bounded (raft::region::CHANGE_STEP); a leader that
     // cannot be heard from is not waited on longer than that.

@@ -7,6 +7,7 @@
 //! Depends on `storage`, `cluster`, `raft`, `types`.
 
 pub mod access;
+pub mod client;
 pub mod cross;
 pub mod expire;
 pub mod members;
@@ -28,7 +29,8 @@ use crate::pb::peer_frame::Body;
 use crate::pb::WriteCmd;
 use crate::protocol::Reply;
 use crate::raft::network::{Network, Source};
-use crate::raft::region::{ChangeError, Fenced, GroupOpts, MemberChange, ReadError, Region, RegionDeps};
+use crate::raft::region::{ChangeError, Fenced, GroupOpts, MemberChange, ReadError, Region};
+use crate::raft::state_machine::RegionDeps;
 use crate::storage::seglog::{raft_log_dir, SegLog, SEGMENT_BYTES};
 use crate::types::cache::ReadCache;
 use crate::types::watches::Watched;

@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use super::client::ClientEntry;
 use super::pubsub::Subscriber;
-use super::shared::ClientEntry;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -136,6 +136,9 @@ type Unblock = (bool, Option<futures_channel::oneshot::Sender<()>>);
 pub struct Pause {
     until_ms: AtomicU64,
     all: AtomicBool,
+    /// Clients a pause holds right now (INFO counts them as blocked, as Redis
+    /// does its postponed clients).
+    held: AtomicUsize,
 }
 
 #[derive(Default)]
@@ -387,6 +390,20 @@ impl Observe {
         }
         let now = crate::types::now_ms();
         (until > now).then(|| (Duration::from_millis(until - now), self.pause.all.load(Ordering::Acquire)))
+    }
+
+    /// A client starts (`true`) or stops waiting for a pause to end.
+    pub fn hold(&self, on: bool) {
+        if on {
+            self.pause.held.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.pause.held.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Clients a pause holds right now.
+    pub fn held(&self) -> usize {
+        self.pause.held.load(Ordering::Relaxed)
     }
 
     /// A blocked client registers how CLIENT UNBLOCK reaches it.

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use futures_channel::mpsc;
 
-use super::shared::ClientEntry;
+use super::client::ClientEntry;
 use crate::protocol::Reply;
 use crate::types::glob::glob_match;
 use crate::types::notify::{self, Event, Sink};

@@ -3,12 +3,11 @@
 //! path except per-core counters (one cache line per core).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
-use bytes::Bytes;
-
+use super::client::ClientEntry;
 use super::Outbox;
 use crate::cluster::Router;
 use crate::config::Config;
@@ -23,67 +22,6 @@ pub struct CoreStats {
     pub net_input: AtomicU64,
     pub net_output: AtomicU64,
     pub connections: AtomicU64,
-}
-
-/// ClientEntry::flags bits (CLIENT LIST's `O`, `e`, `T`).
-pub const CLIENT_MONITOR: u8 = 1;
-pub const CLIENT_NO_EVICT: u8 = 2;
-pub const CLIENT_NO_TOUCH: u8 = 4;
-
-/// What CLIENT LIST/INFO shows of a connection; updated once per batch of commands.
-pub struct ClientEntry {
-    pub id: u64,
-    pub addr: String,
-    pub laddr: String,
-    pub created: Instant,
-    pub last_active: Mutex<Instant>,
-    pub last_cmd: AtomicUsize,
-    pub resp: AtomicU8,
-    pub name: Mutex<Option<Bytes>>,
-    pub lib_name: Mutex<Option<Bytes>>,
-    pub lib_ver: Mutex<Option<Bytes>>,
-    /// Channels, patterns and shard channels subscribed (CLIENT LIST).
-    pub subs: [AtomicUsize; 3],
-    /// CLIENT_MONITOR | CLIENT_NO_EVICT | CLIENT_NO_TOUCH.
-    pub flags: AtomicU8,
-    /// The selected database (CLIENT LIST's `db`).
-    pub db: std::sync::atomic::AtomicU16,
-    /// Tells the connection to close (CLIENT KILL, a Pub/Sub buffer limit).
-    kill: Mutex<Option<futures_channel::oneshot::Sender<()>>>,
-}
-
-impl ClientEntry {
-    pub fn new(id: u64, addr: String, laddr: String) -> ClientEntry {
-        ClientEntry {
-            id,
-            addr,
-            laddr,
-            created: Instant::now(),
-            last_active: Mutex::new(Instant::now()),
-            last_cmd: usize::MAX.into(),
-            resp: 2.into(),
-            name: Mutex::new(None),
-            lib_name: Mutex::new(None),
-            lib_ver: Mutex::new(None),
-            subs: Default::default(),
-            flags: AtomicU8::new(0),
-            db: Default::default(),
-            kill: Mutex::new(None),
-        }
-    }
-
-    /// Where `kill` is heard: the connection's loop.
-    pub fn on_kill(&self, tx: futures_channel::oneshot::Sender<()>) {
-        *self.kill.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
-    }
-
-    /// Close the connection (from any core); false if it was already told.
-    pub fn kill(&self) -> bool {
-        match self.kill.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            Some(tx) => tx.send(()).is_ok(),
-            None => false,
-        }
-    }
 }
 
 /// Bounded map of SCAN cursors to the metadata key they stopped at.
@@ -157,7 +95,7 @@ pub struct Shared {
     pub functions: RwLock<HashMap<u32, crate::script::functions::Libraries>>,
     /// Runs transactions inside apply; set once by the server at start (the
     /// command layer implements it).
-    pub programs: std::sync::OnceLock<Arc<dyn crate::types::write::Programs>>,
+    pub programs: std::sync::OnceLock<Arc<dyn crate::types::apply::Programs>>,
     pub router: Router,
     pub config: RwLock<Config>,
     pub mesh: Vec<Outbox>,

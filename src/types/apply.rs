@@ -14,15 +14,14 @@ use ahash::AHashMap;
 use bytes::Bytes;
 
 use super::cache::{Epochs, ReadCache};
-use super::coll::Found;
 use super::dbs::Dbs;
+use super::found::Found;
 use super::members::{MemberIndex, Sorted};
 use super::mkey_in;
 use super::notify::{self, Event};
 use super::view::Source;
 use super::watches::Watches;
-use super::write::Programs;
-use super::zset::NodeCache;
+use super::zset_nodes::NodeCache;
 use crate::storage::keys::{
     db_of, db_slot_range, decode_meta_key, decode_meta_key_in, expire_index_key, in_db, slot_lower_bound,
     slot_upper_bound, KeyType,
@@ -45,6 +44,23 @@ fn element_slot(cf: Cf) -> Option<usize> {
     }
 }
 
+/// Runs what needs the whole command table inside apply: a transaction's
+/// commands (and, later, scripts). Implemented by the command layer and handed to
+/// each region's state machine, so this layer does not depend on it.
+pub trait Programs: Send + Sync {
+    /// Run a transaction's commands in order against `ctx`; one reply each.
+    fn exec(&self, ctx: &mut ApplyCtx, op: &crate::pb::Exec) -> Result<crate::protocol::Reply, StorageError>;
+    /// Run a script or a function against `ctx`.
+    fn eval(&self, ctx: &mut ApplyCtx, op: &crate::pb::Eval) -> Result<crate::protocol::Reply, StorageError>;
+    /// Change the region's function libraries.
+    fn functions(&self, ctx: &mut ApplyCtx, op: &crate::pb::Functions) -> Result<crate::protocol::Reply, StorageError>;
+    /// True if the transaction queues a script (which may run long).
+    fn queues_script(&self, op: &crate::pb::Exec) -> bool;
+    /// A snapshot from the leader replaced the region: reload what is kept of
+    /// it outside RocksDB (its function libraries).
+    fn region_replaced(&self, _region: u32) {}
+}
+
 /// See the module doc.
 pub struct ApplyCtx {
     storage: Storage,
@@ -55,6 +71,9 @@ pub struct ApplyCtx {
     /// The entry being applied (its log index) and the command's position in it.
     pub index: u64,
     pub cmd_pos: u32,
+    /// The stream node limits of the operation being applied (its leader's
+    /// `stream-node-max-*`, carried in the log entry).
+    pub stream_limits: super::stream_node::Limits,
     slot_start: u16,
     slot_end: u32,
     /// The command's database: logical (as the client named it: events) and
@@ -141,6 +160,7 @@ impl ApplyCtx {
             now_ms: 0,
             index: 0,
             cmd_pos: 0,
+            stream_limits: Default::default(),
             slot_start,
             slot_end,
             ldb: 0,
@@ -502,6 +522,15 @@ impl ApplyCtx {
         self.batch.delete_range(cf, from, to);
     }
 
+    /// Take the stream node limits an operation carries (absent: Redis's
+    /// defaults, as every entry written before they were carried).
+    pub fn use_stream_limits(&mut self, l: Option<&crate::pb::StreamLimits>) {
+        self.stream_limits = match l {
+            Some(l) => super::stream_node::Limits { max_entries: l.max_entries, max_bytes: l.max_bytes },
+            None => Default::default(),
+        };
+    }
+
     /// Record that `key`'s elements were rewritten without changing what the
     /// key holds (its rank counters rebuilt): readers' caches must drop them, but
     /// WATCH does not see a change.
@@ -513,6 +542,34 @@ impl ApplyCtx {
     /// True if `key` (of a data column family) lies in a range this batch flushed.
     fn is_flushed(&self, key: &[u8]) -> bool {
         in_any(&self.flushed, key)
+    }
+
+    /// Where the record of keys modified for WATCH stands now (see
+    /// [`ApplyCtx::not_modified_since`]).
+    pub fn modified_mark(&self) -> usize {
+        self.modified.len()
+    }
+
+    /// The writes to `key` since `mark` are not a modification WATCH sees:
+    /// Redis writes without signalling the key (XSETID; a BITFIELD that grew
+    /// the string but whose every write failed).
+    pub fn not_modified_since(&mut self, mark: usize, key: &[u8]) {
+        let mk = self.mkey(key);
+        let mut i = mark;
+        while i < self.modified.len() {
+            if self.modified[i] == mk {
+                self.modified.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// `key` counts as modified for WATCH though nothing of it was written, as
+    /// Redis signals it (an LTRIM that keeps the whole list).
+    pub fn signal_modified(&mut self, key: &[u8]) {
+        let mk = self.mkey(key);
+        self.modified.push(mk);
     }
 
     /// Record that `key`'s elements changed though its metadata did not.

@@ -14,7 +14,7 @@ use super::bits::{self, BitOp, FieldOp, FieldType};
 use super::notify::{GENERIC, STRING};
 use super::string::{read_range, value, value_len};
 use super::view::Source;
-use super::write::ApplyResult;
+use super::ApplyResult;
 use super::{ApplyCtx, TypeError};
 
 fn string_meta_of(ctx: &ApplyCtx, key: &[u8]) -> Result<Result<Option<Meta>, TypeError>, crate::storage::StorageError> {
@@ -47,6 +47,12 @@ pub fn apply_setbit(ctx: &mut ApplyCtx, op: &pb::Setbit) -> ApplyResult {
     let mask = 0x80u8 >> (op.offset & 7);
     let cur = window(ctx, &op.key, old.as_ref(), byte, byte + 1)?[0];
     let was = (cur & mask != 0) as i64;
+    // As Redis: a bit set to what it was, in a string that need not grow, is
+    // no write (no event, and WATCH sees nothing).
+    let grows = old.as_ref().is_none_or(|m| byte >= value_len(m));
+    if !grows && was == op.on as i64 {
+        return Ok(Ok(Reply::Int(was)));
+    }
     let new = if op.on { cur | mask } else { cur & !mask };
     ctx.write_string_range(&op.key, old.as_ref(), byte, &[new])?;
     ctx.event(STRING, "setbit", &op.key);
@@ -109,11 +115,16 @@ pub fn apply_bitfield(ctx: &mut ApplyCtx, op: &pb::Bitfield) -> ApplyResult {
     };
     let key = &op.key;
     let mut m = tri!(string_meta_of(ctx, key)?);
-    // Redis grows (and creates) the value first, even if every write fails.
+    // Redis grows (and creates) the value first, even if every write fails;
+    // it then signals the key only if a write took effect (and, the value
+    // having grown, every write that did not fail counts).
+    let mark = ctx.modified_mark();
+    let mut grew = false;
     if let Some(grow) = bits::bitfield_grow_len(&ops) {
         if grow > m.as_ref().map_or(0, value_len) {
             ctx.write_string_range(key, m.as_ref(), grow - 1, &[0])?;
             m = ctx.live_meta(&ctx.mkey(key))?;
+            grew = true;
         }
     }
     let mut out = Vec::with_capacity(ops.len());
@@ -138,14 +149,21 @@ pub fn apply_bitfield(ctx: &mut ApplyCtx, op: &pb::Bitfield) -> ApplyResult {
             out.push(Reply::Nil);
             continue;
         };
+        out.push(Reply::Int(shown));
+        let before = w.clone();
         bits::set_field(&mut w, at, t, stored);
+        if w == before && !grew {
+            // The value already there: no write, as in Redis.
+            continue;
+        }
         ctx.write_string_range(key, m.as_ref(), from, &w)?;
         m = ctx.live_meta(&ctx.mkey(key))?;
         changes += 1;
-        out.push(Reply::Int(shown));
     }
     if changes > 0 {
         ctx.event(STRING, "setbit", key);
+    } else if grew {
+        ctx.not_modified_since(mark, key);
     }
     Ok(Ok(Reply::Array(out)))
 }

@@ -23,6 +23,10 @@ use futures_channel::oneshot;
 #[derive(Default)]
 pub struct Blocked {
     waiting: AtomicUsize,
+    /// Clients whose first attempt found nothing and that wait (INFO's
+    /// `blocked_clients`): one still trying its first attempt is not blocked
+    /// yet, as in Redis, where a command blocks only after it found nothing.
+    parked: Arc<AtomicUsize>,
     queues: Mutex<HashMap<Bytes, VecDeque<Arc<Waiter>>>>,
 }
 
@@ -42,6 +46,9 @@ pub struct Waiter {
     keys: Vec<Bytes>,
     lane: Lane,
     state: Mutex<State>,
+    /// The registry's count of waiting clients, which this one joins at its
+    /// first wait.
+    parked: Arc<AtomicUsize>,
 }
 
 #[derive(Default)]
@@ -51,6 +58,8 @@ struct State {
     /// A write to one of its keys landed while it was busy.
     missed: bool,
     wake: Option<oneshot::Sender<()>>,
+    /// Counted in `Blocked::parked` (it has waited once).
+    parked: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -67,8 +76,12 @@ impl Blocked {
 
     /// [`Blocked::register`] in `lane`.
     pub fn register_in(&self, keys: &[Bytes], lane: Lane) -> Arc<Waiter> {
-        let w =
-            Arc::new(Waiter { keys: keys.to_vec(), lane, state: Mutex::new(State { busy: true, ..State::default() }) });
+        let w = Arc::new(Waiter {
+            keys: keys.to_vec(),
+            lane,
+            state: Mutex::new(State { busy: true, ..State::default() }),
+            parked: self.parked.clone(),
+        });
         let mut q = lock(&self.queues);
         for k in &w.keys {
             let queue = q.entry(k.clone()).or_default();
@@ -84,7 +97,10 @@ impl Blocked {
     /// not use pass to the next client of each of its keys.
     pub fn unregister(&self, w: &Arc<Waiter>) {
         let pass = {
-            let s = lock(&w.state);
+            let mut s = lock(&w.state);
+            if std::mem::take(&mut s.parked) {
+                self.parked.fetch_sub(1, Ordering::Relaxed);
+            }
             s.busy || s.missed
         };
         let mut q = lock(&self.queues);
@@ -128,9 +144,10 @@ impl Blocked {
         }
     }
 
-    /// Clients blocked right now (INFO's `blocked_clients`).
+    /// Clients blocked right now (INFO's `blocked_clients`): those waiting
+    /// after an attempt that found nothing.
     pub fn blocked(&self) -> usize {
-        self.waiting.load(Ordering::Relaxed)
+        self.parked.load(Ordering::Relaxed)
     }
 }
 
@@ -171,6 +188,9 @@ impl Waiter {
     pub fn wait(&self) -> oneshot::Receiver<()> {
         let (tx, rx) = oneshot::channel();
         let mut s = lock(&self.state);
+        if !std::mem::replace(&mut s.parked, true) {
+            self.parked.fetch_add(1, Ordering::Relaxed);
+        }
         if std::mem::take(&mut s.missed) {
             let _ = tx.send(());
         } else {

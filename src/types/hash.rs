@@ -14,7 +14,7 @@ use crate::storage::Cf;
 use super::coll::{each, find, Found};
 use super::notify::HASH;
 use super::view::Source;
-use super::write::ApplyResult;
+use super::ApplyResult;
 use super::{ApplyCtx, ReadResult, TypeError};
 
 /// HSET / HMSET, and HSETNX (`nx`: an existing field is left alone). Result:

@@ -23,7 +23,7 @@
 use std::fmt;
 
 use super::notify::STRING;
-use super::write::ApplyResult;
+use super::ApplyResult;
 use super::{ApplyCtx, TypeError};
 use crate::pb;
 use crate::protocol::Reply;

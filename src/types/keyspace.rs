@@ -14,7 +14,7 @@ use super::coll::Found;
 use super::glob::glob_match;
 use super::notify::{GENERIC, NEW};
 use super::view::Source;
-use super::write::ApplyResult;
+use super::ApplyResult;
 use super::{ApplyCtx, TypeError};
 
 pub fn apply_del(ctx: &mut ApplyCtx, op: &pb::Del) -> ApplyResult {

@@ -15,7 +15,7 @@ use crate::storage::{Cf, StorageError};
 use super::coll::{each, find, Found};
 use super::notify::LIST;
 use super::view::Source;
-use super::write::ApplyResult;
+use super::ApplyResult;
 use super::{ApplyCtx, ReadResult, TypeError};
 
 /// The element key of absolute index `i`.
@@ -271,6 +271,8 @@ fn trim(ctx: &mut ApplyCtx, op: &pb::Ltrim, found: Found) -> Result<(), StorageE
     };
     let kept = e - s + 1;
     if kept == size {
+        // Nothing to remove: Redis still signals the key (WATCH sees it).
+        ctx.signal_modified(key);
         return Ok(());
     }
     let mut coll = found.coll.clone();

@@ -30,6 +30,7 @@ pub mod cache;
 pub mod coll;
 pub mod dbs;
 pub mod dump;
+pub mod found;
 pub mod geo;
 pub mod glob;
 pub mod hash;
@@ -38,6 +39,7 @@ pub mod keyspace;
 pub mod list;
 pub mod members;
 pub mod notify;
+pub mod read_view;
 pub mod set;
 pub mod sort;
 pub mod stream;
@@ -47,13 +49,15 @@ pub mod view;
 pub mod watches;
 pub mod write;
 pub mod zset;
+pub mod zset_nodes;
 
 use crate::cluster::key_slot;
 use crate::storage::keys::meta_key_in;
 use crate::storage::StorageError;
 
 pub use apply::{Applied, ApplyCtx, VERSION_SHIFT};
-pub use view::{ReadView, Reader, Snap, Source};
+pub use read_view::ReadView;
+pub use view::{Reader, Snap, Source};
 
 /// The largest string value (Redis's default `proto-max-bulk-len`); fixed so that
 /// every replica applies the same limit.
@@ -89,6 +93,9 @@ pub enum TypeError {
 
 /// What a read returns: storage failure outside, command failure inside.
 pub type ReadResult<T> = Result<Result<T, TypeError>, StorageError>;
+
+/// What an apply function returns: storage failure outside, command failure inside.
+pub type ApplyResult = Result<Result<crate::protocol::Reply, TypeError>, StorageError>;
 
 /// Milliseconds since the Unix epoch from the local clock (handlers and readers only;
 /// apply uses the entry's `now_ms`).

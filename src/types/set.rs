@@ -15,7 +15,7 @@ use super::coll::{each, find, Found, Rng};
 use super::members::Sorted;
 use super::notify::SET;
 use super::view::Source;
-use super::write::ApplyResult;
+use super::ApplyResult;
 use super::{ApplyCtx, ReadResult};
 
 /// Up to this size (or when half the key or more is wanted) members are drawn

@@ -24,7 +24,7 @@ use crate::storage::{Cf, StorageError};
 use super::coll::Found;
 use super::notify::{GENERIC, STRING};
 use super::view::Source;
-use super::write::ApplyResult;
+use super::ApplyResult;
 use super::{ApplyCtx, ReadResult, TypeError, MAX_STRING_LEN};
 
 /// The longest value held inline in its metadata.

@@ -12,24 +12,8 @@ use crate::pb::WriteCmd;
 use crate::protocol::Reply;
 use crate::storage::StorageError;
 
+use super::apply::Programs;
 use super::{bitmap, hash, hll, keyspace, list, set, string, zset, ApplyCtx};
-
-/// Runs what needs the whole command table inside apply: a transaction's
-/// commands (and, later, scripts). Implemented by the command layer and handed to
-/// each region's state machine, so this layer does not depend on it.
-pub trait Programs: Send + Sync {
-    /// Run a transaction's commands in order against `ctx`; one reply each.
-    fn exec(&self, ctx: &mut ApplyCtx, op: &crate::pb::Exec) -> Result<Reply, StorageError>;
-    /// Run a script or a function against `ctx`.
-    fn eval(&self, ctx: &mut ApplyCtx, op: &crate::pb::Eval) -> Result<Reply, StorageError>;
-    /// Change the region's function libraries.
-    fn functions(&self, ctx: &mut ApplyCtx, op: &crate::pb::Functions) -> Result<Reply, StorageError>;
-    /// True if the transaction queues a script (which may run long).
-    fn queues_script(&self, op: &crate::pb::Exec) -> bool;
-    /// A snapshot from the leader replaced the region: reload what is kept of
-    /// it outside RocksDB (its function libraries).
-    fn region_replaced(&self, _region: u32) {}
-}
 
 /// True for an operation that may run long: a script, a library to compile, or a
 /// transaction holding a script. Apply runs a batch holding one off the reactor;
@@ -118,9 +102,6 @@ pub fn apply_cmd(ctx: &mut ApplyCtx, cmd: &WriteCmd) -> Result<Reply, StorageErr
     }?;
     Ok(r.unwrap_or_else(|e| Reply::Error(e.to_string().into())))
 }
-
-/// What an apply function returns: storage failure outside, command failure inside.
-pub type ApplyResult = Result<Result<Reply, super::TypeError>, StorageError>;
 
 #[cfg(test)]
 mod tests {

@@ -40,7 +40,8 @@ use super::coll::{find, Found};
 use super::list::range_of;
 use super::notify::ZSET;
 use super::view::Source;
-use super::write::ApplyResult;
+use super::zset_nodes::Node;
+use super::ApplyResult;
 use super::{ApplyCtx, ReadResult, TypeError};
 
 /// Score bytes covered by rank counters.
@@ -82,9 +83,6 @@ fn node_key(found: &Found, depth: usize, parent: &[u8]) -> Vec<u8> {
     found.element(&sub)
 }
 
-/// A node's counters: (next score byte, members), by byte, none zero.
-type Node = Vec<(u8, u64)>;
-
 fn decode_node(v: &[u8]) -> Node {
     let mut out = Vec::new();
     let mut i = 0;
@@ -120,70 +118,6 @@ fn encode_node(node: &Node) -> Vec<u8> {
 
 fn read_node(src: &impl Source, found: &Found, depth: usize, parent: &[u8]) -> Result<Node, StorageError> {
     Ok(src.get(Cf::ZsetScore, &node_key(found, depth, parent))?.map(|v| decode_node(&v)).unwrap_or_default())
-}
-
-/// Apply's decoded rank-counter nodes, carried from one batch to the next
-/// (with the member index, see `ApplyCtx::with_kept`), so a ZADD neither reads
-/// its five nodes back from the memtable nor decodes them: every ZADD to a big
-/// set rewrites the same shallow nodes, and a point read of a key the memtable
-/// holds in many versions was most of a ZADD's apply. Written through: each
-/// node `zset_counters` writes is also put here, so it always equals what the
-/// batch leaves in storage; an absent node is kept as an empty one. Any other
-/// write of a `zset_score` entry forgets its key, and whatever writes behind
-/// apply's back (a FLUSH, a cross-region entry, a snapshot install, a failed
-/// apply) clears it all. A key's versions are never reused, so a deleted set's
-/// nodes are never asked for again. Bounded: past [`NodeCache::MAX_BYTES`]
-/// (keys included) it starts again empty.
-#[derive(Debug, Default)]
-pub struct NodeCache {
-    nodes: ahash::AHashMap<Vec<u8>, Node>,
-    /// What the entries cost, keys included (see [`NodeCache::cost`]).
-    bytes: usize,
-}
-
-impl NodeCache {
-    /// Most bytes held (keys, counters and per-entry overhead) per region.
-    pub const MAX_BYTES: usize = 32 << 20;
-
-    /// What an entry costs: its key, its counters, the map's and the vector's
-    /// overhead.
-    fn cost(key: &[u8], node: &Node) -> usize {
-        key.len() + node.capacity() * std::mem::size_of::<(u8, u64)>() + 64
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
-    }
-
-    fn take(&mut self, key: &[u8]) -> Option<Node> {
-        let n = self.nodes.remove(key)?;
-        self.bytes -= Self::cost(key, &n);
-        Some(n)
-    }
-
-    fn get(&self, key: &[u8]) -> Option<&Node> {
-        self.nodes.get(key)
-    }
-
-    fn put(&mut self, key: Vec<u8>, node: Node) {
-        let cost = Self::cost(&key, &node);
-        if self.bytes + cost > Self::MAX_BYTES {
-            self.clear();
-        }
-        self.take(&key);
-        self.bytes += cost;
-        self.nodes.insert(key, node);
-    }
-
-    /// Drop `key`'s node (written by other code).
-    pub fn forget(&mut self, key: &[u8]) {
-        self.take(key);
-    }
-
-    pub fn clear(&mut self) {
-        self.nodes.clear();
-        self.bytes = 0;
-    }
 }
 
 /// Whether a root node accounts for every one of `size` members: true of
@@ -924,7 +858,10 @@ pub fn combine(
                 for &j in rest {
                     let (f, z) = inputs[j].as_ref().expect("checked above");
                     match src.get(Cf::Subkey, &f.element(m)) {
-                        Ok(Some(sv)) => v = aggregate(agg, v, weighted(if *z { dec(&sv) } else { 1.0 }, w(j))),
+                        // As Redis: a later input's product is not made 0 when
+                        // it is NaN (inf * 0); the sum it makes is, and MIN and
+                        // MAX pass it over.
+                        Ok(Some(sv)) => v = aggregate(agg, v, if *z { dec(&sv) } else { 1.0 } * w(j)),
                         Ok(None) => return,
                         Err(e) => {
                             err = Some(e);
@@ -960,7 +897,8 @@ pub fn combine(
         }
     }
     let mut out: Vec<(Bytes, f64)> = acc.into_iter().collect();
-    out.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+    // As Redis's skiplist: -0 and 0 are one score, ordered by member.
+    out.sort_by(|a, b| a.1.partial_cmp(&b.1).unwrap_or(std::cmp::Ordering::Equal).then_with(|| a.0.cmp(&b.0)));
     Ok(Ok(out))
 }
 

@@ -198,6 +198,59 @@ fn client_reply_off_skip_on_match_redis() {
     assert_eq!(run(s.port), want);
 }
 
+/// CLIENT REPLY ON right after SKIP is answered (it clears the skip), and
+/// Pub/Sub confirmations and messages arrive under REPLY OFF and SKIP, in RESP2
+/// and RESP3, as redis-server 7.0 sends them: the whole byte stream is Redis's.
+#[test]
+fn client_reply_on_after_skip_and_pushes_while_off_match_redis() {
+    let s = Server::start();
+    let o = Oracle::start();
+    let run = |port: u16, resp3: bool| {
+        let mut r = Raw::connect(port);
+        let mut got = Vec::new();
+        if resp3 {
+            r.cmd(&["HELLO", "3"]);
+        }
+        // (RESP2 refuses CLIENT REPLY while subscribed: OFF is sent between.)
+        let first: &[&[&str]] = &[
+            &["CLIENT", "REPLY", "SKIP"],
+            &["CLIENT", "REPLY", "ON"],
+            &["PING"],
+            &["CLIENT", "REPLY", "SKIP"],
+            &["SUBSCRIBE", "ch0"],
+            &["UNSUBSCRIBE", "ch0"],
+            &["CLIENT", "REPLY", "OFF"],
+            &["SUBSCRIBE", "ch1", "ch2"],
+            &["PING"],
+        ];
+        for c in first {
+            let a: Vec<&[u8]> = c.iter().map(|x| x.as_bytes()).collect();
+            r.send(&encode_cmd(&a));
+        }
+        // OK, PONG, four confirmations; PING's reply does not come.
+        for _ in 0..6 {
+            got.extend(r.read_reply());
+        }
+        let mut p = Raw::connect(port);
+        assert_eq!(p.cmd(&["PUBLISH", "ch2", "hello"]), ":1\r\n");
+        got.extend(r.read_reply());
+        for c in [&["UNSUBSCRIBE", "ch1", "ch2"][..], &["CLIENT", "REPLY", "ON"], &["PING"]] {
+            let a: Vec<&[u8]> = c.iter().map(|x| x.as_bytes()).collect();
+            r.send(&encode_cmd(&a));
+        }
+        // Two confirmations, OK, PONG.
+        for _ in 0..4 {
+            got.extend(r.read_reply());
+        }
+        String::from_utf8(got).unwrap()
+    };
+    for resp3 in [false, true] {
+        let want = run(o.port, resp3);
+        assert!(want.starts_with("+OK\r\n+PONG\r\n"), "{want:?}");
+        assert_eq!(run(s.port, resp3), want, "RESP3: {resp3}");
+    }
+}
+
 #[test]
 fn client_kill_filters_and_errors_match_redis() {
     let s = Server::start_with(&["--cores", "2"]);
@@ -279,6 +332,52 @@ fn client_pause_holds_writes_or_everything_until_it_ends() {
     assert_eq!(admin.cmd(&["CLIENT", "UNPAUSE"]), "+OK\r\n");
     assert_eq!(c.read_reply(), b":1\r\n");
     assert!(t.elapsed() >= Duration::from_millis(200) && t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+}
+
+/// Under CLIENT PAUSE WRITE a transaction of reads and admin commands runs
+/// at once (EXEC itself is no write), a held write counts in INFO's
+/// `blocked_clients` (as Redis counts its postponed clients) and shows `b` in
+/// CLIENT LIST, and is released by UNPAUSE: each step as redis-server.
+#[test]
+fn a_write_pause_lets_read_transactions_through_and_counts_the_held() {
+    let s = Server::start_with(&["--cores", "2"]);
+    let o = Oracle::start();
+    let blocked_count = |port: u16| {
+        let info = Raw::connect(port).cmd(&["INFO", "clients"]);
+        let at = info.find("blocked_clients:").unwrap() + "blocked_clients:".len();
+        info[at..].split("\r\n").next().unwrap().to_string()
+    };
+    let run = |port: u16| -> Vec<String> {
+        let mut admin = Raw::connect(port);
+        let mut c = Raw::connect(port);
+        let mut got = vec![admin.cmd(&["SET", "foo", "bar"])];
+        got.push(admin.cmd(&["CLIENT", "PAUSE", "100000", "WRITE"]));
+        let t = Instant::now();
+        for l in [&["MULTI"][..], &["PING"], &["GET", "foo"], &["CLIENT", "ID"], &["EXEC"]] {
+            let r = c.cmd(l);
+            got.push(if l[0] == "EXEC" { r.split(":").next().unwrap().to_string() } else { r });
+        }
+        assert!(t.elapsed() < Duration::from_secs(2), "a read-only transaction waited: {:?}", t.elapsed());
+        got.push(blocked_count(port));
+        let mut w = Raw::connect(port);
+        let id = w.cmd(&["CLIENT", "ID"]).trim_start_matches(':').trim_end().to_string();
+        w.send(&encode_cmd(&[b"SET", b"foo", b"baz"]));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while blocked_count(port) != "1" {
+            assert!(Instant::now() < deadline, "the held SET never counted as blocked");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let line = admin.cmd(&["CLIENT", "LIST", "ID", &id]);
+        got.extend(line.split(' ').filter(|f| f.starts_with("flags=") || f.starts_with("cmd=")).map(String::from));
+        got.push(admin.cmd(&["GET", "foo"]));
+        got.push(admin.cmd(&["CLIENT", "UNPAUSE"]));
+        got.push(String::from_utf8_lossy(&w.read_reply()).into_owned());
+        got.push(blocked_count(port));
+        got.push(admin.cmd(&["GET", "foo"]));
+        got
+    };
+    let want = run(o.port);
+    assert_eq!(run(s.port), want);
 }
 
 #[test]
@@ -442,4 +541,70 @@ fn help_replies_open_and_close_as_redis() {
         assert!(g.starts_with('*') && w.starts_with('*'), "{cmd:?}: {g}");
         assert_eq!(ends(g), ends(w), "{cmd:?}");
     }
+}
+
+/// MODULE: a server without modules lists none; loading and unloading are
+/// refused as redis-server 7.0 refuses them by default; HELP, arity and
+/// unknown subcommands as Redis answers them.
+#[test]
+fn module_commands_answer_as_a_redis_without_modules() {
+    let s = Server::start();
+    let o = Oracle::start();
+    let lines: &[&[&str]] = &[
+        &["MODULE", "LIST"],
+        &["MODULE", "LOAD", "/nonexistent/m.so"],
+        &["MODULE", "LOADEX", "/nonexistent/m.so", "ARGS", "x"],
+        &["MODULE", "UNLOAD", "m"],
+        &["MODULE", "HELP"],
+        &["MODULE", "LIST", "x"],
+        &["MODULE", "LOAD"],
+        &["MODULE", "NOPE"],
+        &["MODULE"],
+    ];
+    let (n, r) = both(&s, &o, lines);
+    assert_eq!(n, r);
+}
+
+/// CLIENT INFO / CLIENT LIST show the command running now (`cmd=client|info`,
+/// not the one before) and its query buffer (`qbuf`), and a client waiting in
+/// BLPOP as `flags=b cmd=blpop` (clients poll for that before CLIENT UNBLOCK),
+/// field for field as redis-server.
+#[test]
+fn client_list_shows_the_running_command_and_blocked_clients() {
+    let s = Server::start();
+    let o = Oracle::start();
+    let field = |line: &str, name: &str| -> String {
+        let at = format!(" {name}=");
+        let start = line.find(&at).unwrap_or_else(|| panic!("no {name} in {line:?}")) + at.len();
+        line[start..].split([' ', '\n', '\r']).next().unwrap().to_string()
+    };
+    let fields = ["flags", "cmd", "qbuf", "db", "sub", "multi"];
+    let look = |port: u16| {
+        let mut r = Raw::connect(port);
+        r.cmd(&["SET", "a", "1"]);
+        let info = r.cmd(&["CLIENT", "INFO"]);
+        let mut got: Vec<String> = fields.iter().map(|f| field(&info, f)).collect();
+        let mut b = Raw::connect(port);
+        let id = b.cmd(&["CLIENT", "ID"]);
+        let id = id.trim_start_matches(':').trim_end();
+        b.send(&encode_cmd(&[b"BLPOP", b"nothing", b"0"]));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let line = loop {
+            let list = r.cmd(&["CLIENT", "LIST", "ID", id]);
+            if list.contains("cmd=blpop") || Instant::now() > deadline {
+                break list;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        got.extend(fields.iter().map(|f| field(&line, f)));
+        assert_eq!(r.cmd(&["CLIENT", "UNBLOCK", id]), ":1\r\n");
+        assert_eq!(b.read_reply(), b"*-1\r\n");
+        let list = r.cmd(&["CLIENT", "LIST", "ID", id]);
+        got.extend(fields.iter().map(|f| field(&list, f)));
+        got
+    };
+    let want = look(o.port);
+    assert_eq!(&want[..3], ["N", "client|info", "26"], "Redis's own CLIENT INFO");
+    assert_eq!(&want[6..9], ["b", "blpop", "0"], "Redis's blocked client");
+    assert_eq!(look(s.port), want);
 }

@@ -242,6 +242,19 @@ fn run_one(conn: &mut Raw, c: &[String]) -> Vec<u8> {
     conn.read_reply()
 }
 
+/// TTL and EXPIRETIME answer whole seconds rounded from milliseconds read off
+/// each server's clock (EXPIRETIME of a key set with `SETEX k 1000` is "now" +
+/// 1000 s); the two servers run a sequence at different moments, so their
+/// answers may straddle a rounding boundary.
+fn clock_seconds(cmd: &str) -> bool {
+    cmd.eq_ignore_ascii_case("TTL") || cmd.eq_ignore_ascii_case("EXPIRETIME")
+}
+
+/// Two such answers agree: equal, or both times (not -1/-2) at most one second apart.
+fn same_seconds(x: i64, y: i64) -> bool {
+    x == y || (x >= 0 && y >= 0 && (x - y).abs() <= 1)
+}
+
 /// Run `seq` on both from empty databases; the first differing step, if any.
 fn first_mismatch(neo: &mut Raw, redis: &mut Raw, seq: &[Vec<String>]) -> Option<(usize, Vec<u8>, Vec<u8>)> {
     run_one(neo, &["FLUSHALL".into()]);
@@ -251,11 +264,9 @@ fn first_mismatch(neo: &mut Raw, redis: &mut Raw, seq: &[Vec<String>]) -> Option
         let same = if a.starts_with(b"*") && b.starts_with(b"*") {
             let pairs = c.iter().any(|x| x == "WITHVALUES" || x == "WITHSCORES");
             normalise(&c[0], pairs, &a) == normalise(&c[0], pairs, &b)
-        } else if c[0] == "TTL" {
-            // Seconds are rounded from the remaining milliseconds; the servers run
-            // the sequence at different speeds, so allow one second either way.
+        } else if clock_seconds(&c[0]) {
             match (int_reply(&a), int_reply(&b)) {
-                (Some(x), Some(y)) if x >= 0 && y >= 0 => (x - y).abs() <= 1,
+                (Some(x), Some(y)) => same_seconds(x, y),
                 _ => a == b,
             }
         } else {
@@ -717,9 +728,9 @@ fn same(cmd: &[String], a: &[u8], b: &[u8]) -> bool {
         let pairs = cmd.iter().any(|x| x == "WITHVALUES" || x == "WITHSCORES");
         return normalise(&cmd[0], pairs, a) == normalise(&cmd[0], pairs, b);
     }
-    if cmd[0] == "TTL" {
+    if clock_seconds(&cmd[0]) {
         if let (Some(x), Some(y)) = (int_reply(a), int_reply(b)) {
-            return x == y || (x >= 0 && y >= 0 && (x - y).abs() <= 1);
+            return same_seconds(x, y);
         }
     }
     a == b
@@ -734,10 +745,10 @@ fn same_exec(queued: &[Vec<String>], a: &[u8], b: &[u8]) -> bool {
     xs.into_iter().zip(ys).zip(queued).all(|((x, y), c)| {
         let pairs = c.iter().any(|a| a == "WITHVALUES" || a == "WITHSCORES");
         match (&x, &y) {
-            (V::Line(p), V::Line(q)) if c[0] == "TTL" => {
+            (V::Line(p), V::Line(q)) if clock_seconds(&c[0]) => {
                 let n = |l: &[u8]| std::str::from_utf8(l.strip_prefix(b":")?).ok()?.parse::<i64>().ok();
                 match (n(p), n(q)) {
-                    (Some(i), Some(j)) => i == j || (i >= 0 && j >= 0 && (i - j).abs() <= 1),
+                    (Some(i), Some(j)) => same_seconds(i, j),
                     _ => p == q,
                 }
             }

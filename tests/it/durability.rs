@@ -288,6 +288,9 @@ fn can_mount(test: &str) -> bool {
 enum Filled {
     /// This write got no answer in time: it waits for the disk.
     Waiting(String),
+    /// This write, in flight when the disk filled, was answered "outcome
+    /// unknown" with this reply.
+    Unknown(String, String),
     /// A write was refused with this reply.
     Refused(String),
 }
@@ -303,6 +306,9 @@ fn write_until_full(a: &mut Raw, value: &[u8], n: usize, acked: &mut Vec<String>
         let mut out = Vec::new();
         match crate::common::read_frame(&mut a.r, &mut out) {
             Ok(()) if out == b"+OK\r\n" => acked.push(key),
+            Ok(()) if out.starts_with(b"-ERR write outcome unknown") => {
+                return Some(Filled::Unknown(key, String::from_utf8_lossy(&out).into_owned()))
+            }
             Ok(()) => return Some(Filled::Refused(String::from_utf8_lossy(&out).into_owned())),
             Err(_) => return Some(Filled::Waiting(key)),
         }
@@ -310,15 +316,28 @@ fn write_until_full(a: &mut Raw, value: &[u8], n: usize, acked: &mut Vec<String>
     None
 }
 
-/// The write waiting on `a` is acknowledged within `within`; `why` says
-/// what the server was doing when it is not.
-fn waiting_write_lands(a: &mut Raw, within: Duration, why: impl FnOnce() -> String) {
-    a.w.set_read_timeout(Some(within)).unwrap();
-    let mut out = Vec::new();
-    if crate::common::read_frame(&mut a.r, &mut out).is_err() {
-        panic!("the waiting write was never answered after space came back\n{}", why());
+/// The write in flight when the disk filled (`key`, answered "outcome
+/// unknown") takes effect within `within` of space coming back, as a write
+/// that waited would have; `why` says what the server was doing when it does
+/// not.
+fn unknown_write_lands(s: &Server, key: &str, len: usize, within: Duration, why: impl FnOnce() -> String) {
+    let deadline = std::time::Instant::now() + within;
+    let mut r = s.raw();
+    while r.cmd(&["STRLEN", key]) != format!(":{len}\r\n") {
+        assert!(std::time::Instant::now() < deadline, "{key} never took effect after space came back\n{}", why());
+        std::thread::sleep(Duration::from_millis(100));
     }
-    assert_eq!(out, b"+OK\r\n", "the waiting write: {}", String::from_utf8_lossy(&out));
+}
+
+/// The reply to the write in flight when the disk filled: "outcome unknown",
+/// naming the full disk (`what`), within the 3 s `write_until_full` waits.
+fn assert_names_the_full_disk(reply: &str, what: &str) {
+    assert!(
+        reply.starts_with("-ERR write outcome unknown (it may or may not have been applied): Errors writing to ")
+            && reply.contains(what)
+            && reply.contains("No space left on device"),
+        "the write in flight when the disk filled: {reply:?}"
+    );
 }
 
 /// RocksDB's own account of its background errors and recovery, from its
@@ -353,10 +372,11 @@ fn rocksdb_error_log(dir: &Path) -> String {
 
 /// The Raft log's filesystem fills up (a 72 MB tmpfs mounted at
 /// `<dir>/raftlog`, most of it taken by a filler file): the write whose
-/// batch needs a new segment waits, later writes are refused at once with
-/// `-MISCONF` naming the cause, reads are served; once the filler is gone,
-/// the waiting write is acknowledged and writes go on, without a restart;
-/// after a kill -9, everything acknowledged is there.
+/// batch needs a new segment is answered within seconds "outcome unknown"
+/// naming the full disk (it does not wait with its client), later writes are
+/// refused at once with `-MISCONF` naming the cause, reads are served; once
+/// the filler is gone, the write in flight takes effect and writes go on,
+/// without a restart; after a kill -9, everything acknowledged is there.
 #[test]
 fn a_full_log_disk_refuses_writes_then_resumes_by_itself() {
     if !can_mount("a_full_log_disk_refuses_writes_then_resumes_by_itself") {
@@ -379,11 +399,15 @@ fn a_full_log_disk_refuses_writes_then_resumes_by_itself() {
     let mut a = Raw::connect(s.port);
     let mut acked = Vec::new();
     let stuck = match write_until_full(&mut a, value.as_bytes(), 200, &mut acked) {
-        Some(Filled::Waiting(key)) => key,
+        Some(Filled::Unknown(key, r)) => {
+            assert_names_the_full_disk(&r, "the Raft log");
+            key
+        }
+        Some(Filled::Waiting(key)) => panic!("{key}, in flight when the log's disk filled, was not answered in 3 s"),
         Some(Filled::Refused(r)) => panic!("SET big:{}: {r}", acked.len()),
         None => panic!("200 writes of 256 KB never filled the log's filesystem"),
     };
-    eprintln!("{} writes acknowledged, {stuck} waits for the log", acked.len());
+    eprintln!("{} writes acknowledged, {stuck} was in flight when the log filled", acked.len());
     let mut b = s.raw();
     let refused = b.cmd(&["SET", "small", "1"]);
     assert!(
@@ -397,7 +421,7 @@ fn a_full_log_disk_refuses_writes_then_resumes_by_itself() {
     assert_eq!(b.cmd(&["STRLEN", &acked[0]]), format!(":{}\r\n", value.len()), "reads must be served");
 
     std::fs::remove_file(&filler).unwrap();
-    waiting_write_lands(&mut a, Duration::from_secs(15), String::new);
+    unknown_write_lands(&s, &stuck, value.len(), Duration::from_secs(15), String::new);
     acked.push(stuck);
     assert_eq!(b.cmd(&["SET", "small", "1"]), "+OK\r\n", "writes did not resume by themselves");
 
@@ -570,9 +594,10 @@ fn mount_tmpfs(at: &Path, size: &str) -> Tmpfs {
 
 /// RocksDB's filesystem fills up (the data directory on a 160 MB tmpfs, the
 /// Raft log on one of its own): a snapshot's flush fails and RocksDB stops
-/// taking writes. The write whose apply meets that waits, later writes get
-/// `-MISCONF` naming the cause, and once space is back RocksDB resumes by
-/// itself and so do writes, with nothing acknowledged lost.
+/// taking writes. The write whose apply meets that is answered "outcome
+/// unknown" naming the full disk, later writes get `-MISCONF` naming the
+/// cause, and once space is back RocksDB resumes by itself, the write in
+/// flight takes effect and writes go on, with nothing acknowledged lost.
 #[test]
 fn a_full_data_disk_refuses_writes_then_resumes_by_itself() {
     if !can_mount("a_full_data_disk_refuses_writes_then_resumes_by_itself") {
@@ -601,7 +626,11 @@ fn a_full_data_disk_refuses_writes_then_resumes_by_itself() {
     let mut a = Raw::connect(s.port);
     let mut acked = Vec::new();
     let (stuck, refused) = match write_until_full(&mut a, value.as_bytes(), 400, &mut acked) {
-        Some(Filled::Waiting(key)) => (Some(key), None),
+        Some(Filled::Unknown(key, r)) => {
+            assert_names_the_full_disk(&r, "the database");
+            (Some(key), None)
+        }
+        Some(Filled::Waiting(key)) => panic!("{key}, in flight when the data disk filled, was not answered in 3 s"),
         Some(Filled::Refused(r)) => (None, Some(r)),
         None => panic!("400 writes of 256 KB never filled the data filesystem"),
     };
@@ -623,7 +652,7 @@ fn a_full_data_disk_refuses_writes_then_resumes_by_itself() {
 
     std::fs::remove_file(&filler).unwrap();
     if let Some(key) = stuck {
-        waiting_write_lands(&mut a, Duration::from_secs(30), || rocksdb_error_log(&dir));
+        unknown_write_lands(&s, &key, value.len(), Duration::from_secs(30), || rocksdb_error_log(&dir));
         acked.push(key);
     }
     let deadline = std::time::Instant::now() + Duration::from_secs(30);

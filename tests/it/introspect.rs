@@ -246,8 +246,11 @@ fn object_freq_rises_under_lfu_as_in_redis() {
     assert_eq!(same(&mut n, &mut r, &["OBJECT", "FREQ", "k"]), ":5\r\n");
     // With the default factor the counter grows logarithmically (Redis's own
     // LFU test reads a key many times and expects the counter to rise): going
-    // from c to c + 1 takes 10 * (c - 5) + 1 reads on average. Both servers must
-    // stay near that curve (the spread is about 2; 7 is over three times it).
+    // from c to c + 1 takes 10 * (c - 5) + 1 reads on average. One key's
+    // counter is skewed and spread (at 750 reads: mean 17.5, deviation 2, and
+    // 25 one run in a thousand), so the test reads sixteen keys alike and
+    // holds each server's mean to the curve: the mean's deviation is 0.5, and
+    // [want - 2, want + 3] is five of them either side.
     let expected = |reads: i64| {
         let (mut c, mut needed) = (5, 0);
         while needed + 10 * (c - 5) < reads {
@@ -257,23 +260,35 @@ fn object_freq_rises_under_lfu_as_in_redis() {
         c
     };
     same(&mut n, &mut r, &["CONFIG", "SET", "lfu-log-factor", "10"]);
-    same(&mut n, &mut r, &["SET", "hot", "v"]);
+    let hot: Vec<String> = (0..16).map(|i| format!("hot{i}")).collect();
+    for k in &hot {
+        same(&mut n, &mut r, &["SET", k, "v"]);
+    }
     same(&mut n, &mut r, &["SET", "cold", "v"]);
-    let mut last = 5;
+    let mut last = vec![5; hot.len()];
+    let mean = |c: &mut Raw| -> (f64, Vec<i64>) {
+        let fs: Vec<i64> = hot.iter().map(|k| int(&c.cmd(&["OBJECT", "FREQ", k]))).collect();
+        (fs.iter().sum::<i64>() as f64 / fs.len() as f64, fs)
+    };
     for round in 1..=4 {
-        for _ in 0..250 {
-            n.send_cmd(&[b"GET", b"hot"]);
-            r.send_cmd(&[b"GET", b"hot"]);
+        for k in &hot {
+            for _ in 0..250 {
+                n.send_cmd(&[b"GET", k.as_bytes()]);
+                r.send_cmd(&[b"GET", k.as_bytes()]);
+            }
+            for _ in 0..250 {
+                n.read_reply();
+                r.read_reply();
+            }
         }
-        for _ in 0..250 {
-            n.read_reply();
-            r.read_reply();
+        let ((nm, nf), (rm, rf)) = (mean(&mut n), mean(&mut r));
+        let want = expected(250 * round) as f64;
+        for (i, (&was, &now)) in last.iter().zip(&nf).enumerate() {
+            assert!(now >= was, "round {round}: hot{i} went {was} -> {now}");
         }
-        let (nf, rf) = (int(&n.cmd(&["OBJECT", "FREQ", "hot"])), int(&r.cmd(&["OBJECT", "FREQ", "hot"])));
-        let want = expected(250 * round);
-        assert!(nf >= last, "round {round}: {last} -> {nf}");
-        assert!((nf - want).abs() <= 7, "round {round}: NeoKV {nf}, expected about {want}");
-        assert!((rf - want).abs() <= 7, "round {round}: Redis {rf}, expected about {want}");
+        let near = |m: f64| m >= want - 2.0 && m <= want + 3.0;
+        assert!(near(nm), "round {round}: NeoKV's mean {nm} ({nf:?}), expected about {want}");
+        assert!(near(rm), "round {round}: Redis's mean {rm} ({rf:?}), expected about {want}");
         last = nf;
     }
     assert_eq!(int(&n.cmd(&["OBJECT", "FREQ", "cold"])), 5);
@@ -566,4 +581,71 @@ fn object_encoding_matches_redis_by_size_and_content() {
         let (got, want) = (n.cmd(&["OBJECT", "ENCODING", k]), r.cmd(&["OBJECT", "ENCODING", k]));
         assert_eq!(got, want, "OBJECT ENCODING {k} (NeoKV, then Redis)");
     }
+}
+
+/// Every command (and subcommand) NeoKV and redis-server 7.0 both have: its
+/// COMMAND INFO flags, arity, legacy key positions and ACL categories are
+/// redis-server's. The one difference on purpose: ZRANK / ZREVRANK take
+/// 7.2's WITHSCORE, so their arity is -3.
+#[test]
+fn command_info_matches_redis_for_every_command() {
+    use redis::Value;
+    let s = Server::start();
+    let o = Oracle::start();
+    fn text(v: &Value) -> String {
+        match v {
+            Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+            Value::SimpleString(s) => s.clone(),
+            Value::Int(i) => i.to_string(),
+            other => format!("{other:?}"),
+        }
+    }
+    fn items(v: &Value) -> Vec<Value> {
+        match v {
+            Value::Array(a) | Value::Set(a) => a.clone(),
+            _ => Vec::new(),
+        }
+    }
+    fn walk(e: &Value, out: &mut std::collections::BTreeMap<String, Vec<String>>) {
+        let f = items(e);
+        let mut flags: Vec<String> = items(&f[2]).iter().map(text).collect();
+        flags.sort();
+        let mut cats: Vec<String> = items(&f[6]).iter().map(text).collect();
+        cats.sort();
+        let fields = vec![
+            format!("arity {}", text(&f[1])),
+            format!("flags {flags:?}"),
+            format!("keys {} {} {}", text(&f[3]), text(&f[4]), text(&f[5])),
+            format!("categories {cats:?}"),
+        ];
+        out.insert(text(&f[0]), fields);
+        for sub in items(&f[9]) {
+            walk(&sub, out);
+        }
+    }
+    let info = |con: &mut redis::Connection| {
+        let all: Value = redis::cmd("COMMAND").query(con).unwrap();
+        let mut out = std::collections::BTreeMap::new();
+        for e in items(&all) {
+            walk(&e, &mut out);
+        }
+        out
+    };
+    let mine = info(&mut s.client());
+    let theirs =
+        info(&mut redis::Client::open(format!("redis://127.0.0.1:{}/", o.port)).unwrap().get_connection().unwrap());
+    let mut differences = Vec::new();
+    let mut compared = 0;
+    for (name, fields) in &mine {
+        let Some(want) = theirs.get(name) else { continue };
+        compared += 1;
+        for (got, want) in fields.iter().zip(want) {
+            let exception = (name == "zrank" || name == "zrevrank") && got == "arity -3" && want == "arity 3";
+            if got != want && !exception {
+                differences.push(format!("{name}: NeoKV {got}, Redis {want}"));
+            }
+        }
+    }
+    assert!(compared > 250, "only {compared} commands compared");
+    assert!(differences.is_empty(), "{} differences:\n{}", differences.len(), differences.join("\n"));
 }

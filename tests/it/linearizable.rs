@@ -53,6 +53,9 @@ pub enum Ret {
     Value(Option<String>), // GET: nil or the string
     Int(i64),              // INCR: the new value
     Len(i64),              // APPEND: the new length
+    /// Never in a caller's history: an APPEND of unknown outcome whose value a
+    /// GET returned took effect, before that GET returned (`pin_seen_appends`).
+    Happened,
 }
 
 #[derive(Debug, Clone)]
@@ -79,6 +82,12 @@ pub const MAX_CONFIGS: usize = 2_000_000;
 /// APPEND values are never empty, and INCR counts from 0 on either), so a
 /// delete is a SET of "" and every pruning rule about SETs holds for it.
 pub fn check(history: &[Event], initial: Option<String>) -> Result<(), String> {
+    check_within(history, initial, MAX_CONFIGS)
+}
+
+/// [`check`], giving up after `max_configs` configurations instead (a saved
+/// history checked offline may take more: about 100 bytes each).
+pub fn check_within(history: &[Event], initial: Option<String>, max_configs: usize) -> Result<(), String> {
     if let Some(e) = history.iter().find(|e| matches!(&e.op, Op::Set(v) | Op::Append(v) if v.is_empty())) {
         return Err(format!("malformed history: an empty value written (the model keeps \"\" for nil): {e:?}"));
     }
@@ -103,7 +112,55 @@ pub fn check(history: &[Event], initial: Option<String>) -> Result<(), String> {
             _ => return Err(format!("malformed history: answer of the wrong kind: {}", describe(r))),
         }
     }
-    Search::new(ops, initial).run()
+    pin_seen_appends(&mut ops);
+    Search::new(ops, initial, max_configs).run()
+}
+
+/// An APPEND of unknown outcome stays a candidate to the end of the search
+/// (it may take effect at any time, or never), and a history with many of them
+/// is hard. But when its value is a *token* (one comma, at its end: the
+/// nemesis appends `client.n,`) and a GET returned it, it did take effect,
+/// once, before that GET returned: it gets that return as its deadline, with
+/// an answer that fits any length ([`Ret::Happened`]).
+///
+/// Sound only if the token in the GET can come from that APPEND alone: every
+/// SET's value is comma-free, every APPEND's comma-free or a token, each token
+/// is appended once, and no
+/// token ends with another (so a comma-free value before a token cannot pass
+/// for a longer token). Otherwise nothing is pinned.
+fn pin_seen_appends(ops: &mut [Rec]) {
+    let is_token = |v: &str| v.ends_with(',') && v.matches(',').count() == 1;
+    let mut tokens: HashMap<&str, usize> = HashMap::new();
+    for r in ops.iter() {
+        match &r.op {
+            // A SET of a token would be a second writer of it.
+            Op::Set(v) if v.contains(',') => return,
+            Op::Append(v) if !is_token(v) && v.contains(',') => return,
+            Op::Append(v) if is_token(v) => *tokens.entry(v).or_default() += 1,
+            _ => {}
+        }
+    }
+    let suffix_of_another = |t: &str| (1..t.len()).any(|i| t.is_char_boundary(i) && tokens.contains_key(&t[i..]));
+    if tokens.values().any(|&n| n > 1) || tokens.keys().any(|t| suffix_of_another(t)) {
+        return;
+    }
+    // Each token a GET returned: the earliest return of such a GET.
+    let mut seen: HashMap<String, u64> = HashMap::new();
+    for r in ops.iter() {
+        if let (Op::Get, Some((t, Ret::Value(Some(x))))) = (&r.op, &r.ret) {
+            for piece in x.split_inclusive(',').filter(|p| p.ends_with(',')) {
+                let at = seen.entry(piece.to_string()).or_insert(*t);
+                *at = (*at).min(*t);
+            }
+        }
+    }
+    for r in ops.iter_mut() {
+        if let (Op::Append(v), None) = (&r.op, &r.ret) {
+            if let Some(&t) = seen.get(v.as_str()) {
+                r.ret = Some((t.max(r.invoke), Ret::Happened));
+            }
+        }
+    }
 }
 
 /// An operation of the history, with its index in the caller's slice.
@@ -143,9 +200,13 @@ fn step(op: &Op, state: Option<&str>, ret: Option<&Ret>) -> Option<Next> {
             let n = redis_int(state.filter(|s| !s.is_empty()).unwrap_or("0"))?.checked_add(1)?;
             (ret.is_none() || ret == Some(&Ret::Int(n))).then(|| Next::To(n.to_string()))
         }
-        (Op::Append(v), None | Some(Ret::Len(_))) => {
+        (Op::Append(v), None | Some(Ret::Len(_) | Ret::Happened)) => {
             let s = format!("{}{v}", state.unwrap_or(""));
-            (ret.is_none() || ret == Some(&Ret::Len(s.len() as i64))).then_some(Next::To(s))
+            let fits = match ret {
+                Some(Ret::Len(l)) => *l == s.len() as i64,
+                _ => true,
+            };
+            fits.then_some(Next::To(s))
         }
         _ => None,
     }
@@ -229,6 +290,7 @@ struct Frame {
 struct Search {
     ops: Vec<Rec>,
     initial: Option<String>,
+    max_configs: usize,
     /// Per entry: its operation and whether it is a return entry.
     entry_op: Vec<usize>,
     entry_ret: Vec<bool>,
@@ -243,7 +305,7 @@ struct Search {
 }
 
 impl Search {
-    fn new(ops: Vec<Rec>, initial: Option<String>) -> Search {
+    fn new(ops: Vec<Rec>, initial: Option<String>, max_configs: usize) -> Search {
         let n = ops.len();
         // Sort entries by time; at equal times calls come first (counted as overlapping).
         let mut entries: Vec<(u64, bool, usize)> = Vec::with_capacity(2 * n);
@@ -286,7 +348,7 @@ impl Search {
             })
             .collect();
         let (entry_op, entry_ret) = (entries.iter().map(|x| x.2).collect(), entries.iter().map(|x| x.1).collect());
-        Search { ops, initial, entry_op, entry_ret, call, ret, slot, prev_same, zobrist }
+        Search { ops, initial, max_configs, entry_op, entry_ret, call, ret, slot, prev_same, zobrist }
     }
 
     fn known(&self, i: usize) -> bool {
@@ -418,7 +480,7 @@ impl Search {
             }
             seen.push([&[head], k, u].concat().into());
             configs += 1;
-            if configs > MAX_CONFIGS {
+            if configs > self.max_configs {
                 return Err(self.explain(&best, configs, true));
             }
             // A new configuration: linearize operation i.
@@ -545,6 +607,8 @@ impl Search {
                 let slack = if state.is_none_or(may_int) { incrs } else { 0 };
                 len - slack <= want && want <= len + grow + slack
             }
+            // Appending fits any state.
+            (Op::Append(_), Some(Ret::Happened)) => true,
             _ => false,
         })
     }
@@ -563,7 +627,7 @@ impl Search {
         let known = |i: &&usize| self.known(**i);
         let (known_done, shown) = (best.iter().filter(known).count(), best.len().min(12));
         let mut out = if gave_up {
-            format!("gave up after {configs} configurations (MAX_CONFIGS) without finding a linearization. ")
+            format!("gave up after {configs} configurations (the limit) without finding a linearization. ")
                 + "Probably not linearizable, but many operations of unknown outcome can also make it too hard.\n"
         } else {
             format!("not linearizable (all {configs} reachable configurations explored).\n")
@@ -609,8 +673,14 @@ fn trim(bits: &[u64]) -> &[u64] {
 fn show(s: Option<&str>) -> String {
     match s {
         None | Some("") => "nil".to_string(),
-        Some(s) if s.chars().count() <= 40 => format!("{s:?}"),
-        Some(s) => format!("{:?}...({} bytes)", s.chars().take(40).collect::<String>(), s.len()),
+        Some(s) if s.chars().count() <= 96 => format!("{s:?}"),
+        // Both ends: an appended value differs at its end.
+        Some(s) => {
+            let n = s.chars().count();
+            let head: String = s.chars().take(24).collect();
+            let tail: String = s.chars().skip(n - 64).collect();
+            format!("{head:?}...{tail:?} ({} bytes)", s.len())
+        }
     }
 }
 
@@ -631,6 +701,7 @@ fn describe(r: &Rec) -> String {
                 Ret::Ok => "OK".to_string(),
                 Ret::Value(v) => show(v.as_deref()),
                 Ret::Int(n) | Ret::Len(n) => n.to_string(),
+                Ret::Happened => "? (outcome unknown, but a GET returned its value by then)".to_string(),
             };
             format!("{who} {ret} [invoke {inv}, return {t}]")
         }
@@ -722,6 +793,32 @@ mod tests {
         bad(&[lost_set(), get(0, Some("b"), 3, 4), set(0, "c", 5, 6), get(0, Some("b"), 7, 8)]);
         bad(&[lost(1, Op::Incr, 0), get(0, Some("1"), 1, 2), get(0, Some("2"), 3, 4)]);
         bad(&[x, y, get(2, Some("yxy"), 5, 6)]);
+    }
+
+    #[test]
+    fn an_unknown_append_a_read_saw_happened_once_before_that_read() {
+        let tok = |c: usize, v: &str, a| lost(c, Op::Append(v.into()), a);
+        ok(&[tok(0, "0.1,", 0), tok(1, "1.1,", 1), get(2, Some("1.1,0.1,"), 5, 6), append(2, "2.1,", 12, 7, 8)]);
+        // Seen, then (its GET over) still missing, or there twice.
+        bad(&[tok(0, "0.1,", 0), get(2, Some("0.1,"), 5, 6), get(2, None, 7, 8)]);
+        bad(&[tok(0, "0.1,", 0), get(2, Some("0.1,0.1,"), 5, 6)]);
+        bad(&[tok(0, "0.1,", 0), tok(1, "1.1,", 1), get(2, Some("0.1,"), 5, 6), get(2, Some("1.1,"), 7, 8)]);
+        // A later APPEND's length counts it.
+        bad(&[tok(0, "0.1,", 0), get(2, Some("0.1,"), 1, 2), append(1, "1.1,", 4, 3, 4)]);
+        ok(&[tok(0, "0.1,", 0), get(2, Some("0.1,"), 1, 2), append(1, "1.1,", 8, 3, 4)]);
+        // A delete of unknown outcome in between: the token is gone again.
+        ok(&[tok(0, "0.1,", 0), get(2, Some("0.1,"), 5, 6), lost(1, Op::Del, 7), get(2, None, 9, 10)]);
+        // A token a SET wrote as well: the read may have seen the SET's.
+        ok(&[set(0, "0.1,", 0, 1), tok(1, "0.1,", 2), get(2, Some("0.1,"), 3, 4), get(2, Some("0.1,"), 5, 6)]);
+        // Where a token could be read without its APPEND (a comma-free value
+        // ends just before a shorter token), nothing is pinned: this is fine.
+        ok(&[
+            set(0, "1", 0, 1),
+            append(0, "1.1,", 5, 2, 3),
+            tok(1, "11.1,", 4),
+            get(2, Some("11.1,"), 5, 6),
+            get(2, Some("11.1,"), 7, 8),
+        ]);
     }
 
     #[test]
@@ -823,7 +920,8 @@ mod tests {
                         4 => Op::Set(format!("s{issued}.")),
                         5..=7 => Op::Incr,
                         8 => Op::Append(rng.below(10).to_string()),
-                        _ => Op::Append(format!("a{issued}")),
+                        // A token, as the nemesis appends (see `pin_seen_appends`).
+                        _ => Op::Append(format!("{c}.{issued},")),
                     };
                     hist.push(Some(ev(c, op, t, None)));
                     Some((hist.len() - 1, None))

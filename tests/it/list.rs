@@ -4,7 +4,7 @@
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::common::{blocked, q, reply, wait_blocked, Raw, Server};
+use crate::common::{blocked, q, reply, wait_blocked, Oracle, Raw, Server};
 
 fn strs(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
@@ -158,6 +158,38 @@ fn blocking_pops_time_out_and_do_not_hold_the_core() {
     assert!(s.raw().cmd(&["BLPOP", "str", "0"]).starts_with("-WRONGTYPE"), "checked before blocking");
 }
 
+/// A positive timeout under a millisecond is one millisecond (redis-server
+/// 7.0.15 answers nil), never 0 ("forever"), for every blocking command that
+/// takes seconds; a negative one that truncates to 0 still waits forever, and
+/// the replies are redis-server's.
+#[test]
+fn sub_millisecond_timeouts_round_up_to_one() {
+    let s = Server::start();
+    let o = Oracle::start();
+    let lines: &[&[&str]] = &[
+        &["BLPOP", "empty", "0.001"],
+        &["BRPOP", "empty", "0.0001"],
+        &["BLMOVE", "empty", "d", "LEFT", "RIGHT", "0.0001"],
+        &["BRPOPLPUSH", "empty", "d", "0.0009"],
+        &["BLMPOP", "0.0001", "1", "empty", "LEFT"],
+        &["BZPOPMIN", "empty", "0.0001"],
+        &["BZPOPMAX", "empty", "1e-400"],
+        &["BZMPOP", "0.0000001", "1", "empty", "MIN"],
+    ];
+    for l in lines {
+        let (mut n, mut r) = (s.raw(), o.raw());
+        for c in [&mut n, &mut r] {
+            c.w.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        }
+        assert_eq!(n.cmd(l), r.cmd(l), "{l:?}");
+    }
+    // -0.0001 s truncates to 0: both wait (forever) until a push.
+    let mut a = blocked(&s, &["BLPOP", "k", "-0.0001"]);
+    wait_blocked(&s, 1);
+    s.raw().cmd(&["RPUSH", "k", "x"]);
+    assert_eq!(reply(&mut a), "*2\r\n$1\r\nk\r\n$1\r\nx\r\n");
+}
+
 #[test]
 fn blocking_forms_are_woken_by_another_connection() {
     let s = Server::start();
@@ -294,4 +326,61 @@ fn concurrent_producers_and_blocked_consumers_lose_and_duplicate_nothing() {
     let distinct: BTreeSet<&String> = got.iter().collect();
     assert_eq!(distinct.len(), total, "no element popped twice");
     assert_eq!(s.raw().cmd(&["LLEN", "work"]), ":0\r\n");
+}
+
+/// Two clients blocked on one list with different destinations, the first's
+/// a string: a push answers the first WRONGTYPE (the element stays) and serves
+/// the second, as redis-server does; a woken client whose retry fails passes
+/// the wake-up on. The same for BLMOVE, with the destinations in other regions.
+#[test]
+fn a_failed_wakeup_passes_the_element_on() {
+    let s = Server::start_with(&["--cores", "2"]);
+    let o = Oracle::start();
+    for form in [&["BRPOPLPUSH", "{b}list", "DST", "0"][..], &["BLMOVE", "{b}list", "DST", "RIGHT", "LEFT", "0"]] {
+        let run = |port: u16, blocked_now: &dyn Fn(usize)| -> Vec<String> {
+            let mut c = Raw::connect(port);
+            c.cmd(&["DEL", "{b}list", "t1", "t2"]);
+            c.cmd(&["SET", "t1", "nolist"]);
+            let line = |dst: &str| -> Vec<u8> {
+                let parts: Vec<&[u8]> =
+                    form.iter().map(|p| if *p == "DST" { dst.as_bytes() } else { p.as_bytes() }).collect();
+                crate::common::encode_cmd(&parts)
+            };
+            let mut a = Raw::connect(port);
+            a.send(&line("t1"));
+            blocked_now(1);
+            let mut b = Raw::connect(port);
+            b.send(&line("t2"));
+            blocked_now(2);
+            c.cmd(&["LPUSH", "{b}list", "foo"]);
+            let mut got = Vec::new();
+            for (who, r) in [("first", &mut a), ("second", &mut b)] {
+                r.w.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                let mut out = Vec::new();
+                if crate::common::read_frame(&mut r.r, &mut out).is_err() {
+                    let state: Vec<String> =
+                        [&["LRANGE", "{b}list", "0", "-1"][..], &["LRANGE", "t2", "0", "-1"], &["INFO", "clients"]]
+                            .iter()
+                            .map(|l| c.cmd(l))
+                            .collect();
+                    panic!("{form:?}: the {who} blocked client was never answered; got {got:?}; {state:?}");
+                }
+                got.push(String::from_utf8_lossy(&out).into_owned());
+            }
+            for l in [&["LRANGE", "t2", "0", "-1"][..], &["LRANGE", "{b}list", "0", "-1"], &["GET", "t1"]] {
+                got.push(c.cmd(l));
+            }
+            got
+        };
+        let want = run(o.port, &|n| {
+            let want = format!("blocked_clients:{n}\r\n");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while !Raw::connect(o.port).cmd(&["INFO", "clients"]).contains(&want) {
+                assert!(Instant::now() < deadline);
+                thread::sleep(Duration::from_millis(5));
+            }
+        });
+        assert!(want[0].starts_with("-WRONGTYPE") && want[1] == "$3\r\nfoo\r\n", "{want:?}");
+        assert_eq!(run(s.port, &|n| wait_blocked(&s, n)), want, "{form:?}");
+    }
 }

@@ -35,4 +35,5 @@ mod sort;
 mod stream;
 mod string;
 mod txn;
+mod watch_touch;
 mod zset;

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::common::{Raw, Server};
+use crate::common::{same_lines, Oracle, Raw, Server};
 
 fn eval(r: &mut Raw, script: &str, keys: &[&str], args: &[&str]) -> String {
     let n = keys.len().to_string();
@@ -611,4 +611,122 @@ fn two_regions() -> (String, String) {
     let a = (0..).map(|i| format!("ra{i}")).find(|k| region(k) == 0).unwrap();
     let b = (0..).map(|i| format!("rb{i}")).find(|k| region(k) == 2).unwrap();
     (a, b)
+}
+
+/// What Redis 7.0.15's own suite checks of scripts and functions, line for line
+/// against redis-server: a Lua error caught by `pcall` is its message string
+/// (for errors raised by Lua, by `redis.call` and by the sandbox alike);
+/// `math.randomseed` takes a numeric string; the commands a script may not call
+/// (CLUSTER RESET, SHUTDOWN, CLIENT, MULTI, SUBSCRIBE, BLPOP, EVAL) and the
+/// `no-writes` shebang refuse as Redis does; FUNCTION LOAD's metadata and name
+/// errors carry 7.0.15's texts.
+#[test]
+fn script_errors_and_sandbox_match_redis() {
+    let s = Server::start();
+    let o = Oracle::start();
+    let (mut n, mut r) = (s.raw(), o.raw());
+    let lines: &[&[&str]] = &[
+        &["EVAL", "local status, res = pcall(function() return foo end); return 'status: ' .. tostring(status) .. ' result: ' .. res", "0"],
+        &["EVAL", "local ok, e = pcall(redis.call, 'nosuch') return {tostring(ok), type(e), e}", "0"],
+        &["EVAL", "local ok, e = pcall(function() error('boom') end) return {type(e), e}", "0"],
+        &["EVAL", "local ok, e = pcall(function() error({err='x'}) end) return {type(e), e}", "0"],
+        &["EVAL", "local ok, e = pcall(function() local x = nil; return x.y end) return {type(e), e}", "0"],
+        &["EVAL", "local ok, e = pcall(math.randomseed, 'x') return {type(e), e}", "0"],
+        &["EVAL", "local ok, e = pcall(math.random, 0) return {type(e), e}", "0"],
+        &["EVAL", "return select('#', math.randomseed(1))", "0"],
+        &["EVAL", "local ok, e = pcall(redis.sha1hex) return {type(e), e}", "0"],
+        &["EVAL", "local ok, e = pcall(cjson.decode, '{') return {type(e), e}", "0"],
+        &["EVAL", "math.randomseed('10') return math.random(1000)", "0"],
+        &["EVAL", "math.randomseed(10) return math.random(1000)", "0"],
+        &["EVAL", "math.randomseed('x') return 1", "0"],
+        &["EVAL", "math.randomseed() return 1", "0"],
+        &["EVAL", "return math.random(0)", "0"],
+        &["EVAL", "return math.random(1, 2, 3)", "0"],
+        &["EVAL", "math.randomseed(7) return math.random('3')", "0"],
+        &["EVAL", "return redis.call('cluster', 'reset')", "0"],
+        &["EVAL", "return redis.pcall('cluster', 'reset')", "0"],
+        &["EVAL", "return redis.call('shutdown')", "0"],
+        &["EVAL", "return redis.call('client', 'list')", "0"],
+        &["EVAL", "return redis.call('multi')", "0"],
+        &["EVAL", "return redis.call('subscribe', 'x')", "0"],
+        &["EVAL", "return redis.call('blpop', 'x', 0)", "0"],
+        &["EVAL", "return redis.call('eval', 'return 1', 0)", "0"],
+        &["EVAL", "#!lua flags=no-writes\nreturn redis.call('set', 'x', '1')", "0"],
+        &["EVAL", "#!lua flags=allow-oom\nreturn redis.call('set', 'x', '1')", "0"],
+        &["EVAL", "#!lua flags=no-writes,allow-oom\nreturn redis.call('get', 'x')", "0"],
+        &["FUNCTION", "LOAD", "#!lua name=bad-name\nredis.register_function('f', function() return 1 end)"],
+        &["FUNCTION", "LOAD", "#!lua name=\nredis.register_function('f', function() return 1 end)"],
+        &["FUNCTION", "LOAD", "#!lua name=ok\nredis.register_function('bad-fn', function() return 1 end)"],
+        &["FUNCTION", "LOAD", "#!lua name=ok2\nredis.register_function{function_name='f2', callback=function() return 1 end, flags={'bogus'}}"],
+        &["FUNCTION", "LOAD", "#!lua\nreturn 1"],
+        &["FUNCTION", "LOAD", "#!lua name=a name=b\nreturn 1"],
+        &["FUNCTION", "LOAD", "#!lua name=a foo=b\nreturn 1"],
+        &["FUNCTION", "LOAD", "#!lua name=ok3\nreturn 1"],
+        &["FUNCTION", "LOAD", "#!nolua name=ok3\nreturn 1"],
+    ];
+    same_lines(&mut n, &mut r, lines);
+}
+
+/// COMMAND LIST and its FILTERBY forms (MODULE, ACLCAT, PATTERN) and their
+/// syntax errors, as redis-server answers them (the lists compared as sets:
+/// Redis lists its dictionary's order).
+#[test]
+fn command_list_filters_match_redis() {
+    let s = Server::start();
+    let o = Oracle::start();
+    let (mut n, mut r) = (s.raw(), o.raw());
+    let errors: &[&[&str]] = &[
+        &["COMMAND", "LIST", "FILTERBY"],
+        &["COMMAND", "LIST", "FILTERBY", "bogus", "x"],
+        &["COMMAND", "LIST", "x"],
+        &["COMMAND", "LIST", "FILTERBY", "aclcat"],
+        &["COMMAND", "LIST", "FILTERBY", "module", "foo"],
+        &["COMMAND", "LIST", "FILTERBY", "aclcat", "nosuchcat"],
+        &["COMMAND", "LIST", "FILTERBY", "pattern", "nothing-matches*"],
+    ];
+    same_lines(&mut n, &mut r, errors);
+    let sorted = |raw: String| {
+        let mut v: Vec<String> =
+            raw.split("\r\n").filter(|l| !l.starts_with('*') && !l.starts_with('$')).map(String::from).collect();
+        v.sort();
+        v
+    };
+    for f in [
+        &["COMMAND", "LIST", "FILTERBY", "aclcat", "geo"][..],
+        &["COMMAND", "LIST", "FILTERBY", "ACLCAT", "Stream"],
+        &["COMMAND", "LIST", "FILTERBY", "PATTERN", "xa*"],
+        &["COMMAND", "LIST", "FILTERBY", "pattern", "config|*"],
+    ] {
+        assert_eq!(sorted(n.cmd(f)), sorted(r.cmd(f)), "{f:?}");
+    }
+}
+
+/// `lua-time-limit` is Redis 7's alias of `busy-reply-threshold`: set to
+/// 10 ms, a looping script is busy (killable) 100 ms later, and CONFIG GET
+/// shows both names with the value.
+#[test]
+fn lua_time_limit_is_the_busy_threshold() {
+    let s = Server::start();
+    let mut admin = s.raw();
+    assert_eq!(admin.cmd(&["CONFIG", "SET", "lua-time-limit", "10"]), "+OK\r\n");
+    assert_eq!(
+        admin.cmd(&["CONFIG", "GET", "busy-reply-threshold"]),
+        "*2\r\n$20\r\nbusy-reply-threshold\r\n$2\r\n10\r\n"
+    );
+    let mut looping = s.raw();
+    looping.send_cmd(&[b"EVAL", b"while true do end", b"0"]);
+    // NOTBUSY until the script has started and run 10 ms; well before the
+    // default threshold (5 s), which a lost alias would leave in force.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let r = admin.cmd(&["SCRIPT", "KILL"]);
+        if r == "+OK\r\n" {
+            break;
+        }
+        assert!(r.starts_with("-NOTBUSY") && Instant::now() < deadline, "SCRIPT KILL: {r:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(String::from_utf8_lossy(&looping.read_reply()).contains("Script killed by user"));
+    assert_eq!(admin.cmd(&["CONFIG", "SET", "busy-reply-threshold", "5000"]), "+OK\r\n");
+    assert_eq!(admin.cmd(&["CONFIG", "GET", "lua-time-limit"]), "*2\r\n$14\r\nlua-time-limit\r\n$4\r\n5000\r\n");
 }

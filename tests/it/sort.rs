@@ -216,12 +216,16 @@ fn sorts_match_redis() {
         let fill: Vec<_> = fill(&mut rng).into_iter().map(|c| (c, false)).collect();
         both(&mut n, &mut r, &fill, &format!("seed {seed} round {round} fill"));
         let mut cmds = Vec::new();
-        for _ in 0..60 {
+        for i in 0..60 {
             match rng.below(10) {
                 0 => {
                     // A write the next SORT must see (pipelined, maybe in another region).
+                    // The new weight stays distinct from every other (ALPHA BY has
+                    // no tie-break in Redis: a tie is in its qsort's order): it ends
+                    // in 500 + i, which no other weight of the round does.
                     let e = NUMS[rng.below(NUMS.len())];
-                    cmds.push((cmd(&["SET", &format!("w_{e}"), &rng.range(-500, 500).to_string()]), false));
+                    let w = rng.range(-500, 500) * 1000 + 500 + i as i64;
+                    cmds.push((cmd(&["SET", &format!("w_{e}"), &w.to_string()]), false));
                     let k = ["ln", "sn", "zn"][rng.below(3)];
                     let add = match k {
                         "ln" => cmd(&["LPUSH", k, e]),

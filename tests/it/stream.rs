@@ -11,7 +11,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::common::{
-    blocked, encode_pipeline, fuzz_seed, reply, same_lines, wait_blocked, Oracle, Raw, Server, XorShift,
+    blocked, encode_pipeline, fuzz_seed, reply, same_lines, same_replies, wait_blocked, Oracle, Raw, Server, XorShift,
 };
 
 /// A parsed reply, enough to blank some values.
@@ -772,4 +772,46 @@ fn streams_and_groups_survive_kill_9() {
     let id = c.cmd(&["XADD", "s", "*", "after", "restart"]);
     let top = c.cmd(&["XREVRANGE", "s", "+", "-", "COUNT", "2"]);
     assert!(top.contains(id.lines().nth(1).unwrap()), "{top}");
+}
+
+/// `CONFIG SET stream-node-max-entries / -bytes` shape the nodes that follow,
+/// and so what `~` trims (whole nodes) and its default LIMIT, as in Redis:
+/// every reply, XLEN and the first entry left compared with redis-server, in
+/// XADD's and XTRIM's forms, and inside a script (which carries the limits
+/// to apply as a plain command does).
+#[test]
+fn stream_node_limits_shape_approximate_trims_as_redis() {
+    let s = Server::start();
+    let o = Oracle::start();
+    let (mut n, mut r) = (s.raw(), o.raw());
+    let mut lines: Vec<Vec<String>> = Vec::new();
+    let l = |parts: &[&str]| parts.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+    for (entries, bytes) in [("10", "4096"), ("0", "200"), ("3", "0"), ("100", "4096"), ("1", "1kb")] {
+        lines.push(l(&["CONFIG", "SET", "stream-node-max-entries", entries]));
+        lines.push(l(&["CONFIG", "SET", "stream-node-max-bytes", bytes]));
+        lines.push(l(&["DEL", "s", "t"]));
+        for i in 1..=120 {
+            lines.push(l(&["XADD", "s", &format!("{i}-1"), "field", &"v".repeat(i % 7)]));
+        }
+        lines.push(l(&["XTRIM", "s", "MAXLEN", "~", "55"]));
+        lines.push(l(&["XLEN", "s"]));
+        lines.push(l(&["XRANGE", "s", "-", "+", "COUNT", "1"]));
+        lines.push(l(&["XTRIM", "s", "MINID", "~", "90-1", "LIMIT", "7"]));
+        lines.push(l(&["XLEN", "s"]));
+        lines.push(l(&["XADD", "s", "MAXLEN", "~", "20", "500-1", "f", "v"]));
+        lines.push(l(&["XLEN", "s"]));
+        for i in 1..=40 {
+            let script = "return redis.call('XADD', KEYS[1], 'MAXLEN', '~', '12', ARGV[1], 'f', 'v')";
+            lines.push(l(&["EVAL", script, "1", "t", &format!("{i}-1")]));
+        }
+        lines.push(l(&["XLEN", "t"]));
+        lines.push(l(&["XRANGE", "t", "-", "+", "COUNT", "1"]));
+    }
+    lines.push(l(&["CONFIG", "GET", "stream-node-max-entries"]));
+    lines.push(l(&["CONFIG", "GET", "stream-node-max-bytes"]));
+    lines.push(l(&["CONFIG", "SET", "stream-node-max-entries", "-1"]));
+    lines.push(l(&["CONFIG", "SET", "stream-node-max-bytes", "x"]));
+    lines.push(l(&["CONFIG", "SET", "stream-node-max-entries", "100"]));
+    lines.push(l(&["CONFIG", "SET", "stream-node-max-bytes", "4096"]));
+    same_replies(&mut n, &mut r, &lines, "stream node limits");
 }

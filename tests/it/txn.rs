@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::common::{Raw, Server};
+use crate::common::{same_replies, Oracle, Raw, Server};
 
 fn cmds(r: &mut Raw, lines: &[&[&str]]) -> Vec<String> {
     lines.iter().map(|l| r.cmd(l)).collect()
@@ -613,4 +613,37 @@ fn watched_cross_region_increments_lose_nothing() {
     let want = format!("*2\r\n${}\r\n{total}\r\n${}\r\n{total}\r\n", total.len(), total.len());
     assert_eq!(s.raw().cmd(&["MGET", &a, &b]), want, "{retries} retries");
     println!("{} increments, {retries} retries", CLIENTS * EACH);
+}
+
+/// An EXEC refused before it runs (wrong arity, not authenticated, a RESP2
+/// subscriber) discards the transaction at once, in MULTI or not, and answers
+/// `EXECABORT ... because of: <the reason>`, byte for byte as redis-server.
+#[test]
+fn a_refused_exec_discards_the_transaction() {
+    let s = Server::start();
+    let o = Oracle::start();
+    let (mut n, mut r) = (s.raw(), o.raw());
+    let lines: &[&[&str]] = &[
+        &["MULTI"],
+        &["SET", "a", "1"],
+        &["EXEC", "now"],
+        &["GET", "a"],
+        &["EXEC"],
+        &["EXEC", "x", "y"],
+        &["WATCH", "a"],
+        &["MULTI"],
+        &["INCR", "a"],
+        &["EXEC", "x"],
+        &["MULTI"],
+        &["INCR", "a"],
+        &["EXEC"],
+        &["SUBSCRIBE", "ch"],
+        &["EXEC"],
+    ];
+    same_replies(&mut n, &mut r, lines, "refused EXEC");
+    let (mut n, mut r) = (s.raw(), o.raw());
+    same_replies(&mut n, &mut r, &[&["CONFIG", "SET", "requirepass", "pw"][..]], "requirepass");
+    let (mut n2, mut r2) = (s.raw(), o.raw());
+    same_replies(&mut n2, &mut r2, &[&["MULTI"][..], &["PING"], &["EXEC"], &["EXEC", "x"]], "unauthenticated EXEC");
+    same_replies(&mut n, &mut r, &[&["CONFIG", "SET", "requirepass", ""][..]], "no requirepass");
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use neokv::storage::keys::{decode_meta_key, split_subkey};
 use neokv::storage::{Cf, Storage};
 
-use crate::common::{blocked, q, wait_blocked, Oracle, Raw, Server};
+use crate::common::{blocked, q, same_replies, wait_blocked, Oracle, Raw, Server};
 
 fn strs(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
@@ -392,4 +392,43 @@ fn a_read_of_several_parts_of_a_key_never_straddles_a_write() {
     let reads: Vec<u64> = readers.into_iter().map(|h| h.join().expect("a reader failed")).collect();
     eprintln!("{moves} moves of x and of w's members; reads per reader: {reads:?}");
     assert!(moves >= 10 && reads.iter().all(|&n| n >= 20), "too few to tell: {moves} moves, reads {reads:?}");
+}
+
+/// Weights and scores whose products or sums are not numbers (`inf * 0`,
+/// `inf + -inf`): Redis stores 0 for them, whatever the aggregate, the
+/// number of inputs, or whether an input is a plain set. Every combination of
+/// these is compared with redis-server, stored and not.
+#[test]
+fn infinite_scores_times_zero_weights_match_redis() {
+    let s = Server::start();
+    let o = Oracle::start();
+    let (mut n, mut r) = (s.raw(), o.raw());
+    let setup: &[&[&str]] = &[
+        &["ZADD", "{z}a", "inf", "m", "-inf", "n", "0", "o", "1", "p"],
+        &["ZADD", "{z}b", "-inf", "m", "inf", "n", "inf", "o", "2", "p"],
+        &["SADD", "{z}s", "m", "n", "o", "p"],
+    ];
+    let mut lines: Vec<Vec<String>> = setup.iter().map(|l| l.iter().map(|x| x.to_string()).collect()).collect();
+    let inputs: &[&[&str]] = &[&["{z}a"], &["{z}a", "{z}b"], &["{z}b", "{z}a"], &["{z}a", "{z}s"], &["{z}s", "{z}b"]];
+    for keys in inputs {
+        for w in ["0", "inf", "-inf", "1", "-1"] {
+            for agg in ["SUM", "MIN", "MAX"] {
+                for (store, read) in [("ZUNIONSTORE", "ZUNION"), ("ZINTERSTORE", "ZINTER")] {
+                    let mut line = vec![store.to_string(), "{z}d".into(), keys.len().to_string()];
+                    line.extend(keys.iter().map(|k| k.to_string()));
+                    line.push("WEIGHTS".into());
+                    line.extend((0..keys.len()).map(|i| if i == 0 { w.to_string() } else { "0".into() }));
+                    line.extend(["AGGREGATE".to_string(), agg.to_string()]);
+                    lines.push(line.clone());
+                    lines.push(["ZRANGE", "{z}d", "0", "-1", "WITHSCORES"].iter().map(|x| x.to_string()).collect());
+                    let mut direct = line;
+                    direct[0] = read.to_string();
+                    direct.remove(1);
+                    direct.push("WITHSCORES".into());
+                    lines.push(direct);
+                }
+            }
+        }
+    }
+    same_replies(&mut n, &mut r, &lines, "inf * 0");
 }

@@ -29,6 +29,19 @@ pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// A free port for a Redis Cluster node, whose cluster bus listens 10000
+/// above it: both must be free (and the bus's within range), or the node
+/// never starts.
+pub fn free_cluster_port() -> u16 {
+    loop {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        if port <= 55_535 && std::net::TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok() {
+            return port;
+        }
+    }
+}
+
 /// The NeoKV binary: `$NEOKV_BIN`, else `neokv-server` in the workspace's
 /// target directory for this build's profile (cargo builds it for the server
 /// crate's own tests in the same `cargo test --workspace`).
@@ -200,7 +213,7 @@ pub fn neokv_cluster() -> Vec<Server> {
 /// `redis-cli --cluster create`, once every node says `cluster_state:ok`.
 pub fn redis_cluster() -> Vec<Server> {
     let extra = || ["--cluster-enabled", "yes", "--cluster-node-timeout", "2000"].map(String::from).to_vec();
-    let nodes: Vec<Server> = (0..3).map(|_| Server::start_with(Kind::Redis, free_port(), extra())).collect();
+    let nodes: Vec<Server> = (0..3).map(|_| Server::start_with(Kind::Redis, free_cluster_port(), extra())).collect();
     let addrs: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
     let out = Command::new("redis-cli")
         .args(["--cluster", "create"])

@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use super::ctx::help_reply as help;
 use super::ctx::{err, reply, CmdError, CmdResult, Ctx};
-use super::server::help_reply as help;
 use super::table::{container, flag::*, numkeys, row, CommandSpec, Group, Keys};
 use super::Shape;
 use crate::pb::{self, functions::Action, write_cmd::Op};
@@ -109,6 +109,7 @@ fn eval_generic(ctx: &mut Ctx<'_>, args: &[Bytes], by_sha: bool, ro: bool) -> Cm
         return Err(err(RO_WRITE));
     }
     let code = Code::Script { sha, body: body.clone() };
+    let stream_limits = ctx.stream_limits();
     run(
         ctx,
         code,
@@ -123,6 +124,7 @@ fn eval_generic(ctx: &mut Ctx<'_>, args: &[Bytes], by_sha: bool, ro: bool) -> Cm
             args: argv.to_vec(),
             seed: 0,
             argv: args.to_vec(),
+            stream_limits,
         }),
     )
 }
@@ -310,6 +312,7 @@ fn fcall_generic(ctx: &mut Ctx<'_>, args: &[Bytes], ro: bool) -> CmdResult {
         args: argv.to_vec(),
         seed: 0,
         argv: args.to_vec(),
+        stream_limits: ctx.stream_limits(),
     });
     let read_only = ro || f.flags.no_writes;
     run(ctx, code, keys, argv, read_only, args, op)
@@ -649,6 +652,7 @@ pub fn apply_eval(shared: &Shared, apply: &mut ApplyCtx, op: &pb::Eval) -> Resul
         let Some((lib, f)) = libs.function(&op.function) else { return Ok(Reply::error("ERR Function not found")) };
         (Code::Function { lib: lib.name.clone(), code: lib.code.clone(), name: f.name.clone() }, f.flags.no_writes)
     };
+    apply.use_stream_limits(op.stream_limits.as_ref());
     run_in_apply(shared, apply, &code, &op.keys, &op.args, op.seed, op.argv.clone(), read_only)
 }
 
@@ -661,21 +665,57 @@ const S: Group = Group::Scripting;
 const EV: u32 = NOSCRIPT | STALE | PROGRAM;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("eval", -3, EV, numkeys(2), S, "2.6.0", "Executes a server-side Lua script.", eval),
-    row("evalsha", -3, EV, numkeys(2), S, "2.6.0", "Executes a server-side Lua script by SHA1 digest.", evalsha),
-    row("eval_ro", -3, EV | READONLY, numkeys(2), S, "7.0.0", "Executes a read-only server-side Lua script.", eval_ro),
+    row(
+        "eval",
+        -3,
+        EV | NO_MANDATORY_KEYS | SKIP_MONITOR,
+        numkeys(2),
+        S,
+        "2.6.0",
+        "Executes a server-side Lua script.",
+        eval,
+    ),
+    row(
+        "evalsha",
+        -3,
+        EV | NO_MANDATORY_KEYS | SKIP_MONITOR,
+        numkeys(2),
+        S,
+        "2.6.0",
+        "Executes a server-side Lua script by SHA1 digest.",
+        evalsha,
+    ),
+    row(
+        "eval_ro",
+        -3,
+        EV | READONLY | NO_MANDATORY_KEYS | SKIP_MONITOR,
+        numkeys(2),
+        S,
+        "7.0.0",
+        "Executes a read-only server-side Lua script.",
+        eval_ro,
+    ),
     row(
         "evalsha_ro",
         -3,
-        EV | READONLY,
+        EV | READONLY | NO_MANDATORY_KEYS | SKIP_MONITOR,
         numkeys(2),
         S,
         "7.0.0",
         "Executes a read-only server-side Lua script by SHA1 digest.",
         evalsha_ro,
     ),
-    row("fcall", -3, EV, numkeys(2), S, "7.0.0", "Invokes a function.", fcall),
-    row("fcall_ro", -3, EV | READONLY, numkeys(2), S, "7.0.0", "Invokes a read-only function.", fcall_ro),
+    row("fcall", -3, EV | NO_MANDATORY_KEYS | SKIP_MONITOR, numkeys(2), S, "7.0.0", "Invokes a function.", fcall),
+    row(
+        "fcall_ro",
+        -3,
+        EV | READONLY | NO_MANDATORY_KEYS | SKIP_MONITOR,
+        numkeys(2),
+        S,
+        "7.0.0",
+        "Invokes a read-only function.",
+        fcall_ro,
+    ),
     container("script", 0, S, "2.6.0", "A container for Lua scripts management commands.", None),
     row(
         "script|load",
@@ -690,7 +730,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "script|exists",
         -3,
-        NOSCRIPT | STALE,
+        NOSCRIPT,
         Keys::None,
         S,
         "2.6.0",
@@ -700,7 +740,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "script|flush",
         -2,
-        NOSCRIPT | STALE,
+        NOSCRIPT,
         Keys::None,
         S,
         "2.6.0",
@@ -836,12 +876,12 @@ mod tests {
     use crate::types::ApplyCtx;
 
     /// A state machine's worth of apply: storage and the program executor.
-    fn replica() -> (tempfile::TempDir, Storage, Arc<dyn crate::types::write::Programs>) {
+    fn replica() -> (tempfile::TempDir, Storage, Arc<dyn crate::types::apply::Programs>) {
         let dir = tempfile::tempdir().unwrap();
         let storage = Storage::open(dir.path(), &StorageOptions::default()).unwrap();
         let shared =
             Arc::new(Shared::new(storage.clone(), Router::standalone(1, 1), Config::default(), mesh(1).0, None));
-        let exec: Arc<dyn crate::types::write::Programs> = Arc::new(crate::cmd::txn::Executor::new(&shared));
+        let exec: Arc<dyn crate::types::apply::Programs> = Arc::new(crate::cmd::txn::Executor::new(&shared));
         // The executor holds the shared state weakly: keep it alive with the replica.
         std::mem::forget(shared);
         (dir, storage, exec)
@@ -849,7 +889,7 @@ mod tests {
 
     fn apply(
         storage: &Storage,
-        exec: &Arc<dyn crate::types::write::Programs>,
+        exec: &Arc<dyn crate::types::apply::Programs>,
         index: u64,
         now: u64,
         ops: &[Op],
