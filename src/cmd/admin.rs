@@ -10,6 +10,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::ctx::help_reply as help;
+use super::session;
 use super::table::{container, flag::*, row, CommandSpec, Group, Keys};
 use super::{err, reply, CmdResult, Ctx, Plan};
 use crate::protocol::cursor::{parse_i64, ArgError};
@@ -206,8 +207,8 @@ fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let shared = ctx.shared;
     let s = &mut *ctx.session;
     leave_monitor(shared, s);
-    super::txn::reset(shared, s);
-    super::pubsub::reset(shared, s);
+    session::end_transaction(shared, s);
+    session::drop_subscriptions(shared, s);
     s.resp = 2;
     s.entry.resp.store(2, Ordering::Relaxed);
     s.authed = shared.config().requirepass.is_empty();
@@ -232,7 +233,7 @@ fn monitor(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         ctx.session.silent_reply = true;
         return reply(Reply::Ok);
     }
-    let sub = super::pubsub::queue_of(ctx.session);
+    let sub = session::queue_of(ctx.session);
     ctx.shared.observe.add_monitor(sub);
     ctx.session.monitor = true;
     ctx.session.entry.set_flag(CLIENT_MONITOR, true);
@@ -264,7 +265,7 @@ fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     if let Some(c) = ctx.shared.scripts.busy_script() {
         if !nosave {
-            return reply(super::script::busy_reply(&c));
+            return reply(c.busy_reply());
         }
         // A script that has written runs inside a committed log entry, its
         // writes not yet in RocksDB (apply writes its batch when it ends). As
@@ -484,7 +485,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "reset",
         1,
-        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY,
+        NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY | WHILE_SUBSCRIBED | NOT_QUEUED,
         Keys::None,
         C,
         "6.2.0",

@@ -43,7 +43,7 @@ pub fn route<'k>(
         let s = key_slot(k);
         match slot {
             None => slot = Some(s),
-            Some(x) if x != s => return Err(Reply::error(super::CROSSSLOT)),
+            Some(x) if x != s => return Err(Reply::error(super::route::CROSSSLOT)),
             _ => {}
         }
     }

@@ -18,9 +18,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use super::session::{ExecPlan, Session};
 use super::shape::Shape;
-use super::table::CommandSpec;
-use super::Session;
+use super::table::{CommandSpec, Table};
 use crate::pb::{write_cmd::Op, WriteCmd};
 use crate::protocol::cursor::ArgError;
 use crate::protocol::Reply;
@@ -92,8 +92,8 @@ pub enum Plan {
     Blocking(BlockingWork),
     /// A blocking pop (BLPOP, BLMOVE, ...): see [`Block`].
     Block(Block),
-    /// EXEC: see [`super::txn::ExecPlan`].
-    Exec(super::txn::ExecPlan),
+    /// EXEC: see [`ExecPlan`].
+    Exec(ExecPlan),
     /// CLUSTER ADDNODE / FORGET: a membership change of every region (see
     /// `shard::members`); the reply is OK or why not.
     Members(crate::raft::region::MemberChange),
@@ -160,6 +160,10 @@ pub struct Ctx<'a> {
     pub shared: &'a Shared,
     pub session: &'a mut Session,
     pub spec: &'static CommandSpec,
+    /// Every command's row (COMMAND, CLIENT LIST, a transaction's or a
+    /// script's commands): handed down by dispatch so no family names the
+    /// registry that names it.
+    pub table: &'static Table,
     /// The region of the command's keys, found by dispatch from the table's key
     /// positions (`None` for a command without keys).
     pub region: Option<u32>,
@@ -173,11 +177,12 @@ impl<'a> Ctx<'a> {
     pub fn new(
         shared: &'a Shared,
         session: &'a mut Session,
+        table: &'static Table,
         spec: &'static CommandSpec,
         region: Option<u32>,
         env: Env<'a>,
     ) -> Ctx<'a> {
-        Ctx { shared, session, spec, region, env }
+        Ctx { shared, session, spec, table, region, env }
     }
 
     /// The connection's core, when the handler runs on one.

@@ -68,7 +68,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "pfcount",
         -2,
-        READONLY,
+        READONLY | MAY_REPLICATE,
         keys(1, -1, 1),
         G,
         "2.8.9",

@@ -5,6 +5,7 @@ use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
 
+use super::table::Table;
 use super::{CmdError, Ctx};
 use crate::protocol::REDIS_VERSION;
 use crate::types::keyspace::scan_keys;
@@ -202,7 +203,7 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError>
             }
             "commandstats" => {
                 s.push_str("# Commandstats\r\n");
-                for (name, c) in command_stats(shared) {
+                for (name, c) in command_stats(shared, ctx.table) {
                     let per = if c.calls == 0 { 0.0 } else { c.usec as f64 / c.calls as f64 };
                     let _ = write!(
                         s,
@@ -216,7 +217,7 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError>
                 if shared.observe.latency_tracking.load(Ordering::Relaxed) {
                     let percentiles =
                         percentiles(cfg.param("latency-tracking-info-percentiles").unwrap_or("50 99 99.9"));
-                    for (name, c) in command_stats(shared) {
+                    for (name, c) in command_stats(shared, ctx.table) {
                         if c.hist.count() == 0 {
                             continue;
                         }
@@ -333,12 +334,12 @@ fn replication_section(s: &mut String, nodes: &crate::cluster::nodes::Nodes, run
     }
 }
 
-fn command_stats(shared: &crate::shard::Shared) -> Vec<(&'static str, crate::shard::observe::CmdStat)> {
+fn command_stats(shared: &crate::shard::Shared, table: &Table) -> Vec<(&'static str, crate::shard::observe::CmdStat)> {
     let mut v: Vec<_> = shared
         .observe
         .command_stats()
         .into_iter()
-        .filter_map(|(id, c)| super::table::spec_by_id(id).map(|spec| (spec.name, c)))
+        .filter_map(|(id, c)| table.by_id(id).map(|spec| (spec.name, c)))
         .collect();
     v.sort_by_key(|(n, _)| *n);
     v

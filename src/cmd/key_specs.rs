@@ -5,7 +5,7 @@
 
 use bytes::Bytes;
 
-use super::table::table;
+use super::table::Table;
 use super::{err, reply, CmdError, CmdResult, Ctx};
 use crate::protocol::cursor::parse_i64;
 use crate::protocol::Reply;
@@ -102,8 +102,8 @@ const fn generic(store: usize, count: usize, first: usize) -> Proc {
 
 /// A command's key specs; `optional` keys (Redis's `no_mandatory_keys`: EVAL,
 /// FCALL) answer an empty list where others answer an error.
-struct KeyInfo {
-    name: &'static str,
+pub(super) struct KeyInfo {
+    pub(super) name: &'static str,
     specs: &'static [KeySpec],
     proc: Proc,
     optional: bool,
@@ -121,7 +121,7 @@ use kf::*;
 
 /// Redis 7.0's key specs for every command of NeoKV's that has keys (as
 /// COMMAND INFO of redis-server 7.0 reports them). Shard channels are not keys.
-static KEY_SPECS: &[KeyInfo] = &[
+pub(super) static KEY_SPECS: &[KeyInfo] = &[
     ki("append", &[range(RW | INSERT, 1, 0, 1)], SPECS),
     ki("bitcount", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
     ki("bitfield", &[range(RW | ACCESS | UPDATE | VARIABLE, 1, 0, 1)], Proc::Bitfield),
@@ -312,7 +312,7 @@ static KEY_SPECS: &[KeyInfo] = &[
     ki("zunionstore", &[range(OW | UPDATE, 1, 0, 1), keynum(RO | ACCESS, 2, 0, 1, 1)], generic(1, 2, 3)),
 ];
 
-fn key_info(name: &str) -> Option<&'static KeyInfo> {
+pub(super) fn key_info(name: &str) -> Option<&'static KeyInfo> {
     KEY_SPECS.iter().find(|k| k.name == name)
 }
 
@@ -358,8 +358,7 @@ fn keys_by_specs(specs: &[KeySpec], args: &[Bytes]) -> Option<Vec<(usize, u16)>>
 
 /// The keys of a command line `args` (name first) and their flags, as Redis
 /// 7.0's COMMAND GETKEYS[ANDFLAGS] finds them, errors included.
-fn command_keys(args: &[Bytes]) -> Result<Vec<(usize, u16)>, CmdError> {
-    let t = table();
+fn command_keys(t: &Table, args: &[Bytes]) -> Result<Vec<(usize, u16)>, CmdError> {
     let base = t.lookup(&args[0]).filter(|s| !s.name.contains('|'));
     let spec = match base {
         Some(b) if b.is_container() && args.len() >= 2 => {
@@ -448,16 +447,16 @@ fn command_keys(args: &[Bytes]) -> Result<Vec<(usize, u16)>, CmdError> {
 }
 
 /// COMMAND GETKEYS command [arg ...]
-pub fn command_getkeys(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+pub fn command_getkeys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let inner = &args[2..];
-    let keys = command_keys(inner)?;
+    let keys = command_keys(ctx.table, inner)?;
     reply(Reply::Array(keys.into_iter().map(|(i, _)| Reply::Bulk(inner[i].clone())).collect()))
 }
 
 /// COMMAND GETKEYSANDFLAGS command [arg ...]: `[key, {flags}]` per key.
-pub fn command_getkeysandflags(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+pub fn command_getkeysandflags(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let inner = &args[2..];
-    let keys = command_keys(inner)?;
+    let keys = command_keys(ctx.table, inner)?;
     reply(Reply::Array(
         keys.into_iter()
             .map(|(i, flags)| {
@@ -471,20 +470,6 @@ pub fn command_getkeysandflags(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cmd::table::Keys;
-
-    #[test]
-    fn every_keyed_command_has_key_specs() {
-        for r in &table().rows {
-            if r.keys == Keys::None || matches!(r.name, "ssubscribe" | "sunsubscribe" | "spublish") {
-                continue;
-            }
-            assert!(key_info(r.name).is_some(), "{} has keys but no key specs", r.name);
-        }
-        for k in KEY_SPECS {
-            assert!(table().get(k.name).is_some(), "{}: no such command", k.name);
-        }
-    }
 
     #[test]
     fn atoi_reads_as_c_does() {

@@ -2,115 +2,20 @@
 //! SSUBSCRIBE, SUNSUBSCRIBE, PUBLISH, SPUBLISH, PUBSUB.
 //!
 //! Subscriptions live in the node-wide registry (`shard::pubsub`); a
-//! subscribing connection keeps its side here ([`SubState`]) and its loop
+//! subscribing connection keeps its side in its session (`session::SubState`) and its loop
 //! delivers what arrives. Each (un)subscribe answers one frame per channel
 //! (`>` pushes in RESP3); a RESP2 client with subscriptions may only run the
 //! commands Redis allows in that context.
 
-use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
 use bytes::Bytes;
-use futures_channel::mpsc::UnboundedReceiver;
 
 use super::ctx::{err, reply, CmdResult, Ctx};
+use super::session::SubState;
 use super::table::{container, flag::*, keys, row, CommandSpec, Group, Keys};
-use super::Session;
 use crate::protocol::Reply;
-use crate::shard::pubsub::{Kind, Message, Subscriber};
-use crate::shard::Shared;
-
-/// A connection's subscriptions.
-pub struct SubState {
-    pub sub: Arc<Subscriber>,
-    pub rx: UnboundedReceiver<Message>,
-    channels: BTreeSet<Bytes>,
-    patterns: BTreeSet<Bytes>,
-    shard: BTreeSet<Bytes>,
-}
-
-impl SubState {
-    /// Subscribed to anything (Redis's CLIENT_PUBSUB flag).
-    pub fn active(&self) -> bool {
-        !(self.channels.is_empty() && self.patterns.is_empty() && self.shard.is_empty())
-    }
-
-    fn set(&mut self, kind: Kind) -> &mut BTreeSet<Bytes> {
-        match kind {
-            Kind::Channel => &mut self.channels,
-            Kind::Pattern => &mut self.patterns,
-            // MONITOR lines come through the queue but are not a subscription.
-            Kind::Shard | Kind::Monitor => &mut self.shard,
-        }
-    }
-
-    /// The count a (un)subscribe frame shows: channels and patterns, or shard channels.
-    fn count(&self, kind: Kind) -> i64 {
-        match kind {
-            Kind::Shard => self.shard.len() as i64,
-            _ => (self.channels.len() + self.patterns.len()) as i64,
-        }
-    }
-}
-
-/// The connection's message queue (made on first use): Pub/Sub messages and
-/// MONITOR lines arrive through it.
-pub fn queue_of(session: &mut Session) -> Arc<Subscriber> {
-    let entry = session.entry.clone();
-    let state = session.pubsub.get_or_insert_with(|| {
-        let (sub, rx) = Subscriber::new(entry);
-        SubState { sub, rx, channels: BTreeSet::new(), patterns: BTreeSet::new(), shard: BTreeSet::new() }
-    });
-    state.sub.clone()
-}
-
-/// True while the session is subscribed to anything.
-pub fn subscribed(session: &Session) -> bool {
-    session.pubsub.as_ref().is_some_and(|s| s.active())
-}
-
-/// The commands a RESP2 client may run while subscribed.
-pub fn allowed_while_subscribed(spec: &CommandSpec) -> bool {
-    matches!(
-        spec.name,
-        "ping"
-            | "subscribe"
-            | "ssubscribe"
-            | "unsubscribe"
-            | "sunsubscribe"
-            | "psubscribe"
-            | "punsubscribe"
-            | "quit"
-            | "reset"
-    )
-}
-
-/// Redis's refusal of another command in RESP2 subscribed mode.
-pub fn not_allowed(spec: &CommandSpec) -> Reply {
-    Reply::Error(
-        format!(
-            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
-            spec.name
-        )
-        .into(),
-    )
-}
-
-/// Drop every subscription of the session, without frames (RESET, a closing
-/// connection).
-pub fn reset(shared: &Shared, session: &mut Session) {
-    if let Some(s) = session.pubsub.take() {
-        for (kind, set) in [(Kind::Channel, &s.channels), (Kind::Pattern, &s.patterns), (Kind::Shard, &s.shard)] {
-            for name in set {
-                shared.pubsub.unsubscribe(kind, name, &s.sub);
-            }
-        }
-    }
-    for c in &session.entry.subs {
-        c.store(0, Ordering::Relaxed);
-    }
-}
+use crate::shard::pubsub::Kind;
 
 const NAMES: [(&str, &str); 3] =
     [("subscribe", "unsubscribe"), ("psubscribe", "punsubscribe"), ("ssubscribe", "sunsubscribe")];
@@ -132,10 +37,7 @@ fn subscribe_generic(ctx: &mut Ctx<'_>, args: &[Bytes], kind: Kind) -> CmdResult
     }
     let shared = ctx.shared;
     let entry = ctx.session.entry.clone();
-    let state = ctx.session.pubsub.get_or_insert_with(|| {
-        let (sub, rx) = Subscriber::new(entry.clone());
-        SubState { sub, rx, channels: BTreeSet::new(), patterns: BTreeSet::new(), shard: BTreeSet::new() }
-    });
+    let state = ctx.session.pubsub.get_or_insert_with(|| SubState::new(entry.clone()));
     let mut frames = Vec::with_capacity(args.len() - 1);
     for name in &args[1..] {
         if state.set(kind).insert(name.clone()) {
@@ -278,11 +180,20 @@ const P: Group = Group::PubSub;
 const F: u32 = NOSCRIPT | LOADING | STALE;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("subscribe", -2, F | PUBSUB, Keys::None, P, "2.0.0", "Listens for messages published to channels.", subscribe),
+    row(
+        "subscribe",
+        -2,
+        F | PUBSUB | WHILE_SUBSCRIBED,
+        Keys::None,
+        P,
+        "2.0.0",
+        "Listens for messages published to channels.",
+        subscribe,
+    ),
     row(
         "unsubscribe",
         -1,
-        F | PUBSUB,
+        F | PUBSUB | WHILE_SUBSCRIBED,
         Keys::None,
         P,
         "2.0.0",
@@ -292,7 +203,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "psubscribe",
         -2,
-        F | PUBSUB,
+        F | PUBSUB | WHILE_SUBSCRIBED,
         Keys::None,
         P,
         "2.0.0",
@@ -302,7 +213,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "punsubscribe",
         -1,
-        F | PUBSUB,
+        F | PUBSUB | WHILE_SUBSCRIBED,
         Keys::None,
         P,
         "2.0.0",
@@ -312,7 +223,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "ssubscribe",
         -2,
-        F | PUBSUB,
+        F | PUBSUB | WHILE_SUBSCRIBED,
         keys(1, -1, 1),
         P,
         "7.0.0",
@@ -322,7 +233,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "sunsubscribe",
         -1,
-        F | PUBSUB,
+        F | PUBSUB | WHILE_SUBSCRIBED,
         keys(1, -1, 1),
         P,
         "7.0.0",
@@ -332,7 +243,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "publish",
         3,
-        LOADING | STALE | FAST | PUBSUB,
+        LOADING | STALE | FAST | PUBSUB | MAY_REPLICATE,
         Keys::None,
         P,
         "2.0.0",
@@ -342,7 +253,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "spublish",
         3,
-        LOADING | STALE | FAST | PUBSUB,
+        LOADING | STALE | FAST | PUBSUB | MAY_REPLICATE,
         keys(1, 1, 1),
         P,
         "7.0.0",

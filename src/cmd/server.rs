@@ -8,7 +8,8 @@ use bytes::Bytes;
 
 use super::ctx::help_reply;
 use super::info;
-use super::table::{cat, container, flag::*, row, table, CommandSpec, Group, Keys};
+use super::session;
+use super::table::{cat, container, flag::*, row, CommandSpec, Group, Keys, Table};
 use super::{err, reply, CmdResult, Ctx, Plan};
 use crate::config::SetError;
 use crate::protocol::cursor::{parse_f64, parse_i64, ArgError};
@@ -20,7 +21,7 @@ use crate::types::glob::glob_match;
 /// The Redis version NeoKV's replies and COMMAND docs follow.
 
 fn ping(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    if args.len() <= 2 && ctx.session.resp == 2 && super::pubsub::subscribed(ctx.session) {
+    if args.len() <= 2 && ctx.session.resp == 2 && session::subscribed(ctx.session) {
         let what = args.get(1).cloned().unwrap_or_default();
         return reply(Reply::Array(vec![Reply::bulk_str("pong"), Reply::Bulk(what)]));
     }
@@ -201,11 +202,11 @@ fn client_flags(c: &ClientEntry, pubsub: bool) -> String {
     s
 }
 
-pub fn client_line(c: &ClientEntry) -> String {
+pub fn client_line(table: &Table, c: &ClientEntry) -> String {
     let s = |m: &std::sync::Mutex<Option<Bytes>>| {
         m.lock().ok().and_then(|v| v.clone()).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default()
     };
-    let cmd = super::table::spec_by_id(c.last_cmd.load(Ordering::Relaxed)).map(|r| r.name).unwrap_or("NULL");
+    let cmd = table.by_id(c.last_cmd.load(Ordering::Relaxed)).map(|r| r.name).unwrap_or("NULL");
     let idle = c.last_active.lock().map(|t| t.elapsed().as_secs()).unwrap_or(0);
     let subs = c.subs.each_ref().map(|n| n.load(Ordering::Relaxed));
     format!(
@@ -230,7 +231,7 @@ pub fn client_line(c: &ClientEntry) -> String {
 }
 
 fn client_info(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    let mut line = client_line(&ctx.session.entry);
+    let mut line = client_line(ctx.table, &ctx.session.entry);
     line.push('\n');
     reply(Reply::Verbatim(Bytes::from(line)))
 }
@@ -267,7 +268,7 @@ fn client_list(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if ids.as_ref().is_some_and(|ids| !ids.contains(&c.id)) {
             continue;
         }
-        out.push_str(&client_line(&c));
+        out.push_str(&client_line(ctx.table, &c));
         out.push('\n');
     }
     reply(Reply::Verbatim(Bytes::from(out)))
@@ -496,9 +497,9 @@ fn key_specs(spec: &CommandSpec) -> Reply {
 }
 
 /// The 10-element COMMAND INFO entry.
-fn command_entry(spec: &'static CommandSpec) -> Reply {
+fn command_entry(table: &Table, spec: &'static CommandSpec) -> Reply {
     let cats = spec.category_names().map(|c| Reply::Simple(c.into())).collect();
-    let subs = table().subcommands(spec.name).map(command_entry).collect();
+    let subs = table.subcommands(spec.name).map(|c| command_entry(table, c)).collect();
     let (first, last, step) = spec.legacy_keys();
     Reply::Array(vec![
         Reply::bulk_str(display_name(spec)),
@@ -514,55 +515,55 @@ fn command_entry(spec: &'static CommandSpec) -> Reply {
     ])
 }
 
-fn command_all(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    reply(Reply::Array(table().top_level().map(command_entry).collect()))
+fn command_all(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    reply(Reply::Array(ctx.table.top_level().map(|c| command_entry(ctx.table, c)).collect()))
 }
 
-fn command_count(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    reply(Reply::Int(table().top_level().count() as i64))
+fn command_count(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    reply(Reply::Int(ctx.table.top_level().count() as i64))
 }
 
 fn command_info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args.len() == 2 {
         return command_all(ctx, args);
     }
-    let t = table();
+    let t = ctx.table;
     reply(Reply::Array(
         args[2..]
             .iter()
             .map(|n| match t.get(&String::from_utf8_lossy(n).to_ascii_lowercase()) {
-                Some(spec) => command_entry(spec),
+                Some(spec) => command_entry(t, spec),
                 None => Reply::NilArray,
             })
             .collect(),
     ))
 }
 
-fn doc_entry(spec: &'static CommandSpec) -> Reply {
+fn doc_entry(table: &Table, spec: &'static CommandSpec) -> Reply {
     let s = |t: &str| Reply::bulk_str(t);
     let mut m = vec![(s("summary"), s(spec.summary)), (s("since"), s(spec.since)), (s("group"), s(spec.group.name()))];
-    let subs: Vec<_> = table().subcommands(spec.name).map(|c| (s(c.name), doc_entry(c))).collect();
+    let subs: Vec<_> = table.subcommands(spec.name).map(|c| (s(c.name), doc_entry(table, c))).collect();
     if !subs.is_empty() {
         m.push((s("subcommands"), Reply::Map(subs)));
     }
     Reply::Map(m)
 }
 
-fn command_docs(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let t = table();
+fn command_docs(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let t = ctx.table;
     let specs: Vec<&'static CommandSpec> = if args.len() == 2 {
         t.top_level().collect()
     } else {
         args[2..].iter().filter_map(|n| t.get(&String::from_utf8_lossy(n).to_ascii_lowercase())).collect()
     };
-    reply(Reply::Map(specs.into_iter().map(|c| (Reply::bulk_str(c.name), doc_entry(c))).collect()))
+    reply(Reply::Map(specs.into_iter().map(|c| (Reply::bulk_str(c.name), doc_entry(t, c))).collect()))
 }
 
 /// COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN pattern]:
 /// every command and subcommand, or those of a module (none: NeoKV has no
 /// modules), of an ACL category (none for an unknown one), or whose name
 /// matches a glob (any case), as Redis 7.0 answers.
-fn command_list(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+fn command_list(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     enum Filter<'a> {
         All,
         Module,
@@ -593,7 +594,7 @@ fn command_list(_ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Filter::Category(Some(c)) => r.categories() & c != 0,
         Filter::Pattern(p) => glob_match(p, r.name.as_bytes(), true),
     };
-    reply(Reply::Array(table().rows.iter().filter(|r| keep(r)).map(|r| Reply::bulk_str(r.name)).collect()))
+    reply(Reply::Array(ctx.table.rows.iter().filter(|r| keep(r)).map(|r| Reply::bulk_str(r.name)).collect()))
 }
 
 fn command_help(_ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
@@ -621,12 +622,12 @@ const S: Group = Group::Server;
 const CONN: u32 = NOSCRIPT | LOADING | STALE | FAST;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("ping", -1, FAST, Keys::None, C, "1.0.0", "Returns the server's liveliness response.", ping),
+    row("ping", -1, FAST | WHILE_SUBSCRIBED, Keys::None, C, "1.0.0", "Returns the server's liveliness response.", ping),
     row("echo", 2, FAST | LOADING | STALE, Keys::None, C, "1.0.0", "Returns the given string.", echo),
     row(
         "quit",
         -1,
-        ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH,
+        ALLOW_BUSY | NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | WHILE_SUBSCRIBED | NOT_QUEUED,
         Keys::None,
         C,
         "1.0.0",

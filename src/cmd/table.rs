@@ -1,12 +1,14 @@
 //! The command table: one static row per command (and per subcommand, named
 //! `parent|sub`), the single source for dispatch, arity checks, key positions,
-//! slot routing and the COMMAND family.
+//! slot routing and the COMMAND family. Each family declares its rows; the
+//! table of them all is built once by `cmd::registry` and reaches handlers
+//! through [`super::Ctx::table`], so this file names no family.
 
-use std::sync::OnceLock;
-
+use bytes::Bytes;
 use smallvec::SmallVec;
 
 use super::ctx::HandlerFn;
+use crate::protocol::Reply;
 
 /// Command flags, as COMMAND INFO names them.
 pub mod flag {
@@ -50,6 +52,16 @@ pub mod flag {
     /// LOAD / DELETE / FLUSH / RESTORE): see `cmd::fanout` for which regions
     /// and the reply.
     pub const FANOUT: u32 = 1 << 24;
+    /// Not a Redis flag: runs at once inside MULTI instead of being queued
+    /// (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET: Redis checks these by name).
+    pub const NOT_QUEUED: u32 = 1 << 17;
+    /// Not a Redis flag: a RESP2 client may run it while subscribed (PING,
+    /// (P|S)(UN)SUBSCRIBE, QUIT, RESET: Redis checks these by name).
+    pub const WHILE_SUBSCRIBED: u32 = 1 << 18;
+    /// Redis's hidden CMD_MAY_REPLICATE (COMMAND INFO does not list it): may
+    /// propagate though not a write (PUBLISH, scripts, PFCOUNT storing its
+    /// cache); CLIENT PAUSE WRITE holds it as a write.
+    pub const MAY_REPLICATE: u32 = 1 << 19;
     pub const PUBSUB: u32 = 1 << 14;
     pub const NO_ASYNC_LOADING: u32 = 1 << 15;
     pub const NO_MANDATORY_KEYS: u32 = 1 << 16;
@@ -358,7 +370,7 @@ impl CommandSpec {
     /// The key positions of a request `args` (with the command name), movable
     /// `numkeys` keys included; `None` if `numkeys` is not a valid count (the
     /// handler then answers the error).
-    pub fn keys_of(&self, args: &[bytes::Bytes]) -> Option<KeyPositions> {
+    pub fn keys_of(&self, args: &[Bytes]) -> Option<KeyPositions> {
         let mut out = KeyPositions::new();
         match self.keys {
             Keys::None => {}
@@ -512,141 +524,87 @@ impl Table {
     }
 }
 
+impl Table {
+    /// The table of `families`' rows, in that order (COMMAND lists them so).
+    pub fn new(families: &[&'static [CommandSpec]]) -> Table {
+        let rows: Vec<&'static CommandSpec> = families.iter().flat_map(|f| f.iter()).collect();
+        let by_name = rows.iter().map(|r| (r.name, *r)).collect();
+        Table { rows, by_name }
+    }
+
+    /// The row `spec_id` named, if any (CLIENT LIST; not on the request path).
+    pub fn by_id(&self, id: usize) -> Option<&'static CommandSpec> {
+        self.rows.iter().copied().find(|r| spec_id(r) == id)
+    }
+
+    /// The row a refused request names, if its name (and subcommand) exist: a
+    /// wrong-arity request counts against its command (INFO's rejected_calls).
+    pub fn named(&self, args: &[Bytes]) -> Option<&'static CommandSpec> {
+        let spec = self.lookup(args.first()?).filter(|s| !s.name.contains('|'))?;
+        if !spec.is_container() || args.len() < 2 {
+            return Some(spec);
+        }
+        let sub = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
+        self.get(&format!("{}|{}", spec.name, sub))
+    }
+
+    /// Find the row for a request: the command, or for a container its
+    /// subcommand. Errors are Redis's replies for unknown commands and wrong arity.
+    pub fn resolve(&self, args: &[Bytes]) -> Result<&'static CommandSpec, Reply> {
+        // A subcommand's row name (`config|get`) is not a command a client can send.
+        let Some(spec) = self.lookup(&args[0]).filter(|s| !s.name.contains('|')) else {
+            let mut rest = Vec::new();
+            for a in &args[1..] {
+                if rest.len() >= 128 {
+                    break;
+                }
+                let room = 128 - rest.len();
+                rest.extend_from_slice(&[&b"'"[..], clip(a, room), b"' "].concat());
+            }
+            let name = clip(&args[0], 128);
+            return Err(Reply::error_bytes(
+                &[&b"ERR unknown command '"[..], name, b"', with args beginning with: ", &rest].concat(),
+            ));
+        };
+        if spec.is_container() {
+            if args.len() < 2 {
+                return match spec.handler {
+                    Handler::Container(Some(_)) => Ok(spec),
+                    _ => Err(wrong_arity(spec.name)),
+                };
+            }
+            let sub = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
+            let Some(subspec) = self.get(&format!("{}|{}", spec.name, sub)) else {
+                let help = format!("'. Try {} HELP.", spec.name.to_ascii_uppercase());
+                return Err(Reply::error_bytes(
+                    &[&b"ERR unknown subcommand '"[..], clip(&args[1], 128), help.as_bytes()].concat(),
+                ));
+            };
+            if !subspec.arity_ok(args.len()) {
+                return Err(wrong_arity(subspec.name));
+            }
+            return Ok(subspec);
+        }
+        if !spec.arity_ok(args.len()) {
+            return Err(wrong_arity(spec.name));
+        }
+        Ok(spec)
+    }
+}
+
+/// Redis's `'%.128s'`, with newlines made spaces (rejectCommandFormat).
+/// C's `%.<max>s` of an argument: at most `max` bytes, up to its first NUL
+/// (the reply's line turns CR/LF into spaces).
+fn clip(b: &[u8], max: usize) -> &[u8] {
+    let b = &b[..b.len().min(max)];
+    memchr::memchr(0, b).map_or(b, |nul| &b[..nul])
+}
+
+fn wrong_arity(name: &str) -> Reply {
+    Reply::Error(format!("ERR wrong number of arguments for '{name}' command").into())
+}
+
 /// An id of a row for per-client "last command": its address (rows are 'static).
 pub fn spec_id(spec: &'static CommandSpec) -> usize {
     spec as *const CommandSpec as usize
-}
-
-/// The row `spec_id` named, if any (CLIENT LIST; not on the request path).
-pub fn spec_by_id(id: usize) -> Option<&'static CommandSpec> {
-    table().rows.iter().copied().find(|r| spec_id(r) == id)
-}
-
-/// The process-wide table, built from every family's rows on first use.
-pub fn table() -> &'static Table {
-    static TABLE: OnceLock<Table> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        let mut rows: Vec<&'static CommandSpec> = Vec::new();
-        for family in [
-            super::string::COMMANDS,
-            super::keyspace::COMMANDS,
-            super::server::COMMANDS,
-            super::hash::COMMANDS,
-            super::list::COMMANDS,
-            super::set::COMMANDS,
-            super::stream::COMMANDS,
-            super::stream_group::COMMANDS,
-            super::dump::COMMANDS,
-            super::zset::COMMANDS,
-            super::hll::COMMANDS,
-            super::sort::COMMANDS,
-            super::bitmap::COMMANDS,
-            super::geo::COMMANDS,
-            super::txn::COMMANDS,
-            super::script::COMMANDS,
-            super::pubsub::COMMANDS,
-            super::admin::COMMANDS,
-            super::introspect::COMMANDS,
-            super::cluster::COMMANDS,
-            super::admin::FAILPOINT_COMMANDS,
-        ] {
-            rows.extend(family.iter());
-        }
-        let by_name = rows.iter().map(|r| (r.name, *r)).collect();
-        Table { rows, by_name }
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn table_invariants() {
-        let t = table();
-        let mut seen = std::collections::HashSet::new();
-        for r in &t.rows {
-            assert!(seen.insert(r.name), "duplicate row {}", r.name);
-            assert_eq!(r.name, r.name.to_ascii_lowercase(), "{} must be lowercase", r.name);
-            assert!(r.arity != 0, "{}: arity 0 is meaningless", r.name);
-            assert!(
-                (r.flags & flag::WRITE != 0) as u8 + (r.flags & flag::READONLY != 0) as u8 <= 1,
-                "{} is both write and readonly",
-                r.name
-            );
-            match r.keys {
-                Keys::Range { first, last, step } => {
-                    assert!(first >= 1, "{}: a key range starts after the name", r.name);
-                    assert!(step >= 1, "{}: keys need a step", r.name);
-                    assert!(last < 0 || last >= first, "{}: last key before first", r.name);
-                    let min_argc = r.arity.unsigned_abs() as i32;
-                    assert!(first < min_argc || r.arity < 0, "{}: first key beyond arity", r.name);
-                }
-                Keys::Numkeys { at, .. } => {
-                    assert!(at >= 1 && r.arity < 0, "{}: numkeys after the name, variable arity", r.name)
-                }
-                Keys::Sort { .. } => assert!(r.arity == -2, "{}: SORT's key and options", r.name),
-                Keys::Georadius => assert!(r.arity <= -5, "{}: GEORADIUS's key and options", r.name),
-                Keys::Streams => assert!(r.arity <= -4, "{}: STREAMS, a key and an id", r.name),
-                Keys::None => {}
-            }
-            if let Some((parent, _)) = r.parent_and_sub() {
-                let p = t.get(parent).unwrap_or_else(|| panic!("{}: no parent row", r.name));
-                assert!(p.is_container(), "{parent} must be a container");
-                assert!(r.arity.abs() >= 2, "{}: a subcommand has at least 2 args", r.name);
-            }
-            if r.is_container() {
-                assert!(t.subcommands(r.name).count() > 0, "{} has no subcommands", r.name);
-            }
-            assert!(!r.summary.is_empty() && !r.since.is_empty(), "{}: docs", r.name);
-        }
-    }
-
-    fn positions(t: &Table, line: &str) -> Option<Vec<usize>> {
-        let args: Vec<_> = line.split(' ').map(|a| bytes::Bytes::copy_from_slice(a.as_bytes())).collect();
-        t.lookup(&args[0]).unwrap().keys_of(&args).map(|k| k.to_vec())
-    }
-
-    #[test]
-    fn key_positions() {
-        let t = table();
-        assert_eq!(positions(t, "MSET a 1 b 2"), Some(vec![1, 3]));
-        assert_eq!(positions(t, "DEL a b c"), Some(vec![1, 2, 3]));
-        assert_eq!(positions(t, "PING"), Some(vec![]));
-        assert_eq!(positions(t, "GeT k"), Some(vec![1]));
-        // XREAD and XREADGROUP: half of what follows STREAMS, past the options
-        // (a group or consumer named STREAMS is not the keyword).
-        assert_eq!(positions(t, "XREAD COUNT 2 BLOCK 0 STREAMS a b 0 $"), Some(vec![6, 7]));
-        assert_eq!(positions(t, "XREADGROUP GROUP streams STREAMS NOACK STREAMS k >"), Some(vec![6]));
-        assert_eq!(positions(t, "XREAD STREAMS a b 0"), None);
-    }
-
-    #[test]
-    fn numkeys_key_positions() {
-        let t = table();
-        assert_eq!(positions(t, "LMPOP 2 a b LEFT"), Some(vec![2, 3]));
-        assert_eq!(positions(t, "BLMPOP 0 1 a LEFT"), Some(vec![3]));
-        assert_eq!(positions(t, "ZUNIONSTORE d 2 a b"), Some(vec![1, 3, 4]));
-        assert_eq!(positions(t, "ZINTER 3 a b"), None, "more keys than arguments");
-        assert_eq!(positions(t, "SINTERCARD x a"), None, "numkeys is not a number");
-        assert_eq!(positions(t, "BLPOP a b 0"), Some(vec![1, 2]));
-        // Every row whose handler reads `numkeys` says so in the table.
-        for name in ["lmpop", "blmpop", "zmpop", "bzmpop", "sintercard", "zintercard", "zunion", "zinter", "zdiff"] {
-            assert!(t.get(name).unwrap().movable_keys(), "{name}");
-        }
-        for name in ["zunionstore", "zinterstore", "zdiffstore"] {
-            assert_eq!(t.get(name).unwrap().legacy_keys(), (1, 1, 1), "{name}");
-        }
-    }
-
-    #[test]
-    fn sort_key_positions_as_redis_sortgetkeys() {
-        let t = table();
-        assert_eq!(positions(t, "SORT k"), Some(vec![1]));
-        assert_eq!(positions(t, "SORT k STORE d BY w_* STORE e LIMIT 0 1"), Some(vec![1, 7]), "the last STORE");
-        assert_eq!(positions(t, "SORT k LIMIT store x"), Some(vec![1]), "LIMIT skips two");
-        assert_eq!(positions(t, "SORT k GET store BY store"), Some(vec![1]), "GET and BY skip one");
-        assert_eq!(positions(t, "SORT k store"), Some(vec![1]), "STORE without a key");
-        assert_eq!(positions(t, "SORT_RO k STORE d"), Some(vec![1]), "SORT_RO stores nothing");
-    }
 }

@@ -6,80 +6,31 @@
 //! authentication, NO_MULTI): a refusal flags the transaction and EXEC then
 //! answers EXECABORT. EXEC splits the queue: the commands that read or write the
 //! keyspace become ONE replicated operation (`pb::Exec`) that apply runs in order
-//! against its batch ([`Executor`]), so nothing interleaves, every replica applies
+//! against its batch (`programs::Executor`), so nothing interleaves, every replica applies
 //! the same result and a crash keeps all of it or none; the others (PING, CLIENT,
 //! CONFIG, ...) run on the connection afterwards, and the replies are merged in
 //! queue order. With watched keys the operation is fenced by its region's
 //! proposer (`raft::region`): checked against every write applied before it and
 //! proposed only if none touched a watched key.
 
-use std::sync::{Arc, Weak};
-
 use bytes::Bytes;
 
-use super::ctx::{err, reply, CmdError, CmdResult, Ctx, Env, Plan};
-use super::table::{flag::*, keys, row, CommandSpec, Group, Handler, Keys};
-use super::{resolve, Session, CROSSSLOT};
+use super::ctx::{err, reply, CmdResult, Ctx, Plan};
+use super::route::{record_access, CROSSSLOT};
+use super::session::{unwatch_all, ExecPlan, Multi, Queued, Session};
+use super::table::{flag::*, keys, row, CommandSpec, Group, Keys};
 use crate::pb::{self, write_cmd::Op, WriteCmd};
 use crate::protocol::Reply;
 use crate::shard::Shared;
-use crate::storage::StorageError;
-use crate::types::apply::Programs;
-use crate::types::coll::Rng;
 use crate::types::watches::Watched;
-use crate::types::{ApplyCtx, Source};
-
-/// A transaction being queued (between MULTI and EXEC).
-#[derive(Default)]
-pub struct Multi {
-    pub queue: Vec<Queued>,
-    /// A command was refused while queueing: EXEC answers EXECABORT.
-    pub failed: bool,
-}
-
-/// One queued command.
-pub struct Queued {
-    pub spec: &'static CommandSpec,
-    pub args: Vec<Bytes>,
-}
-
-impl std::fmt::Debug for ExecPlan {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ExecPlan(region {}, {} queued, {} watched)", self.region, self.queue.len(), self.watched.len())
-    }
-}
-
-impl Queued {
-    /// True for a command that reads or writes the keyspace: it runs inside apply.
-    pub fn in_apply(&self) -> bool {
-        // SELECT too: the commands after it run in its database.
-        self.spec.flags & (WRITE | READONLY | PROGRAM) != 0 || self.spec.name == "select"
-    }
-}
-
-/// What EXEC asks the connection to do.
-pub struct ExecPlan {
-    /// The region the keyspace commands and the watched keys live in.
-    pub region: u32,
-    /// The keyspace commands as one operation (`None` if there are none).
-    pub cmd: Option<WriteCmd>,
-    /// The keys watched before MULTI (released once EXEC is done).
-    pub watched: Vec<Watched>,
-    /// The queue, in order; the keyspace commands' replies come from `cmd`.
-    pub queue: Vec<(&'static CommandSpec, Vec<Bytes>, bool)>,
-}
+use crate::types::Source;
 
 const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
-
-/// Commands that run at once even inside MULTI.
-fn runs_now(spec: &CommandSpec) -> bool {
-    matches!(spec.name, "exec" | "discard" | "multi" | "watch" | "quit" | "reset")
-}
 
 /// Inside MULTI: queue the command (`+QUEUED`) or refuse it (flagging the
 /// transaction). `None` if the client is not in MULTI or the command runs now.
 pub fn queue(shared: &Shared, session: &mut Session, spec: &'static CommandSpec, args: &[Bytes]) -> Option<Reply> {
-    if runs_now(spec) {
+    if spec.flags & NOT_QUEUED != 0 {
         return None;
     }
     let authed = session.authed;
@@ -91,7 +42,7 @@ pub fn queue(shared: &Shared, session: &mut Session, spec: &'static CommandSpec,
     if spec.flags & ALLOW_BUSY == 0 {
         if let Some(c) = shared.scripts.busy_script() {
             multi.failed = true;
-            return Some(super::script::busy_reply(&c));
+            return Some(c.busy_reply());
         }
     }
     if spec.flags & NO_MULTI != 0 {
@@ -100,40 +51,6 @@ pub fn queue(shared: &Shared, session: &mut Session, spec: &'static CommandSpec,
     }
     multi.queue.push(Queued { spec, args: args.to_vec() });
     Some(Reply::Simple("QUEUED".into()))
-}
-
-/// A command refused before it ran (unknown, wrong arity, not authenticated,
-/// a script busy) with `r`: the transaction, if any, fails at EXEC. A refused
-/// EXEC itself discards the transaction (and the watched keys) at once and says
-/// why, in MULTI or not, as Redis's `execCommandAbort` does. Returns the reply.
-pub fn refused(shared: &Shared, session: &mut Session, spec: Option<&CommandSpec>, r: Reply) -> Reply {
-    if spec.is_some_and(|s| s.name == "exec") {
-        reset(shared, session);
-        if let Some(e) = r.error_text() {
-            let e = e.strip_prefix("ERR ").unwrap_or(&e);
-            return Reply::error(format!("EXECABORT Transaction discarded because of: {e}"));
-        }
-        return r;
-    }
-    if let Some(m) = session.multi.as_mut() {
-        m.failed = true;
-    }
-    r
-}
-
-/// Release every key the client watches.
-pub fn unwatch_all(shared: &Shared, watched: &[Watched]) {
-    for w in watched {
-        shared.watches.unwatch(&w.key);
-    }
-}
-
-/// Forget the client's transaction and watched keys (DISCARD, RESET, a
-/// connection that closes).
-pub fn reset(shared: &Shared, session: &mut Session) {
-    session.multi = None;
-    let watched = std::mem::take(&mut session.watched);
-    unwatch_all(shared, &watched);
 }
 
 fn multi(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
@@ -148,7 +65,7 @@ fn discard(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     if ctx.session.multi.is_none() {
         return Err(err("ERR DISCARD without MULTI"));
     }
-    reset(ctx.shared, ctx.session);
+    super::session::end_transaction(ctx.shared, ctx.session);
     reply(Reply::Ok)
 }
 
@@ -208,7 +125,7 @@ fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
             // The commands run inside apply, not through dispatch: their keys are
             // used now (the others pass through dispatch after).
             if let Some(core) = ctx.core() {
-                super::record_access(core, ctx.session, q.spec, &at, &q.args);
+                record_access(core, ctx.session, q.spec, &at, &q.args);
             }
             for i in at {
                 same &= span(router.region_of_key(&q.args[i]).id);
@@ -260,110 +177,26 @@ fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     Ok(Plan::Exec(ExecPlan { region, cmd, watched, queue }))
 }
 
-/// Runs transactions inside apply (see the module doc); handed to every
-/// region's state machine.
-pub struct Executor {
-    shared: Weak<Shared>,
-}
-
-impl Executor {
-    pub fn new(shared: &Arc<Shared>) -> Executor {
-        Executor { shared: Arc::downgrade(shared) }
-    }
-}
-
-impl Programs for Executor {
-    fn region_replaced(&self, _region: u32) {
-        if let Some(shared) = self.shared.upgrade() {
-            if let Err(e) = super::script::load_functions(&shared) {
-                eprintln!("reloading function libraries after a snapshot: {e}");
-            }
-        }
-    }
-
-    fn exec(&self, apply: &mut ApplyCtx, op: &pb::Exec) -> Result<Reply, StorageError> {
-        let Some(shared) = self.shared.upgrade() else { return Ok(Reply::error("ERR server shutting down")) };
-        let mut rng = Rng::new(op.seed);
-        let mut session = Session::detached(op.resp as u8, apply.now_ms);
-        session.retry = op.retry;
-        session.db = apply.ldb;
-        apply.use_stream_limits(op.stream_limits.as_ref());
-        let mut out = Vec::with_capacity(op.cmds.len());
-        for argv in &op.cmds {
-            out.push(run_in_apply(&shared, &mut session, apply, &mut rng, &argv.args)?);
-        }
-        Ok(Reply::Array(out))
-    }
-
-    fn eval(&self, apply: &mut ApplyCtx, op: &pb::Eval) -> Result<Reply, StorageError> {
-        let Some(shared) = self.shared.upgrade() else { return Ok(Reply::error("ERR server shutting down")) };
-        super::script::apply_eval(&shared, apply, op)
-    }
-
-    fn functions(&self, apply: &mut ApplyCtx, op: &pb::Functions) -> Result<Reply, StorageError> {
-        let Some(shared) = self.shared.upgrade() else { return Ok(Reply::error("ERR server shutting down")) };
-        super::script::apply_function_change(&shared, apply, op)
-    }
-
-    fn queues_script(&self, op: &pb::Exec) -> bool {
-        op.cmds.iter().any(|argv| resolve(&argv.args).is_ok_and(|s| s.flags & PROGRAM != 0))
-    }
-}
-
-/// Run one command line inside apply, as part of a transaction or a script.
-/// A storage failure is fatal for apply (as for any write); every other failure
-/// is the command's error reply.
-pub fn run_in_apply(
-    shared: &Shared,
-    session: &mut Session,
-    apply: &mut ApplyCtx,
-    rng: &mut Rng,
-    args: &[Bytes],
-) -> Result<Reply, StorageError> {
-    let spec = match resolve(args) {
-        Ok(s) => s,
-        Err(r) => return Ok(r),
-    };
-    let (Handler::Fn(f) | Handler::Container(Some(f))) = spec.handler else {
-        return Ok(Reply::error("ERR container command without subcommand"));
-    };
-    if apply.versions_left() == 0 {
-        // Each command creates at most one composite key, whose version must stay
-        // under the entry's index: a transaction this large is cut off here.
-        return Ok(Reply::error("ERR too many commands in one transaction"));
-    }
-    // Each command in the session's database (a script before it may have
-    // selected another for itself).
-    apply.select(session.db);
-    let mut ctx = Ctx::new(shared, session, spec, None, Env::Apply { apply, rng });
-    Ok(match f(&mut ctx, args) {
-        Ok(Plan::Reply(r)) => r,
-        Ok(_) => Reply::error("ERR command cannot run inside a transaction"),
-        Err(CmdError::Storage(e)) => return Err(e),
-        Err(e) => e.into_reply(),
-    })
-}
-
 const F: u32 = NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY;
 const G: Group = Group::Transactions;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("multi", 1, F, Keys::None, G, "1.2.0", "Starts a transaction.", multi),
+    row("multi", 1, F | NOT_QUEUED, Keys::None, G, "1.2.0", "Starts a transaction.", multi),
     row(
         "exec",
         1,
-        NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG,
+        NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG | NOT_QUEUED,
         Keys::None,
         G,
         "1.2.0",
         "Executes all commands in a transaction.",
         exec,
     ),
-    row("discard", 1, F, Keys::None, G, "2.0.0", "Discards a transaction.", discard),
+    row("discard", 1, F | NOT_QUEUED, Keys::None, G, "2.0.0", "Discards a transaction.", discard),
     row(
         "watch",
         -2,
-        F | NO_TOUCH,
+        F | NO_TOUCH | NOT_QUEUED,
         keys(1, -1, 1),
         G,
         "2.2.0",

@@ -322,6 +322,15 @@ impl Control {
         }
     }
 
+    /// Redis's BUSY reply for a command that may not run while this is busy.
+    pub fn busy_reply(&self) -> Reply {
+        Reply::error(if self.function {
+            "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+        } else {
+            "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+        })
+    }
+
     /// A run inside apply, of the command at `entry` (region, index, position).
     pub fn in_entry(mut self, entry: (u32, u64, u32)) -> Control {
         self.entry = Some(entry);

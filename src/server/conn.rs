@@ -18,8 +18,8 @@ use glommio::net::TcpStream;
 use futures_util::StreamExt;
 
 use crate::cmd::cluster::ReadScope;
+use crate::cmd::session::{self, ExecPlan};
 use crate::cmd::table::{flag, CommandSpec};
-use crate::cmd::txn::ExecPlan;
 use crate::cmd::{self, Plan, Session, Shape};
 use crate::protocol::{DecodeLimits, Decoder, Reply};
 use crate::raft::region::NOT_LEADER;
@@ -199,18 +199,12 @@ async fn drain(core: &Core, pending: &mut Vec<Pending>, out: &mut BytesMut, sess
     session.now_ms = now_ms();
 }
 
-/// CLIENT PAUSE holds this command (every command under ALL; under WRITE those
-/// that write or may replicate: PUBLISH, scripts, PFCOUNT, which may store its
-/// cache, a transaction that writes).
+/// CLIENT PAUSE holds this command (every command under ALL; under WRITE
+/// those that write or may replicate, and a transaction that queued one).
 fn held_by_pause(spec: &CommandSpec, session: &Session, all: bool) -> bool {
-    let may_write = |s: &CommandSpec| s.is_write() || s.name == "pfcount";
+    let may_write = |s: &CommandSpec| s.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0;
     all || may_write(spec)
-        || matches!(spec.name, "publish" | "spublish" | "eval" | "evalsha" | "fcall")
-        || (spec.name == "exec"
-            && session
-                .multi
-                .as_ref()
-                .is_some_and(|m| m.queue.iter().any(|q| may_write(q.spec) || q.spec.flags & flag::PROGRAM != 0)))
+        || (spec.name == "exec" && session.multi.as_ref().is_some_and(|m| m.queue.iter().any(|q| may_write(q.spec))))
 }
 
 /// Wait while CLIENT PAUSE holds `spec` (the pause may end early: UNPAUSE).
@@ -386,7 +380,7 @@ async fn exec(core: &Core, session: &mut Session, mut plan: ExecPlan) -> Reply {
             .await
             .unwrap_or_else(|_| Reply::error("ERR write aborted")),
     };
-    cmd::txn::unwatch_all(shared, &plan.watched);
+    session::unwatch_all(shared, &plan.watched);
     let Reply::Array(data) = result else { return result };
     session.now_ms = now_ms();
     let mut data = data.into_iter();
@@ -655,11 +649,11 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
             let started = Instant::now();
             // CLIENT REPLY SKIP silences the command after it.
             session.skipping = std::mem::take(&mut session.skip_next_reply);
-            let spec = match cmd::resolve(&args) {
+            let spec = match cmd::table().resolve(&args) {
                 Ok(s) => s,
                 Err(r) => {
-                    let named = cmd::named_spec(&args);
-                    let r = cmd::txn::refused(&shared, &mut session, named, r);
+                    let named = cmd::table().named(&args);
+                    let r = session::refused(&shared, &mut session, named, r);
                     drain(&core, &mut pending, &mut out, &mut session).await;
                     let silent = session.skipping || session.reply_off;
                     reject(&core, &session, named, r, silent, &mut out);
@@ -839,9 +833,9 @@ pub async fn serve(core: Rc<Core>, mut stream: TcpStream) {
         }
     }
     let _ = stream.close().await;
-    cmd::txn::reset(&shared, &mut session);
+    session::end_transaction(&shared, &mut session);
     cmd::admin::leave_monitor(&shared, &mut session);
-    cmd::pubsub::reset(&shared, &mut session);
+    session::drop_subscriptions(&shared, &mut session);
     let left = shared.clients.lock().map(|mut c| {
         c.remove(&id);
         c.len()

@@ -89,7 +89,7 @@ pub fn run(config: Config) -> Result<(), String> {
     let (outboxes, inboxes) = shard::mesh(cores);
     let shared = Arc::new(Shared::new(storage.clone(), router, config, outboxes, identity));
     // Transactions run inside apply through the command table.
-    let _ = shared.programs.set(Arc::new(crate::cmd::txn::Executor::new(&shared)));
+    let _ = shared.programs.set(Arc::new(crate::cmd::programs::Executor::new(&shared, crate::cmd::table())));
     crate::cmd::script::load_functions(&shared)?;
     install_signal_handler(shared.clone())?;
 

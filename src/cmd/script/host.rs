@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use super::super::ctx::{err, BlockingWork, CmdResult, Ctx, Env, Plan};
-use super::super::table::{flag::*, CommandSpec, Handler};
-use super::super::{resolve, Session};
+use super::super::session::Session;
+use super::super::table::{flag::*, spec_id, CommandSpec, Handler, Table};
 use super::{engine, limits};
 use crate::cluster::key_slot;
 use crate::protocol::Reply;
@@ -26,11 +26,16 @@ use crate::types::{ApplyCtx, Snap};
 type Refusal = (Option<&'static CommandSpec>, Reply);
 
 /// What every host checks before running a script's command; the row.
-fn check_call(args: &[Bytes], read_only: bool, control: &Control) -> Result<&'static CommandSpec, Refusal> {
-    let spec = match resolve(args) {
+fn check_call(
+    table: &'static Table,
+    args: &[Bytes],
+    read_only: bool,
+    control: &Control,
+) -> Result<&'static CommandSpec, Refusal> {
+    let spec = match table.resolve(args) {
         Ok(s) => s,
         Err(Reply::Error(e)) if e.starts_with("ERR wrong number") => {
-            let row = super::super::table::table().lookup(&args[0]);
+            let row = table.lookup(&args[0]);
             return Err((row, Reply::error("ERR Wrong number of args calling Redis command from script")));
         }
         Err(_) => return Err((None, Reply::error("ERR Unknown Redis command called from script"))),
@@ -114,7 +119,7 @@ impl CallLog {
             obs.feed(line);
         }
         for (spec, took, outcome) in self.calls {
-            obs.record(core, super::super::table::spec_id(spec), took, outcome);
+            obs.record(core, spec_id(spec), took, outcome);
         }
         let mut errors = self.errors;
         // The reply is counted as it is sent; the call error it passes on is
@@ -134,6 +139,7 @@ impl CallLog {
 /// `redis.call` inside apply: the command runs against the region's batch.
 pub struct ApplyHost<'a> {
     shared: &'a Shared,
+    table: &'static Table,
     apply: &'a mut ApplyCtx,
     rng: Rng,
     session: Session,
@@ -146,7 +152,7 @@ pub struct ApplyHost<'a> {
 
 impl Host for ApplyHost<'_> {
     fn call(&mut self, args: &[Bytes], resp: u8) -> Reply {
-        let spec = match check_call(args, self.read_only, &self.control) {
+        let spec = match check_call(self.table, args, self.read_only, &self.control) {
             Ok(s) => s,
             Err(refusal) => return self.log.refused(refusal),
         };
@@ -167,7 +173,15 @@ impl Host for ApplyHost<'_> {
         self.session.resp = resp;
         self.log.show(self.session.db, spec, args);
         let started = Instant::now();
-        let r = match super::super::txn::run_in_apply(self.shared, &mut self.session, self.apply, &mut self.rng, args) {
+        let (shared, table) = (self.shared, self.table);
+        let r = match super::super::in_apply::run_in_apply(
+            shared,
+            table,
+            &mut self.session,
+            self.apply,
+            &mut self.rng,
+            args,
+        ) {
             Ok(r) => r,
             Err(e) => {
                 let msg = format!("ERR {e}");
@@ -182,13 +196,14 @@ impl Host for ApplyHost<'_> {
         self.log.passed_on = true;
     }
     fn known(&self, args: &[Bytes]) -> bool {
-        resolve(args).is_ok()
+        self.table.resolve(args).is_ok()
     }
 }
 
 /// `redis.call` in a read-only script: reads from the script's one snapshot.
 pub struct ReadHost<'a> {
     shared: &'a Shared,
+    table: &'static Table,
     snap: &'a Snap<'a>,
     session: Session,
     control: Arc<Control>,
@@ -203,7 +218,7 @@ pub struct ReadHost<'a> {
 
 impl Host for ReadHost<'_> {
     fn call(&mut self, args: &[Bytes], resp: u8) -> Reply {
-        let spec = match check_call(args, self.trial.is_none(), &self.control) {
+        let spec = match check_call(self.table, args, self.trial.is_none(), &self.control) {
             Ok(s) => s,
             Err(refusal) => return self.log.refused(refusal),
         };
@@ -240,7 +255,7 @@ impl Host for ReadHost<'_> {
         self.session.resp = resp;
         self.log.show(self.session.db, spec, args);
         let started = Instant::now();
-        let mut ctx = Ctx::new(self.shared, &mut self.session, spec, None, Env::ReadOnly(self.snap));
+        let mut ctx = Ctx::new(self.shared, &mut self.session, self.table, spec, None, Env::ReadOnly(self.snap));
         let r = match f(&mut ctx, args) {
             Ok(Plan::Reply(r)) => r,
             Ok(_) => Reply::error("ERR This Redis command is not allowed from script"),
@@ -253,7 +268,7 @@ impl Host for ReadHost<'_> {
         self.log.passed_on = true;
     }
     fn known(&self, args: &[Bytes]) -> bool {
-        resolve(args).is_ok()
+        self.table.resolve(args).is_ok()
     }
 }
 
@@ -307,6 +322,7 @@ pub(super) fn run_code(
 #[allow(clippy::too_many_arguments)]
 pub(super) fn run_in_apply(
     shared: &Shared,
+    table: &'static Table,
     apply: &mut ApplyCtx,
     code: &Code,
     keys: &[Bytes],
@@ -320,6 +336,7 @@ pub(super) fn run_in_apply(
     let session = Session::scripted(apply.now_ms, ldb);
     let mut host = ApplyHost {
         shared,
+        table,
         apply,
         rng: Rng::new(seed ^ 0x5deece66d),
         session,
@@ -355,11 +372,13 @@ pub(super) fn read_only_plan(
     let now_ms = ctx.now_ms();
     let (db, physical) = (ctx.session.db, ctx.physical_db());
     let confirmed = ctx.session.confirmed.clone();
+    let table = ctx.table;
     Ok(Plan::Blocking(BlockingWork(Box::new(move || {
         let snap = Snap::new(shared.storage.view(), now_ms, physical);
         let running = start(&shared, &code, argv, None);
         let mut host = ReadHost {
             shared: &shared,
+            table,
             snap: &snap,
             session: Session::scripted(now_ms, db).confirmed(confirmed),
             control: running.control.clone(),
@@ -401,6 +420,7 @@ pub(super) fn trial(
         Arc::new(Control::new(&shared.scripts, code.name(), function, Vec::new(), Duration::ZERO).trial(TRIAL_BUDGET));
     let mut host = ReadHost {
         shared,
+        table: ctx.table,
         snap: &snap,
         session: Session::scripted(now_ms, ctx.session.db).confirmed(ctx.session.confirmed.clone()),
         control: control.clone(),

@@ -22,7 +22,7 @@ use bytes::Bytes;
 
 use super::ctx::help_reply as help;
 use super::ctx::{err, reply, CmdError, CmdResult, Ctx};
-use super::table::{container, flag::*, numkeys, row, CommandSpec, Group, Keys};
+use super::table::{container, flag::*, numkeys, row, CommandSpec, Group, Keys, Table};
 use super::Shape;
 use crate::pb::{self, functions::Action, write_cmd::Op};
 use crate::protocol::cursor::parse_i64;
@@ -54,15 +54,6 @@ fn limits(shared: &Shared) -> (Duration, usize) {
 fn engine<T>(shared: &Shared, f: impl FnOnce(&mut script::vm::Engine) -> T) -> T {
     let (_, mem) = limits(shared);
     with_engine(shared.scripts.generation.load(std::sync::atomic::Ordering::SeqCst), mem, f)
-}
-
-/// The BUSY reply for a command that may not run while `c` is busy.
-pub fn busy_reply(c: &Control) -> Reply {
-    Reply::error(if c.function {
-        "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
-    } else {
-        "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
-    })
 }
 
 // ---- EVAL family ----
@@ -185,7 +176,9 @@ fn run(
         return ctx.write(op, Shape::Natural);
     }
     let shared = ctx.shared;
-    match ctx.with_apply(|apply| run_in_apply(shared, apply, &code, keys, argv, seed, line.to_vec(), read_only)) {
+    let table = ctx.table;
+    match ctx.with_apply(|apply| run_in_apply(shared, table, apply, &code, keys, argv, seed, line.to_vec(), read_only))
+    {
         Some(r) => reply(r?),
         None => Err(err("ERR This Redis command is not allowed from script")),
     }
@@ -239,7 +232,7 @@ fn kill(shared: &Shared, function: bool) -> CmdResult {
 }
 
 fn busy_error(c: &Control) -> CmdError {
-    match busy_reply(c) {
+    match c.busy_reply() {
         Reply::Error(e) => err(e),
         _ => err("BUSY"),
     }
@@ -643,7 +636,12 @@ pub fn load_functions(shared: &Shared) -> Result<(), String> {
 }
 
 /// What apply runs for `pb::Eval` (see the module doc).
-pub fn apply_eval(shared: &Shared, apply: &mut ApplyCtx, op: &pb::Eval) -> Result<Reply, StorageError> {
+pub fn apply_eval(
+    shared: &Shared,
+    table: &'static Table,
+    apply: &mut ApplyCtx,
+    op: &pb::Eval,
+) -> Result<Reply, StorageError> {
     let (code, read_only) = if op.function.is_empty() {
         let flags = script::parse_shebang(&op.body).map(|(f, _)| f).unwrap_or_default();
         (Code::Script { sha: script::sha1hex(&op.body), body: op.body.clone() }, flags.no_writes)
@@ -653,7 +651,7 @@ pub fn apply_eval(shared: &Shared, apply: &mut ApplyCtx, op: &pb::Eval) -> Resul
         (Code::Function { lib: lib.name.clone(), code: lib.code.clone(), name: f.name.clone() }, f.flags.no_writes)
     };
     apply.use_stream_limits(op.stream_limits.as_ref());
-    run_in_apply(shared, apply, &code, &op.keys, &op.args, op.seed, op.argv.clone(), read_only)
+    run_in_apply(shared, table, apply, &code, &op.keys, &op.args, op.seed, op.argv.clone(), read_only)
 }
 
 /// What apply runs for `pb::Functions`.
@@ -668,7 +666,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "eval",
         -3,
-        EV | NO_MANDATORY_KEYS | SKIP_MONITOR,
+        EV | NO_MANDATORY_KEYS | SKIP_MONITOR | MAY_REPLICATE,
         numkeys(2),
         S,
         "2.6.0",
@@ -678,7 +676,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "evalsha",
         -3,
-        EV | NO_MANDATORY_KEYS | SKIP_MONITOR,
+        EV | NO_MANDATORY_KEYS | SKIP_MONITOR | MAY_REPLICATE,
         numkeys(2),
         S,
         "2.6.0",
@@ -705,7 +703,16 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Executes a read-only server-side Lua script by SHA1 digest.",
         evalsha_ro,
     ),
-    row("fcall", -3, EV | NO_MANDATORY_KEYS | SKIP_MONITOR, numkeys(2), S, "7.0.0", "Invokes a function.", fcall),
+    row(
+        "fcall",
+        -3,
+        EV | NO_MANDATORY_KEYS | SKIP_MONITOR | MAY_REPLICATE,
+        numkeys(2),
+        S,
+        "7.0.0",
+        "Invokes a function.",
+        fcall,
+    ),
     row(
         "fcall_ro",
         -3,
@@ -881,7 +888,8 @@ mod tests {
         let storage = Storage::open(dir.path(), &StorageOptions::default()).unwrap();
         let shared =
             Arc::new(Shared::new(storage.clone(), Router::standalone(1, 1), Config::default(), mesh(1).0, None));
-        let exec: Arc<dyn crate::types::apply::Programs> = Arc::new(crate::cmd::txn::Executor::new(&shared));
+        let exec: Arc<dyn crate::types::apply::Programs> =
+            Arc::new(crate::cmd::programs::Executor::new(&shared, crate::cmd::table()));
         // The executor holds the shared state weakly: keep it alive with the replica.
         std::mem::forget(shared);
         (dir, storage, exec)
