@@ -8,6 +8,7 @@ use bytes::Bytes;
 
 use super::args::int;
 use super::ctx::read_string;
+use super::key_specs as ks;
 use super::table::{flag::*, keys, row, CommandSpec, Group};
 use super::{err, CmdError, CmdResult, Ctx, Shape};
 use crate::pb::{self, write_cmd::Op};
@@ -185,8 +186,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.2.0",
         "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist.",
         setbit,
-    ),
-    row("getbit", 3, READONLY | FAST, keys(1, 1, 1), G, "2.2.0", "Returns a bit value by offset.", getbit),
+    )
+    .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::UPDATE, 1)]),
+    row("getbit", 3, READONLY | FAST, keys(1, 1, 1), G, "2.2.0", "Returns a bit value by offset.", getbit)
+        .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
     row(
         "bitcount",
         -2,
@@ -196,7 +199,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.6.0",
         "Counts the number of set bits (population counting) in a string.",
         bitcount,
-    ),
+    )
+    .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
     row(
         "bitpos",
         -3,
@@ -206,7 +210,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.8.7",
         "Finds the first set (1) or clear (0) bit in a string.",
         bitpos,
-    ),
+    )
+    .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
     row(
         "bitop",
         -4,
@@ -216,7 +221,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.6.0",
         "Performs bitwise operations on multiple strings, and stores the result.",
         bitop,
-    ),
+    )
+    .key_specs(&[ks::key(ks::OW | ks::UPDATE, 2), ks::spec(ks::RO | ks::ACCESS, ks::index(3), ks::range(-1, 1, 0))]),
     row(
         "bitfield",
         -2,
@@ -226,7 +232,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         "3.2.0",
         "Performs arbitrary bitfield integer operations on strings.",
         bitfield,
-    ),
+    )
+    .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::UPDATE | ks::VARIABLE_FLAGS, 1)
+        .notes("This command allows both access and modification of the key")])
+    .key_proc(ks::KeyProc::Bitfield),
     row(
         "bitfield_ro",
         -2,
@@ -236,5 +245,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "6.0.0",
         "Performs arbitrary read-only bitfield integer operations on strings.",
         bitfield_ro,
-    ),
+    )
+    .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
 ];

@@ -10,6 +10,7 @@
 use bytes::Bytes;
 
 use super::ctx::READONLY_SCRIPT;
+use super::key_specs as ks;
 use super::table::{cat, flag::*, keys, row, CommandSpec, Group};
 use super::{err, reply, CmdError, CmdResult, Ctx};
 use crate::protocol::cursor::{parse_i64, ArgError};
@@ -127,7 +128,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.6.0",
         "Returns a serialized representation of the value stored at a key.",
         dump,
-    ),
+    )
+    .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
     row(
         "restore",
         -4,
@@ -138,5 +140,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Creates a key from the serialized representation of a value.",
         restore,
     )
+    .key_specs(&[ks::key(ks::OW | ks::UPDATE, 1)])
     .cats(cat::KEYSPACE | cat::DANGEROUS),
 ];

@@ -10,6 +10,7 @@
 
 use bytes::Bytes;
 
+use super::key_specs as ks;
 use super::table::{flag::*, keys, row, CommandSpec, Group, Keys};
 use super::{err, reply, CmdError, CmdResult, Ctx, Shape};
 use crate::pb::{self, write_cmd::Op};
@@ -461,7 +462,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "3.2.0",
         "Adds one or more members to a geospatial index. The key is created if it doesn't exist.",
         geoadd,
-    ),
+    )
+    .key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
     row(
         "geodist",
         -4,
@@ -471,7 +473,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "3.2.0",
         "Returns the distance between two members of a geospatial index.",
         geodist,
-    ),
+    )
+    .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
     row(
         "geohash",
         -2,
@@ -481,7 +484,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "3.2.0",
         "Returns members from a geospatial index as geohash strings.",
         geohash,
-    ),
+    )
+    .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
     row(
         "geopos",
         -2,
@@ -491,7 +495,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "3.2.0",
         "Returns the longitude and latitude of members from a geospatial index.",
         geopos,
-    ),
+    )
+    .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
     row(
         "georadius",
         -6,
@@ -501,7 +506,13 @@ pub static COMMANDS: &[CommandSpec] = &[
         "3.2.0",
         "Queries a geospatial index for members within a distance from a coordinate, optionally stores the result.",
         georadius,
-    ),
+    )
+    .key_specs(&[
+        ks::key(ks::RO | ks::ACCESS, 1),
+        ks::spec(ks::OW | ks::UPDATE, ks::keyword("STORE", 6), ks::range(0, 1, 0)),
+        ks::spec(ks::OW | ks::UPDATE, ks::keyword("STOREDIST", 6), ks::range(0, 1, 0)),
+    ])
+    .key_proc(ks::KeyProc::Georadius),
     row(
         "georadius_ro",
         -6,
@@ -511,7 +522,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "3.2.10",
         "Returns members from a geospatial index that are within a distance from a coordinate.",
         georadius_ro,
-    ),
+    )
+    .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
     row(
         "georadiusbymember",
         -5,
@@ -521,7 +533,13 @@ pub static COMMANDS: &[CommandSpec] = &[
         "3.2.0",
         "Queries a geospatial index for members within a distance from a member, optionally stores the result.",
         georadiusbymember,
-    ),
+    )
+    .key_specs(&[
+        ks::key(ks::RO | ks::ACCESS, 1),
+        ks::spec(ks::OW | ks::UPDATE, ks::keyword("STORE", 5), ks::range(0, 1, 0)),
+        ks::spec(ks::OW | ks::UPDATE, ks::keyword("STOREDIST", 5), ks::range(0, 1, 0)),
+    ])
+    .key_proc(ks::KeyProc::Georadius),
     row(
         "georadiusbymember_ro",
         -5,
@@ -531,7 +549,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "3.2.10",
         "Returns members from a geospatial index that are within a distance from a member.",
         georadiusbymember_ro,
-    ),
+    )
+    .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
     row(
         "geosearch",
         -7,
@@ -541,7 +560,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "6.2.0",
         "Queries a geospatial index for members inside an area of a box or a circle.",
         geosearch,
-    ),
+    )
+    .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
     row(
         "geosearchstore",
         -8,
@@ -551,5 +571,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "6.2.0",
         "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result.",
         geosearchstore,
-    ),
+    )
+    .key_specs(&[ks::key(ks::OW | ks::UPDATE, 1), ks::key(ks::RO | ks::ACCESS, 2)]),
 ];

@@ -4,6 +4,7 @@
 
 use bytes::Bytes;
 
+use super::key_specs as ks;
 use super::table::{flag::*, keys, row, CommandSpec, Group};
 use super::{reply, CmdResult, Ctx, Shape};
 use crate::pb::{self, write_cmd::Op};
@@ -64,7 +65,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.8.9",
         "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist.",
         pfadd,
-    ),
+    )
+    .key_specs(&[ks::key(ks::RW | ks::INSERT, 1)]),
     row(
         "pfcount",
         -2,
@@ -74,7 +76,9 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.8.9",
         "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s).",
         pfcount,
-    ),
+    )
+    .key_specs(&[ks::spec(ks::RW | ks::ACCESS, ks::index(1), ks::range(-1, 1, 0))
+        .notes("RW because it may change the internal representation of the key, and propagate to replicas")]),
     row(
         "pfmerge",
         -2,
@@ -84,5 +88,9 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.8.9",
         "Merges one or more HyperLogLog values into a single key.",
         pfmerge,
-    ),
+    )
+    .key_specs(&[
+        ks::key(ks::RW | ks::ACCESS | ks::INSERT, 1),
+        ks::spec(ks::RO | ks::ACCESS, ks::index(2), ks::range(-1, 1, 0)),
+    ]),
 ];

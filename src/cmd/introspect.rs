@@ -42,6 +42,7 @@ use bytes::Bytes;
 
 use super::ctx::help_reply as help;
 use super::info::rss_bytes;
+use super::key_specs as ks;
 use super::table::{cat, container, flag::*, keys, row, CommandSpec, Group, Keys};
 use super::{err, reply, CmdResult, Ctx, Plan};
 use crate::cluster::SLOT_COUNT;
@@ -618,7 +619,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row("memory|malloc-stats", 2, 0, Keys::None, S, "4.0.0", "Returns the allocator statistics.", memory_malloc_stats),
     row("memory|purge", 2, 0, Keys::None, S, "4.0.0", "Asks the allocator to release memory.", memory_purge),
     row("memory|stats", 2, 0, Keys::None, S, "4.0.0", "Returns details about memory usage.", memory_stats),
-    row("memory|usage", -3, OBJ, keys(2, 2, 1), S, "4.0.0", "Estimates the memory usage of a key.", memory_usage),
+    row("memory|usage", -3, OBJ, keys(2, 2, 1), S, "4.0.0", "Estimates the memory usage of a key.", memory_usage).key_specs(&[ks::key(ks::RO, 2)]),
     container("object", 0, Group::Generic, "2.2.3", "A container for object introspection commands.", None),
     row(
         "object|encoding",
@@ -629,7 +630,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.2.3",
         "Returns the internal encoding of a Redis object.",
         object_encoding,
-    ),
+    ).key_specs(&[ks::key(ks::RO, 2)]),
     row(
         "object|freq",
         3,
@@ -639,7 +640,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "4.0.0",
         "Returns the logarithmic access frequency counter of a Redis object.",
         object_freq,
-    ),
+    ).key_specs(&[ks::key(ks::RO, 2)]),
     row(
         "object|idletime",
         3,
@@ -649,7 +650,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.2.3",
         "Returns the time since the last access to a Redis object.",
         object_idletime,
-    ),
+    ).key_specs(&[ks::key(ks::RO, 2)]),
     row(
         "object|refcount",
         3,
@@ -659,7 +660,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.2.3",
         "Returns the reference count of a value of a key.",
         object_refcount,
-    ),
+    ).key_specs(&[ks::key(ks::RO, 2)]),
     row(
         "object|help",
         2,
@@ -678,7 +679,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         S,
         "7.0.0",
         "Extracts the key names and access flags for an arbitrary command.",
-        super::key_specs::command_getkeysandflags,
+        super::server::command_getkeysandflags,
     ).cats(cat::CONNECTION),
     row(
         "role",

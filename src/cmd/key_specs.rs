@@ -1,70 +1,140 @@
-//! COMMAND GETKEYS and GETKEYSANDFLAGS: Redis 7.0's key specs of every
-//! command that has keys (`src/commands/*.json`), and finding a command
-//! line's keys by them. (The command table's own key positions, used for
-//! routing, are `table::Keys`.)
+//! Redis 7.0's key specs (`src/commands/*.json`, as COMMAND INFO reports
+//! them): where a command's keys are among its arguments and how it uses them.
+//! Each row of the table names its own (`CommandSpec::key_specs`, written
+//! `ks::key(ks::RO | ks::ACCESS, 1)` and so on in the family files), with the
+//! key function Redis falls back on where the specs do not say everything
+//! ([`KeyProc`]). This file knows nothing of the table: it reads specs and
+//! command lines.
 
 use bytes::Bytes;
+use smallvec::SmallVec;
 
-use super::table::Table;
-use super::{err, reply, CmdError, CmdResult, Ctx};
 use crate::protocol::cursor::parse_i64;
 use crate::protocol::Reply;
 
-/// Redis's key-spec flags, in the order COMMAND GETKEYSANDFLAGS prints them.
-mod kf {
-    pub const RO: u16 = 1 << 0;
-    pub const RW: u16 = 1 << 1;
-    pub const OW: u16 = 1 << 2;
-    pub const RM: u16 = 1 << 3;
-    pub const ACCESS: u16 = 1 << 4;
-    pub const UPDATE: u16 = 1 << 5;
-    pub const INSERT: u16 = 1 << 6;
-    pub const DELETE: u16 = 1 << 7;
-    pub const VARIABLE: u16 = 1 << 10;
-    pub const FLAG_NAMES: [(u16, &str); 11] = [
-        (RO, "RO"),
-        (RW, "RW"),
-        (OW, "OW"),
-        (RM, "RM"),
-        (ACCESS, "access"),
-        (UPDATE, "update"),
-        (INSERT, "insert"),
-        (DELETE, "delete"),
-        (1 << 8, "not_key"),
-        (1 << 9, "incomplete"),
-        (VARIABLE, "variable_flags"),
-    ];
+pub const RO: u16 = 1 << 0;
+pub const RW: u16 = 1 << 1;
+pub const OW: u16 = 1 << 2;
+pub const RM: u16 = 1 << 3;
+pub const ACCESS: u16 = 1 << 4;
+pub const UPDATE: u16 = 1 << 5;
+pub const INSERT: u16 = 1 << 6;
+pub const DELETE: u16 = 1 << 7;
+/// A spec of something that is not a key (shard channels: SSUBSCRIBE, ...).
+pub const NOT_KEY: u16 = 1 << 8;
+/// The spec may not find every key: the command's key function decides.
+pub const INCOMPLETE: u16 = 1 << 9;
+/// The flags depend on the arguments (SET ... GET): the key function decides.
+pub const VARIABLE_FLAGS: u16 = 1 << 10;
+
+/// In the order COMMAND INFO and COMMAND GETKEYSANDFLAGS print them.
+pub const FLAG_NAMES: [(u16, &str); 11] = [
+    (RO, "RO"),
+    (RW, "RW"),
+    (OW, "OW"),
+    (RM, "RM"),
+    (ACCESS, "access"),
+    (UPDATE, "update"),
+    (INSERT, "insert"),
+    (DELETE, "delete"),
+    (NOT_KEY, "not_key"),
+    (INCOMPLETE, "incomplete"),
+    (VARIABLE_FLAGS, "variable_flags"),
+];
+
+/// Key positions of one request; few enough to live on the stack.
+pub type KeyPositions = SmallVec<[usize; 8]>;
+
+/// Where the search for a spec's first key starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Begin {
+    /// At this argument (the command name is 0).
+    Index(i32),
+    /// Right after `keyword`, searched from `startfrom` (from the end if negative).
+    Keyword {
+        keyword: &'static str,
+        startfrom: i32,
+    },
+    Unknown,
 }
 
-/// Where one key spec finds its keys, after its first key position `begin`.
-#[derive(Debug, Clone, Copy)]
-enum Find {
-    /// Up to `last` (relative to `begin`, or from the end if negative), every `step`.
-    Range { last: i32, step: i32 },
-    /// A key count at `begin + idx`, the keys from `begin + first`, every `step`.
-    Keynum { idx: i32, first: i32, step: i32 },
+/// How the keys are found from the first one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Find {
+    /// Up to `lastkey` (relative to the first; negative: from the end, or with
+    /// `limit`, `1/limit` of what remains), every `keystep`.
+    Range {
+        lastkey: i32,
+        keystep: i32,
+        limit: i32,
+    },
+    /// A count at `keynumidx` (from the first), the keys from `firstkey`.
+    Keynum {
+        keynumidx: i32,
+        firstkey: i32,
+        keystep: i32,
+    },
+    Unknown,
 }
 
-/// One of Redis's key specs (`src/commands/*.json`): flags and positions.
-#[derive(Debug, Clone, Copy)]
-struct KeySpec {
-    flags: u16,
-    begin: i32,
-    find: Find,
+/// One of Redis's key specs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeySpec {
+    pub notes: Option<&'static str>,
+    pub flags: u16,
+    pub begin: Begin,
+    pub find: Find,
 }
 
-const fn range(flags: u16, begin: i32, last: i32, step: i32) -> KeySpec {
-    KeySpec { flags, begin, find: Find::Range { last, step } }
+impl KeySpec {
+    /// With Redis's note (COMMAND INFO shows it).
+    pub const fn notes(mut self, notes: &'static str) -> KeySpec {
+        self.notes = Some(notes);
+        self
+    }
+
+    /// A single key at a fixed index, the most common spec.
+    pub fn single_index(&self) -> Option<i32> {
+        match (self.begin, self.find) {
+            (Begin::Index(i), Find::Range { lastkey: 0, .. }) => Some(i),
+            _ => None,
+        }
+    }
 }
 
-const fn keynum(flags: u16, begin: i32, idx: i32, first: i32, step: i32) -> KeySpec {
-    KeySpec { flags, begin, find: Find::Keynum { idx, first, step } }
+/// A spec.
+pub const fn spec(flags: u16, begin: Begin, find: Find) -> KeySpec {
+    KeySpec { notes: None, flags, begin, find }
 }
 
-/// The command's own key function, which Redis falls back on when the specs do
-/// not resolve (or, for SET, always: its flags depend on GET).
-#[derive(Debug, Clone, Copy)]
-enum Proc {
+/// The one key at argument `at`.
+pub const fn key(flags: u16, at: i32) -> KeySpec {
+    spec(flags, Begin::Index(at), Find::Range { lastkey: 0, keystep: 1, limit: 0 })
+}
+
+pub const fn index(at: i32) -> Begin {
+    Begin::Index(at)
+}
+
+pub const fn keyword(keyword: &'static str, startfrom: i32) -> Begin {
+    Begin::Keyword { keyword, startfrom }
+}
+
+pub const fn range(lastkey: i32, keystep: i32, limit: i32) -> Find {
+    Find::Range { lastkey, keystep, limit }
+}
+
+pub const fn keynum(keynumidx: i32, firstkey: i32, keystep: i32) -> Find {
+    Find::Keynum { keynumidx, firstkey, keystep }
+}
+
+pub const UNKNOWN_BEGIN: Begin = Begin::Unknown;
+pub const UNKNOWN_FIND: Find = Find::Unknown;
+
+/// The command's own key function (Redis's `getkeys_proc`), used where its
+/// specs are incomplete, variable or unknown, or do not resolve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyProc {
     None,
     /// Redis's genericGetKeys: the count at `count` read as atoi reads it, the
     /// keys from `first`, and a destination at `store` (0: none) listed last;
@@ -76,244 +146,21 @@ enum Proc {
     },
     /// SET: `OW update`, or `RW access update` with a GET argument.
     Set,
-    /// BITFIELD: `RO access` with GETs only, else `RW access update`
-    /// (Redis's bitfieldGetKeys; its spec has variable flags).
+    /// BITFIELD: `RO access` with GETs only, else `RW access update`.
     Bitfield,
-    /// GEORADIUS and GEORADIUSBYMEMBER (their STORE/STOREDIST specs are
-    /// keyword searches Redis answers with georadiusGetKeys): the key `RO
-    /// access`, the destination `OW update`.
+    /// GEORADIUS and GEORADIUSBYMEMBER (Redis's georadiusGetKeys): the key,
+    /// and the key after the last STORE or STOREDIST from argument 5 on (the
+    /// destination the command writes; its keyword specs name the first).
     Georadius,
-    /// XREAD and XREADGROUP: a keyword search for STREAMS from `from`, then
-    /// half the arguments after it, with `flags`.
-    Xread {
-        from: usize,
-        flags: u16,
+    /// SORT and SORT_RO: the key `RO access`, and with `store` (SORT) the
+    /// key after the last STORE `OW update` (Redis's sortGetKeys).
+    Sort {
+        store: bool,
     },
-    /// SORT and SORT_RO (their BY/GET and STORE specs are Redis's `unknown`):
-    /// the key `RO access`, and SORT's STORE destination `OW update`, found
-    /// as Redis's sortGetKeys finds it (the table's `Keys::Sort`).
-    Sort,
 }
 
-const SPECS: Proc = Proc::None;
-const fn generic(store: usize, count: usize, first: usize) -> Proc {
-    Proc::Generic { store, count, first }
-}
-
-/// A command's key specs; `optional` keys (Redis's `no_mandatory_keys`: EVAL,
-/// FCALL) answer an empty list where others answer an error.
-pub(super) struct KeyInfo {
-    pub(super) name: &'static str,
-    specs: &'static [KeySpec],
-    proc: Proc,
-    optional: bool,
-}
-
-const fn ki(name: &'static str, specs: &'static [KeySpec], proc: Proc) -> KeyInfo {
-    KeyInfo { name, specs, proc, optional: false }
-}
-
-const fn opt(name: &'static str, specs: &'static [KeySpec], proc: Proc) -> KeyInfo {
-    KeyInfo { name, specs, proc, optional: true }
-}
-
-use kf::*;
-
-/// Redis 7.0's key specs for every command of NeoKV's that has keys (as
-/// COMMAND INFO of redis-server 7.0 reports them). Shard channels are not keys.
-pub(super) static KEY_SPECS: &[KeyInfo] = &[
-    ki("append", &[range(RW | INSERT, 1, 0, 1)], SPECS),
-    ki("bitcount", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("bitfield", &[range(RW | ACCESS | UPDATE | VARIABLE, 1, 0, 1)], Proc::Bitfield),
-    ki("bitfield_ro", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("bitop", &[range(OW | UPDATE, 2, 0, 1), range(RO | ACCESS, 3, -1, 1)], SPECS),
-    ki("bitpos", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("blmove", &[range(RW | ACCESS | DELETE, 1, 0, 1), range(RW | INSERT, 2, 0, 1)], SPECS),
-    ki("blmpop", &[keynum(RW | ACCESS | DELETE, 2, 0, 1, 1)], generic(0, 2, 3)),
-    ki("blpop", &[range(RW | ACCESS | DELETE, 1, -2, 1)], SPECS),
-    ki("brpop", &[range(RW | ACCESS | DELETE, 1, -2, 1)], SPECS),
-    ki("brpoplpush", &[range(RW | ACCESS | DELETE, 1, 0, 1), range(RW | INSERT, 2, 0, 1)], SPECS),
-    ki("bzmpop", &[keynum(RW | ACCESS | DELETE, 2, 0, 1, 1)], generic(0, 2, 3)),
-    ki("bzpopmax", &[range(RW | ACCESS | DELETE, 1, -2, 1)], SPECS),
-    ki("bzpopmin", &[range(RW | ACCESS | DELETE, 1, -2, 1)], SPECS),
-    ki("copy", &[range(RO | ACCESS, 1, 0, 1), range(OW | UPDATE, 2, 0, 1)], SPECS),
-    ki("decr", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
-    ki("decrby", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
-    ki("del", &[range(RM | DELETE, 1, -1, 1)], SPECS),
-    ki("dump", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    opt("eval", &[keynum(RW | ACCESS | UPDATE, 2, 0, 1, 1)], generic(0, 2, 3)),
-    opt("eval_ro", &[keynum(RO | ACCESS, 2, 0, 1, 1)], generic(0, 2, 3)),
-    opt("evalsha", &[keynum(RW | ACCESS | UPDATE, 2, 0, 1, 1)], generic(0, 2, 3)),
-    opt("evalsha_ro", &[keynum(RO | ACCESS, 2, 0, 1, 1)], generic(0, 2, 3)),
-    ki("exists", &[range(RO, 1, -1, 1)], SPECS),
-    ki("expire", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
-    ki("expireat", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
-    ki("expiretime", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    opt("fcall", &[keynum(RW | ACCESS | UPDATE, 2, 0, 1, 1)], generic(0, 2, 3)),
-    opt("fcall_ro", &[keynum(RO | ACCESS, 2, 0, 1, 1)], generic(0, 2, 3)),
-    ki("geoadd", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
-    ki("geodist", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("geohash", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("geopos", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("georadius", &[range(RO | ACCESS, 1, 0, 1)], Proc::Georadius),
-    ki("georadius_ro", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("georadiusbymember", &[range(RO | ACCESS, 1, 0, 1)], Proc::Georadius),
-    ki("georadiusbymember_ro", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("geosearch", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("geosearchstore", &[range(OW | UPDATE, 1, 0, 1), range(RO | ACCESS, 2, 0, 1)], SPECS),
-    ki("get", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("getbit", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("getdel", &[range(RW | ACCESS | DELETE, 1, 0, 1)], SPECS),
-    ki("getex", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
-    ki("getrange", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("getset", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
-    ki("hdel", &[range(RW | DELETE, 1, 0, 1)], SPECS),
-    ki("hexists", &[range(RO, 1, 0, 1)], SPECS),
-    ki("hget", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("hgetall", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("hincrby", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
-    ki("hincrbyfloat", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
-    ki("hkeys", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("hlen", &[range(RO, 1, 0, 1)], SPECS),
-    ki("hmget", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("hmset", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
-    ki("hrandfield", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("hscan", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("hset", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
-    ki("hsetnx", &[range(RW | INSERT, 1, 0, 1)], SPECS),
-    ki("hstrlen", &[range(RO, 1, 0, 1)], SPECS),
-    ki("hvals", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("incr", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
-    ki("incrby", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
-    ki("incrbyfloat", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
-    ki("lcs", &[range(RO | ACCESS, 1, 1, 1)], SPECS),
-    ki("lindex", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("linsert", &[range(RW | INSERT, 1, 0, 1)], SPECS),
-    ki("llen", &[range(RO, 1, 0, 1)], SPECS),
-    ki("lmove", &[range(RW | ACCESS | DELETE, 1, 0, 1), range(RW | INSERT, 2, 0, 1)], SPECS),
-    ki("lmpop", &[keynum(RW | ACCESS | DELETE, 1, 0, 1, 1)], generic(0, 1, 2)),
-    ki("lpop", &[range(RW | ACCESS | DELETE, 1, 0, 1)], SPECS),
-    ki("lpos", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("lpush", &[range(RW | INSERT, 1, 0, 1)], SPECS),
-    ki("lpushx", &[range(RW | INSERT, 1, 0, 1)], SPECS),
-    ki("lrange", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("lrem", &[range(RW | DELETE, 1, 0, 1)], SPECS),
-    ki("lset", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
-    ki("ltrim", &[range(RW | DELETE, 1, 0, 1)], SPECS),
-    ki("memory|usage", &[range(RO, 2, 0, 1)], SPECS),
-    ki("mget", &[range(RO | ACCESS, 1, -1, 1)], SPECS),
-    ki("move", &[range(RW | ACCESS | DELETE, 1, 0, 1)], SPECS),
-    ki("mset", &[range(OW | UPDATE, 1, -1, 2)], SPECS),
-    ki("msetnx", &[range(OW | INSERT, 1, -1, 2)], SPECS),
-    ki("object|encoding", &[range(RO, 2, 0, 1)], SPECS),
-    ki("object|freq", &[range(RO, 2, 0, 1)], SPECS),
-    ki("object|idletime", &[range(RO, 2, 0, 1)], SPECS),
-    ki("object|refcount", &[range(RO, 2, 0, 1)], SPECS),
-    ki("persist", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
-    ki("pexpire", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
-    ki("pexpireat", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
-    ki("pexpiretime", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("psetex", &[range(OW | UPDATE, 1, 0, 1)], SPECS),
-    ki("pttl", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("restore", &[range(OW | UPDATE, 1, 0, 1)], SPECS),
-    ki("rename", &[range(RW | ACCESS | DELETE, 1, 0, 1), range(OW | UPDATE, 2, 0, 1)], SPECS),
-    ki("renamenx", &[range(RW | ACCESS | DELETE, 1, 0, 1), range(OW | INSERT, 2, 0, 1)], SPECS),
-    ki("rpop", &[range(RW | ACCESS | DELETE, 1, 0, 1)], SPECS),
-    ki("rpoplpush", &[range(RW | ACCESS | DELETE, 1, 0, 1), range(RW | INSERT, 2, 0, 1)], SPECS),
-    ki("rpush", &[range(RW | INSERT, 1, 0, 1)], SPECS),
-    ki("rpushx", &[range(RW | INSERT, 1, 0, 1)], SPECS),
-    ki("sadd", &[range(RW | INSERT, 1, 0, 1)], SPECS),
-    ki("scard", &[range(RO, 1, 0, 1)], SPECS),
-    ki("sdiff", &[range(RO | ACCESS, 1, -1, 1)], SPECS),
-    ki("sdiffstore", &[range(OW | UPDATE, 1, 0, 1), range(RO | ACCESS, 2, -1, 1)], SPECS),
-    ki("set", &[range(RW | ACCESS | UPDATE | VARIABLE, 1, 0, 1)], Proc::Set),
-    ki("setex", &[range(OW | UPDATE, 1, 0, 1)], SPECS),
-    ki("setnx", &[range(OW | INSERT, 1, 0, 1)], SPECS),
-    ki("setbit", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
-    ki("setrange", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
-    ki("pfadd", &[range(RW | INSERT, 1, 0, 1)], SPECS),
-    // RW: PFCOUNT may store the cached cardinality (Redis's note says the same).
-    ki("pfcount", &[range(RW | ACCESS, 1, -1, 1)], SPECS),
-    ki("pfmerge", &[range(RW | ACCESS | INSERT, 1, 0, 1), range(RO | ACCESS, 2, -1, 1)], SPECS),
-    ki("sinter", &[range(RO | ACCESS, 1, -1, 1)], SPECS),
-    ki("sintercard", &[keynum(RO | ACCESS, 1, 0, 1, 1)], generic(0, 1, 2)),
-    ki("sinterstore", &[range(RW | UPDATE, 1, 0, 1), range(RO | ACCESS, 2, -1, 1)], SPECS),
-    ki("sismember", &[range(RO, 1, 0, 1)], SPECS),
-    ki("sort", &[range(RO | ACCESS, 1, 0, 1)], Proc::Sort),
-    ki("sort_ro", &[range(RO | ACCESS, 1, 0, 1)], Proc::Sort),
-    ki("smembers", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("smismember", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("smove", &[range(RW | ACCESS | DELETE, 1, 0, 1), range(RW | INSERT, 2, 0, 1)], SPECS),
-    ki("spop", &[range(RW | ACCESS | DELETE, 1, 0, 1)], SPECS),
-    ki("srandmember", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("srem", &[range(RW | DELETE, 1, 0, 1)], SPECS),
-    ki("sscan", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("strlen", &[range(RO, 1, 0, 1)], SPECS),
-    ki("substr", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("sunion", &[range(RO | ACCESS, 1, -1, 1)], SPECS),
-    ki("sunionstore", &[range(OW | UPDATE, 1, 0, 1), range(RO | ACCESS, 2, -1, 1)], SPECS),
-    ki("touch", &[range(RO, 1, -1, 1)], SPECS),
-    ki("ttl", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("type", &[range(RO, 1, 0, 1)], SPECS),
-    ki("unlink", &[range(RM | DELETE, 1, -1, 1)], SPECS),
-    ki("watch", &[range(RO, 1, -1, 1)], SPECS),
-    ki("xack", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
-    ki("xadd", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
-    ki("xautoclaim", &[range(RW | DELETE, 1, 0, 1)], SPECS),
-    ki("xclaim", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
-    ki("xdel", &[range(RW | DELETE, 1, 0, 1)], SPECS),
-    ki("xgroup|create", &[range(RW | INSERT, 2, 0, 1)], SPECS),
-    ki("xgroup|createconsumer", &[range(RW | INSERT, 2, 0, 1)], SPECS),
-    ki("xgroup|delconsumer", &[range(RW | DELETE, 2, 0, 1)], SPECS),
-    ki("xgroup|destroy", &[range(RW | DELETE, 2, 0, 1)], SPECS),
-    ki("xgroup|setid", &[range(RW | UPDATE, 2, 0, 1)], SPECS),
-    ki("xinfo|consumers", &[range(RO | ACCESS, 2, 0, 1)], SPECS),
-    ki("xinfo|groups", &[range(RO | ACCESS, 2, 0, 1)], SPECS),
-    ki("xinfo|stream", &[range(RO | ACCESS, 2, 0, 1)], SPECS),
-    ki("xlen", &[range(RO, 1, 0, 1)], SPECS),
-    ki("xpending", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("xrange", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("xread", &[], Proc::Xread { from: 1, flags: RO | ACCESS }),
-    ki("xreadgroup", &[], Proc::Xread { from: 4, flags: RO | ACCESS }),
-    ki("xrevrange", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("xsetid", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
-    ki("xtrim", &[range(RW | DELETE, 1, 0, 1)], SPECS),
-    ki("zadd", &[range(RW | UPDATE, 1, 0, 1)], SPECS),
-    ki("zcard", &[range(RO, 1, 0, 1)], SPECS),
-    ki("zcount", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("zdiff", &[keynum(RO | ACCESS, 1, 0, 1, 1)], generic(0, 1, 2)),
-    ki("zdiffstore", &[range(OW | UPDATE, 1, 0, 1), keynum(RO | ACCESS, 2, 0, 1, 1)], generic(1, 2, 3)),
-    ki("zincrby", &[range(RW | ACCESS | UPDATE, 1, 0, 1)], SPECS),
-    ki("zinter", &[keynum(RO | ACCESS, 1, 0, 1, 1)], generic(0, 1, 2)),
-    ki("zintercard", &[keynum(RO | ACCESS, 1, 0, 1, 1)], generic(0, 1, 2)),
-    ki("zinterstore", &[range(OW | UPDATE, 1, 0, 1), keynum(RO | ACCESS, 2, 0, 1, 1)], generic(1, 2, 3)),
-    ki("zlexcount", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("zmpop", &[keynum(RW | ACCESS | DELETE, 1, 0, 1, 1)], generic(0, 1, 2)),
-    ki("zmscore", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("zpopmax", &[range(RW | ACCESS | DELETE, 1, 0, 1)], SPECS),
-    ki("zpopmin", &[range(RW | ACCESS | DELETE, 1, 0, 1)], SPECS),
-    ki("zrandmember", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("zrange", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("zrangebylex", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("zrangebyscore", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("zrangestore", &[range(OW | UPDATE, 1, 0, 1), range(RO | ACCESS, 2, 0, 1)], SPECS),
-    ki("zrank", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("zrem", &[range(RW | DELETE, 1, 0, 1)], SPECS),
-    ki("zremrangebylex", &[range(RW | DELETE, 1, 0, 1)], SPECS),
-    ki("zremrangebyrank", &[range(RW | DELETE, 1, 0, 1)], SPECS),
-    ki("zremrangebyscore", &[range(RW | DELETE, 1, 0, 1)], SPECS),
-    ki("zrevrange", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("zrevrangebylex", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("zrevrangebyscore", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("zrevrank", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("zscan", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("zscore", &[range(RO | ACCESS, 1, 0, 1)], SPECS),
-    ki("zunion", &[keynum(RO | ACCESS, 1, 0, 1, 1)], generic(0, 1, 2)),
-    ki("zunionstore", &[range(OW | UPDATE, 1, 0, 1), keynum(RO | ACCESS, 2, 0, 1, 1)], generic(1, 2, 3)),
-];
-
-pub(super) fn key_info(name: &str) -> Option<&'static KeyInfo> {
-    KEY_SPECS.iter().find(|k| k.name == name)
+pub const fn generic(store: usize, count: usize, first: usize) -> KeyProc {
+    KeyProc::Generic { store, count, first }
 }
 
 /// C's `atoi` (as strtol, then narrowed to int): leading blanks, a sign, digits.
@@ -327,23 +174,60 @@ fn atoi(s: &[u8]) -> i32 {
     v as i32
 }
 
-/// The keys the specs find, with their flags: `None` if a spec does not
-/// resolve (Redis's invalid spec: a bad count, keys past the arguments).
-fn keys_by_specs(specs: &[KeySpec], args: &[Bytes]) -> Option<Vec<(usize, u16)>> {
+/// The keys the specs find, with their flags (Redis's getKeysUsingKeySpecs):
+/// `None` if a spec does not resolve (a bad count, keys past the arguments)
+/// or is incomplete or unknown. For `routing`, shard channels (NOT_KEY) count
+/// too, and a range past the arguments finds what is there (PFMERGE with no
+/// source still writes its destination).
+pub fn by_specs(specs: &[KeySpec], args: &[Bytes], routing: bool) -> Option<Vec<(usize, u16)>> {
     let argc = args.len() as i64;
     let mut out = Vec::new();
-    for spec in specs {
-        let mut first = spec.begin as i64;
-        let (last, step) = match spec.find {
-            Find::Range { last, step } => (if last >= 0 { first + last as i64 } else { argc + last as i64 }, step),
-            Find::Keynum { idx, first: from, step } => {
-                let at = usize::try_from(first + idx as i64).ok().filter(|&at| at < args.len())?;
-                let n = parse_i64(&args[at]).filter(|n| *n >= 0)?;
-                first += from as i64;
-                // Redis narrows the count to an int.
-                (first + n as i32 as i64 - 1, step)
+    for spec in specs.iter().filter(|s| routing || s.flags & NOT_KEY == 0) {
+        let mut first = match spec.begin {
+            Begin::Index(i) => i as i64,
+            Begin::Keyword { keyword, startfrom } => {
+                let (start, end) =
+                    if startfrom > 0 { (startfrom as i64, argc - 1) } else { (argc + startfrom as i64, 1) };
+                let mut found = 0;
+                let mut i = start;
+                while i != end && (1..argc).contains(&i) {
+                    if args[i as usize].eq_ignore_ascii_case(keyword.as_bytes()) {
+                        found = i + 1;
+                        break;
+                    }
+                    i += if start <= end { 1 } else { -1 };
+                }
+                if found == 0 {
+                    continue;
+                }
+                found
             }
+            Begin::Unknown => return None,
         };
+        let (last, step) = match spec.find {
+            Find::Range { lastkey, keystep, limit } => {
+                let last = if lastkey >= 0 {
+                    first + lastkey as i64
+                } else if limit == 0 {
+                    argc + lastkey as i64
+                } else {
+                    first + ((argc - first) / limit as i64 + lastkey as i64)
+                };
+                (last, keystep)
+            }
+            Find::Keynum { keynumidx, firstkey, keystep } => {
+                let at = usize::try_from(first + keynumidx as i64).ok().filter(|&at| at < args.len())?;
+                let n = parse_i64(&args[at]).filter(|n| *n >= 0)?;
+                first += firstkey as i64;
+                // Redis narrows the count to an int.
+                (first + n as i32 as i64 - 1, keystep)
+            }
+            Find::Unknown => return None,
+        };
+        let last = if routing && matches!(spec.find, Find::Range { .. }) { last.min(argc - 1) } else { last };
+        if routing && matches!(spec.find, Find::Range { .. }) && first > last {
+            continue;
+        }
         if last >= argc || last < first || first >= argc {
             return None;
         }
@@ -352,50 +236,114 @@ fn keys_by_specs(specs: &[KeySpec], args: &[Bytes]) -> Option<Vec<(usize, u16)>>
             out.push((i as usize, spec.flags));
             i += step.max(1) as i64;
         }
+        if spec.flags & INCOMPLETE != 0 {
+            return None;
+        }
     }
     Some(out)
 }
 
-/// The keys of a command line `args` (name first) and their flags, as Redis
-/// 7.0's COMMAND GETKEYS[ANDFLAGS] finds them, errors included.
-fn command_keys(t: &Table, args: &[Bytes]) -> Result<Vec<(usize, u16)>, CmdError> {
-    let base = t.lookup(&args[0]).filter(|s| !s.name.contains('|'));
-    let spec = match base {
-        Some(b) if b.is_container() && args.len() >= 2 => {
-            t.get(&format!("{}|{}", b.name, String::from_utf8_lossy(&args[1]).to_ascii_lowercase()))
+/// The position of the key after SORT's last STORE, if any (Redis's
+/// sortGetKeys, which skips LIMIT's, GET's and BY's arguments).
+pub fn sort_store(args: &[Bytes]) -> Option<usize> {
+    let mut dst = None;
+    let mut i = 2;
+    while i < args.len() {
+        let a = &args[i];
+        if a.eq_ignore_ascii_case(b"limit") {
+            i += 2;
+        } else if a.eq_ignore_ascii_case(b"get") || a.eq_ignore_ascii_case(b"by") {
+            i += 1;
+        } else if a.eq_ignore_ascii_case(b"store") && i + 1 < args.len() {
+            dst = Some(i + 1);
         }
-        other => other,
-    };
-    let Some(spec) = spec else { return Err(err("ERR Invalid command specified")) };
-    let Some(info) = key_info(spec.name) else { return Err(err("ERR The command has no key arguments")) };
-    let argc = args.len() as i64;
-    let arity = spec.arity as i64;
-    if (arity > 0 && arity != argc) || argc < -arity {
-        return Err(err("ERR Invalid number of arguments specified for command"));
+        i += 1;
     }
-    let by_specs = match info.proc {
-        Proc::Set | Proc::Sort | Proc::Bitfield | Proc::Georadius | Proc::Xread { .. } => None,
-        _ => keys_by_specs(info.specs, args),
+    dst
+}
+
+/// The position of the key after GEORADIUS's last STORE or STOREDIST from
+/// argument 5 on (the last one given is the one written).
+pub fn georadius_store(args: &[Bytes]) -> Option<usize> {
+    let mut dst = None;
+    let mut i = 5;
+    while i < args.len() {
+        let a = &args[i];
+        if (a.eq_ignore_ascii_case(b"store") || a.eq_ignore_ascii_case(b"storedist")) && i + 1 < args.len() {
+            dst = Some(i + 1);
+            i += 1;
+        }
+        i += 1;
+    }
+    dst
+}
+
+/// True if a command with these specs and key function has keys at all
+/// (Redis's doesCommandHaveKeys).
+pub fn has_keys(specs: &[KeySpec], proc: KeyProc) -> bool {
+    proc != KeyProc::None || specs.iter().any(|s| s.flags & NOT_KEY == 0)
+}
+
+/// A command line's keys with their flags, as Redis 7.0 finds them
+/// (getKeysFromCommandWithSpecs): by the specs when they say everything, else
+/// by the key function.
+pub fn find(specs: &[KeySpec], proc: KeyProc, args: &[Bytes]) -> Vec<(usize, u16)> {
+    let usable = specs.iter().any(|s| s.flags & NOT_KEY == 0) && specs.iter().all(|s| s.flags & VARIABLE_FLAGS == 0);
+    if usable {
+        if let Some(k) = by_specs(specs, args, false) {
+            return k;
+        }
+    }
+    by_proc(proc, args)
+}
+
+/// The positions of the keys (and shard channels) a command line names, for
+/// routing, CROSSSLOT, WATCH and access records: those the specs find, or
+/// where they do not resolve (SORT's unknown specs, a bad count) the key
+/// function's; GEORADIUS adds the destination it writes (the last STORE or
+/// STOREDIST), which its keyword specs (the first) may miss. `None` when
+/// neither resolves: the handler answers the error.
+pub fn positions(specs: &[KeySpec], proc: KeyProc, args: &[Bytes]) -> Option<KeyPositions> {
+    let mut out: KeyPositions = match by_specs(specs, args, true) {
+        Some(k) => k.into_iter().map(|(i, _)| i).collect(),
+        None if proc == KeyProc::None => return None,
+        None => {
+            let k = by_proc(proc, args);
+            if k.is_empty() {
+                return None;
+            }
+            k.into_iter().map(|(i, _)| i).collect()
+        }
     };
-    let keys = match (by_specs, info.proc) {
-        (Some(k), _) => k,
-        (None, Proc::Set) => {
+    if proc == KeyProc::Georadius {
+        if let Some(d) = georadius_store(args).filter(|d| !out.contains(d)) {
+            out.push(d);
+        }
+    }
+    Some(out)
+}
+
+/// The keys the key function finds, with its flags.
+fn by_proc(proc: KeyProc, args: &[Bytes]) -> Vec<(usize, u16)> {
+    let argc = args.len() as i64;
+    match proc {
+        KeyProc::None => Vec::new(),
+        KeyProc::Set => {
             let get = args.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get"));
             vec![(1, if get { RW | ACCESS | UPDATE } else { OW | UPDATE })]
         }
-        (None, Proc::Generic { store, count, first }) => {
+        KeyProc::Generic { store, count, first } => {
             let n = atoi(&args[count]) as i64;
             if n < 1 || n > argc - first as i64 {
-                Vec::new()
-            } else {
-                let mut k: Vec<(usize, u16)> = (first..first + n as usize).map(|i| (i, 0)).collect();
-                if store > 0 {
-                    k.push((store, 0));
-                }
-                k
+                return Vec::new();
             }
+            let mut k: Vec<(usize, u16)> = (first..first + n as usize).map(|i| (i, 0)).collect();
+            if store > 0 {
+                k.push((store, 0));
+            }
+            k
         }
-        (None, Proc::Bitfield) => {
+        KeyProc::Bitfield => {
             let mut read_only = true;
             let mut i = 2;
             while i < args.len() {
@@ -414,62 +362,63 @@ fn command_keys(t: &Table, args: &[Bytes]) -> Result<Vec<(usize, u16)>, CmdError
             }
             vec![(1, if read_only { RO | ACCESS } else { RW | ACCESS | UPDATE })]
         }
-        (None, Proc::Xread { from, flags }) => {
-            match (from..args.len()).find(|&i| args[i].eq_ignore_ascii_case(b"streams")) {
-                Some(at) if args.len() - at - 1 >= 2 => {
-                    (at + 1..at + 1 + (args.len() - at - 1) / 2).map(|i| (i, flags)).collect()
-                }
-                _ => Vec::new(),
-            }
+        KeyProc::Georadius => {
+            let mut keys = vec![(1, 0)];
+            keys.extend(georadius_store(args).map(|i| (i, 0)));
+            keys
         }
-        (None, Proc::Georadius) => {
-            // Redis's keyword specs: the first STORE, then the first
-            // STOREDIST, from the first option on.
-            let from = if spec.name == "georadius" { 6 } else { 5 };
+        KeyProc::Sort { store } => {
             let mut keys = vec![(1, RO | ACCESS)];
-            for word in [&b"store"[..], b"storedist"] {
-                if let Some(i) = (from..args.len().saturating_sub(1)).find(|&i| args[i].eq_ignore_ascii_case(word)) {
-                    keys.push((i + 1, OW | UPDATE));
-                }
+            if store {
+                keys.extend(sort_store(args).map(|i| (i, OW | UPDATE)));
             }
             keys
         }
-        (None, Proc::Sort) => {
-            let at = spec.keys_of(args).unwrap_or_default();
-            at.iter().enumerate().map(|(n, &i)| (i, if n == 0 { RO | ACCESS } else { OW | UPDATE })).collect()
-        }
-        (None, Proc::None) => Vec::new(),
-    };
-    if keys.is_empty() && !info.optional {
-        return Err(err("ERR Invalid arguments specified for command"));
     }
-    Ok(keys)
 }
 
-/// COMMAND GETKEYS command [arg ...]
-pub fn command_getkeys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let inner = &args[2..];
-    let keys = command_keys(ctx.table, inner)?;
-    reply(Reply::Array(keys.into_iter().map(|(i, _)| Reply::Bulk(inner[i].clone())).collect()))
-}
-
-/// COMMAND GETKEYSANDFLAGS command [arg ...]: `[key, {flags}]` per key.
-pub fn command_getkeysandflags(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let inner = &args[2..];
-    let keys = command_keys(ctx.table, inner)?;
-    reply(Reply::Array(
-        keys.into_iter()
-            .map(|(i, flags)| {
-                let names = FLAG_NAMES.iter().filter(|(f, _)| flags & f != 0).map(|(_, n)| Reply::Simple((*n).into()));
-                Reply::Array(vec![Reply::Bulk(inner[i].clone()), Reply::Set(names.collect())])
-            })
-            .collect(),
-    ))
+/// A spec as COMMAND INFO shows it (a map: notes, flags, begin_search, find_keys).
+pub fn to_reply(spec: &KeySpec) -> Reply {
+    let s = Reply::bulk_str;
+    let int = |n: i32| Reply::Int(n as i64);
+    let map = |kv: Vec<(&str, Reply)>| Reply::Map(kv.into_iter().map(|(k, v)| (s(k), v)).collect());
+    let flags = FLAG_NAMES.iter().filter(|(f, _)| spec.flags & f != 0).map(|(_, n)| Reply::Simple((*n).into()));
+    let begin = match spec.begin {
+        Begin::Index(i) => map(vec![("type", s("index")), ("spec", map(vec![("index", int(i))]))]),
+        Begin::Keyword { keyword, startfrom } => map(vec![
+            ("type", s("keyword")),
+            ("spec", map(vec![("keyword", s(keyword)), ("startfrom", int(startfrom))])),
+        ]),
+        Begin::Unknown => map(vec![("type", s("unknown")), ("spec", map(Vec::new()))]),
+    };
+    let find = match spec.find {
+        Find::Range { lastkey, keystep, limit } => map(vec![
+            ("type", s("range")),
+            ("spec", map(vec![("lastkey", int(lastkey)), ("keystep", int(keystep)), ("limit", int(limit))])),
+        ]),
+        Find::Keynum { keynumidx, firstkey, keystep } => map(vec![
+            ("type", s("keynum")),
+            ("spec", map(vec![("keynumidx", int(keynumidx)), ("firstkey", int(firstkey)), ("keystep", int(keystep))])),
+        ]),
+        Find::Unknown => map(vec![("type", s("unknown")), ("spec", map(Vec::new()))]),
+    };
+    let mut kv = Vec::with_capacity(4);
+    if let Some(n) = spec.notes {
+        kv.push(("notes", s(n)));
+    }
+    kv.push(("flags", Reply::Set(flags.collect())));
+    kv.push(("begin_search", begin));
+    kv.push(("find_keys", find));
+    map(kv)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn line(l: &str) -> Vec<Bytes> {
+        l.split(' ').map(|a| Bytes::copy_from_slice(a.as_bytes())).collect()
+    }
 
     #[test]
     fn atoi_reads_as_c_does() {
@@ -478,5 +427,19 @@ mod tests {
         assert_eq!(atoi(b"-7"), -7);
         assert_eq!(atoi(b"x"), 0);
         assert_eq!(atoi(b"4294967297"), 1);
+    }
+
+    #[test]
+    fn keyword_and_limit_specs_as_redis_finds_them() {
+        // XREAD's spec: after STREAMS, half of what remains.
+        let xread = [spec(RO | ACCESS, keyword("STREAMS", 1), range(-1, 1, 2))];
+        let k = by_specs(&xread, &line("XREAD COUNT 2 STREAMS a b 0 0"), false).unwrap();
+        assert_eq!(k.iter().map(|k| k.0).collect::<Vec<_>>(), vec![4, 5]);
+        // A keyword that is not there: the spec finds nothing (not an error).
+        assert_eq!(by_specs(&xread, &line("XREAD COUNT 2"), false), Some(vec![]));
+        // A count past the arguments does not resolve.
+        let zunion = [spec(RO | ACCESS, index(1), keynum(0, 1, 1))];
+        assert_eq!(by_specs(&zunion, &line("ZUNION 3 a b"), false), None);
+        assert_eq!(by_specs(&zunion, &line("ZUNION 2 a b"), false), Some(vec![(2, RO | ACCESS), (3, RO | ACCESS)]));
     }
 }

@@ -3,6 +3,7 @@
 use bytes::Bytes;
 
 use super::args::{cursor, int, invalid_expire, ScanOpts};
+use super::key_specs as ks;
 use super::table::{cat, flag::*, keys, row, CommandSpec, Group, Keys};
 use super::{err, reply, CmdResult, Ctx, Shape};
 use crate::cluster::SLOT_COUNT;
@@ -11,7 +12,7 @@ use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::{ArgCursor, Reply};
 use crate::storage::keys::{decode_meta_key, decode_meta_key_in};
 use crate::types::glob::glob_match;
-use crate::types::keyspace as ks;
+use crate::types::keyspace as kspace;
 use crate::types::Source;
 
 fn del(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -30,7 +31,7 @@ fn exists(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn type_(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    reply(Reply::Simple(ks::type_name(&ctx.reader(), &args[1])?.into()))
+    reply(Reply::Simple(kspace::type_name(&ctx.reader(), &args[1])?.into()))
 }
 
 /// EXPIRE family: `unit_ms` 1000 or 1; `relative` adds the command's time.
@@ -83,7 +84,7 @@ fn pexpireat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn ttl_generic(ctx: &Ctx<'_>, key: &[u8], millis: bool, absolute: bool) -> CmdResult {
-    reply(Reply::Int(ks::ttl(&ctx.reader(), key, millis, absolute)?))
+    reply(Reply::Int(kspace::ttl(&ctx.reader(), key, millis, absolute)?))
 }
 fn ttl(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ttl_generic(ctx, &args[1], false, false)
@@ -218,20 +219,20 @@ fn swapdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn dbsize(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let slots = ctx.scope_ranges();
-    ctx.blocking(move |r| Ok(Reply::Int(ks::dbsize(r, &slots)?)))
+    ctx.blocking(move |r| Ok(Reply::Int(kspace::dbsize(r, &slots)?)))
 }
 
 fn keys_cmd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let pattern = args[1].clone();
     let slots = ctx.scope_ranges();
-    ctx.blocking(move |r| Ok(Reply::Array(ks::keys(r, &slots, &pattern)?.into_iter().map(Reply::Bulk).collect())))
+    ctx.blocking(move |r| Ok(Reply::Array(kspace::keys(r, &slots, &pattern)?.into_iter().map(Reply::Bulk).collect())))
 }
 
 fn randomkey(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let slot = (ctx.random() % SLOT_COUNT as u64) as u16;
     let pick = ctx.random();
     let slots = ctx.scope_ranges();
-    match ks::random_key(&ctx.reader(), &slots, slot, pick)? {
+    match kspace::random_key(&ctx.reader(), &slots, slot, pick)? {
         Some(k) => reply(Reply::Bulk(k)),
         None => reply(Reply::Nil),
     }
@@ -262,7 +263,7 @@ fn scan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let r = ctx.reader();
     let mut out = Vec::new();
     let slots = ctx.scope_ranges();
-    let last = ks::scan_keys(&r, &slots, from_slot, after.as_deref(), count, |sk| {
+    let last = kspace::scan_keys(&r, &slots, from_slot, after.as_deref(), count, |sk| {
         if let Some(t) = &type_filter {
             if *t != Some(sk.kind) {
                 return;
@@ -315,12 +316,21 @@ const RF: u32 = READONLY | FAST;
 const G: Group = Group::Generic;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("del", -2, W | FORGETS, keys(1, -1, 1), G, "1.0.0", "Deletes one or more keys.", del),
-    row("unlink", -2, WF | FORGETS, keys(1, -1, 1), G, "4.0.0", "Asynchronously deletes one or more keys.", del),
-    row("exists", -2, RF | NO_TOUCH, keys(1, -1, 1), G, "1.0.0", "Determines whether one or more keys exist.", exists),
-    row("type", 2, RF | NO_TOUCH, keys(1, 1, 1), G, "1.0.0", "Determines the type of value stored at a key.", type_),
-    row("expire", -3, WF, keys(1, 1, 1), G, "1.0.0", "Sets the expiration time of a key in seconds.", expire),
-    row("pexpire", -3, WF, keys(1, 1, 1), G, "2.6.0", "Sets the expiration time of a key in milliseconds.", pexpire),
+    row("del", -2, W | FORGETS, keys(1, -1, 1), G, "1.0.0", "Deletes one or more keys.", del).key_specs(&[ks::spec(
+        ks::RM | ks::DELETE,
+        ks::index(1),
+        ks::range(-1, 1, 0),
+    )]),
+    row("unlink", -2, WF | FORGETS, keys(1, -1, 1), G, "4.0.0", "Asynchronously deletes one or more keys.", del)
+        .key_specs(&[ks::spec(ks::RM | ks::DELETE, ks::index(1), ks::range(-1, 1, 0))]),
+    row("exists", -2, RF | NO_TOUCH, keys(1, -1, 1), G, "1.0.0", "Determines whether one or more keys exist.", exists)
+        .key_specs(&[ks::spec(ks::RO, ks::index(1), ks::range(-1, 1, 0))]),
+    row("type", 2, RF | NO_TOUCH, keys(1, 1, 1), G, "1.0.0", "Determines the type of value stored at a key.", type_)
+        .key_specs(&[ks::key(ks::RO, 1)]),
+    row("expire", -3, WF, keys(1, 1, 1), G, "1.0.0", "Sets the expiration time of a key in seconds.", expire)
+        .key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
+    row("pexpire", -3, WF, keys(1, 1, 1), G, "2.6.0", "Sets the expiration time of a key in milliseconds.", pexpire)
+        .key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
     row(
         "expireat",
         -3,
@@ -330,7 +340,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "1.2.0",
         "Sets the expiration time of a key to a Unix timestamp.",
         expireat,
-    ),
+    )
+    .key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
     row(
         "pexpireat",
         -3,
@@ -340,8 +351,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.6.0",
         "Sets the expiration time of a key to a Unix milliseconds timestamp.",
         pexpireat,
-    ),
-    row("ttl", 2, RF | NO_TOUCH, keys(1, 1, 1), G, "1.0.0", "Returns the expiration time in seconds of a key.", ttl),
+    )
+    .key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
+    row("ttl", 2, RF | NO_TOUCH, keys(1, 1, 1), G, "1.0.0", "Returns the expiration time in seconds of a key.", ttl)
+        .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
     row(
         "pttl",
         2,
@@ -351,7 +364,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.6.0",
         "Returns the expiration time in milliseconds of a key.",
         pttl,
-    ),
+    )
+    .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
     row(
         "expiretime",
         2,
@@ -361,7 +375,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "7.0.0",
         "Returns the expiration time of a key as a Unix timestamp.",
         expiretime,
-    ),
+    )
+    .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
     row(
         "pexpiretime",
         2,
@@ -371,9 +386,12 @@ pub static COMMANDS: &[CommandSpec] = &[
         "7.0.0",
         "Returns the expiration time of a key as a Unix milliseconds timestamp.",
         pexpiretime,
-    ),
-    row("persist", 2, WF, keys(1, 1, 1), G, "2.2.0", "Removes the expiration time of a key.", persist),
-    row("rename", 3, W, keys(1, 2, 1), G, "1.0.0", "Renames a key and overwrites the destination.", rename),
+    )
+    .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("persist", 2, WF, keys(1, 1, 1), G, "2.2.0", "Removes the expiration time of a key.", persist)
+        .key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
+    row("rename", 3, W, keys(1, 2, 1), G, "1.0.0", "Renames a key and overwrites the destination.", rename)
+        .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1), ks::key(ks::OW | ks::UPDATE, 2)]),
     row(
         "renamenx",
         3,
@@ -383,8 +401,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         "1.0.0",
         "Renames a key only when the target key name doesn't exist.",
         renamenx,
-    ),
-    row("copy", -3, W | DENYOOM, keys(1, 2, 1), G, "6.2.0", "Copies the value of a key to a new key.", copy),
+    )
+    .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1), ks::key(ks::OW | ks::INSERT, 2)]),
+    row("copy", -3, W | DENYOOM, keys(1, 2, 1), G, "6.2.0", "Copies the value of a key to a new key.", copy)
+        .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1), ks::key(ks::OW | ks::UPDATE, 2)]),
     row(
         "dbsize",
         1,
@@ -422,7 +442,8 @@ pub static COMMANDS: &[CommandSpec] = &[
     .cats(cat::KEYSPACE | cat::DANGEROUS),
     row("flushall", -1, W | FANOUT, Keys::None, Group::Server, "1.0.0", "Removes all keys from all databases.", flush)
         .cats(cat::KEYSPACE | cat::DANGEROUS),
-    row("move", 3, WF, keys(1, 1, 1), G, "1.0.0", "Moves a key to another database.", move_),
+    row("move", 3, WF, keys(1, 1, 1), G, "1.0.0", "Moves a key to another database.", move_)
+        .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::UPDATE, 1)]),
     row("swapdb", 3, WF, Keys::None, Group::Server, "4.0.0", "Swaps two Redis databases.", swapdb)
         .cats(cat::KEYSPACE | cat::DANGEROUS),
     row(
@@ -434,5 +455,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "3.2.1",
         "Returns the number of existing keys out of those specified after updating the time they were last accessed.",
         touch,
-    ),
+    )
+    .key_specs(&[ks::spec(ks::RO, ks::index(1), ks::range(-1, 1, 0))]),
 ];

@@ -12,6 +12,7 @@ use std::sync::atomic::Ordering;
 use bytes::Bytes;
 
 use super::ctx::{err, reply, CmdResult, Ctx};
+use super::key_specs as ks;
 use super::session::SubState;
 use super::table::{container, flag::*, keys, row, CommandSpec, Group, Keys};
 use crate::protocol::Reply;
@@ -229,7 +230,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "7.0.0",
         "Listens for messages published to shard channels.",
         ssubscribe,
-    ),
+    )
+    .key_specs(&[ks::spec(ks::NOT_KEY, ks::index(1), ks::range(-1, 1, 0))]),
     row(
         "sunsubscribe",
         -1,
@@ -239,7 +241,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "7.0.0",
         "Stops listening to messages posted to shard channels.",
         sunsubscribe,
-    ),
+    )
+    .key_specs(&[ks::spec(ks::NOT_KEY, ks::index(1), ks::range(-1, 1, 0))]),
     row(
         "publish",
         3,
@@ -259,7 +262,8 @@ pub static COMMANDS: &[CommandSpec] = &[
         "7.0.0",
         "Post a message to a shard channel",
         spublish,
-    ),
+    )
+    .key_specs(&[ks::key(ks::NOT_KEY, 1)]),
     container("pubsub", 0, P, "2.8.0", "A container for Pub/Sub commands.", None),
     row(
         "pubsub|channels",

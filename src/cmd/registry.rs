@@ -131,16 +131,37 @@ mod tests {
         assert_eq!(positions(t, "SORT_RO k STORE d"), Some(vec![1]), "SORT_RO stores nothing");
     }
 
+    /// Every row that routes by keys names Redis's key specs (or key
+    /// function), and on plain command lines the keys it routes by are the
+    /// keys its specs find.
     #[test]
-    fn every_keyed_command_has_key_specs() {
+    fn routing_keys_agree_with_key_specs() {
+        use super::super::key_specs as ks;
         for r in &table().rows {
-            if r.keys == Keys::None || matches!(r.name, "ssubscribe" | "sunsubscribe" | "spublish") {
+            let has = ks::has_keys(r.key_specs, r.key_proc);
+            let shard_channels = r.key_specs.iter().all(|s| s.flags & ks::NOT_KEY != 0) && !r.key_specs.is_empty();
+            assert_eq!(r.keys != Keys::None && !shard_channels, has, "{}: routing keys and key specs disagree", r.name);
+            let Keys::Range { .. } = r.keys else { continue };
+            if shard_channels {
                 continue;
             }
-            assert!(super::super::key_specs::key_info(r.name).is_some(), "{} has keys but no key specs", r.name);
-        }
-        for k in super::super::key_specs::KEY_SPECS {
-            assert!(table().get(k.name).is_some(), "{}: no such command", k.name);
+            let n = r.arity.unsigned_abs() as usize;
+            for argc in [n, n + 2, n + 3] {
+                if r.arity > 0 && argc != n {
+                    continue;
+                }
+                let mut line: Vec<bytes::Bytes> = vec![bytes::Bytes::from_static(b"x")];
+                if let Some((_, sub)) = r.parent_and_sub() {
+                    line.push(bytes::Bytes::copy_from_slice(sub.as_bytes()));
+                }
+                while line.len() < argc {
+                    line.push(bytes::Bytes::from(format!("a{}", line.len())));
+                }
+                let routed: Vec<usize> = r.keys_of(&line).unwrap().to_vec();
+                let mut found: Vec<usize> = ks::positions(r.key_specs, r.key_proc, &line).unwrap().to_vec();
+                found.sort_unstable();
+                assert_eq!(routed, found, "{} with {argc} arguments", r.name);
+            }
         }
     }
 }

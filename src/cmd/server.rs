@@ -8,9 +8,10 @@ use bytes::Bytes;
 
 use super::ctx::help_reply;
 use super::info;
+use super::key_specs as ks;
 use super::session;
 use super::table::{cat, container, flag::*, row, CommandSpec, Group, Keys, Table};
-use super::{err, reply, CmdResult, Ctx, Plan};
+use super::{err, reply, CmdError, CmdResult, Ctx, Plan};
 use crate::config::SetError;
 use crate::protocol::cursor::{parse_f64, parse_i64, ArgError};
 use crate::protocol::Reply;
@@ -464,36 +465,46 @@ fn display_name(spec: &CommandSpec) -> &'static str {
 }
 
 fn key_specs(spec: &CommandSpec) -> Reply {
-    let Keys::Range { first, last, step } = spec.keys else {
-        return Reply::Array(Vec::new());
-    };
-    let s = |t: &str| Reply::bulk_str(t);
-    let access = if spec.is_write() { "RW" } else { "RO" };
-    let last_rel = if last < 0 { last } else { last - first };
-    Reply::Array(vec![Reply::Map(vec![
-        (s("flags"), Reply::Set(vec![Reply::Simple(access.into())])),
-        (
-            s("begin_search"),
-            Reply::Map(vec![
-                (s("type"), s("index")),
-                (s("spec"), Reply::Map(vec![(s("index"), Reply::Int(first as i64))])),
-            ]),
-        ),
-        (
-            s("find_keys"),
-            Reply::Map(vec![
-                (s("type"), s("range")),
-                (
-                    s("spec"),
-                    Reply::Map(vec![
-                        (s("lastkey"), Reply::Int(last_rel as i64)),
-                        (s("keystep"), Reply::Int(step as i64)),
-                        (s("limit"), Reply::Int(0)),
-                    ]),
-                ),
-            ]),
-        ),
-    ])])
+    Reply::Array(spec.key_specs.iter().map(ks::to_reply).collect())
+}
+
+/// The keys of a command line `args` (name first) and their flags, as Redis
+/// 7.0's COMMAND GETKEYS[ANDFLAGS] finds them, errors included.
+fn command_keys(t: &Table, args: &[Bytes]) -> Result<Vec<(usize, u16)>, CmdError> {
+    let Some(spec) = t.named(args) else { return Err(err("ERR Invalid command specified")) };
+    if !ks::has_keys(spec.key_specs, spec.key_proc) {
+        return Err(err("ERR The command has no key arguments"));
+    }
+    if !spec.arity_ok(args.len()) {
+        return Err(err("ERR Invalid number of arguments specified for command"));
+    }
+    let keys = ks::find(spec.key_specs, spec.key_proc, args);
+    if keys.is_empty() && spec.flags & NO_MANDATORY_KEYS == 0 {
+        return Err(err("ERR Invalid arguments specified for command"));
+    }
+    Ok(keys)
+}
+
+/// COMMAND GETKEYS command [arg ...]
+fn command_getkeys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let inner = &args[2..];
+    let keys = command_keys(ctx.table, inner)?;
+    reply(Reply::Array(keys.into_iter().map(|(i, _)| Reply::Bulk(inner[i].clone())).collect()))
+}
+
+/// COMMAND GETKEYSANDFLAGS command [arg ...]: `[key, {flags}]` per key.
+pub fn command_getkeysandflags(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let inner = &args[2..];
+    let keys = command_keys(ctx.table, inner)?;
+    reply(Reply::Array(
+        keys.into_iter()
+            .map(|(i, flags)| {
+                let names =
+                    ks::FLAG_NAMES.iter().filter(|(f, _)| flags & f != 0).map(|(_, n)| Reply::Simple((*n).into()));
+                Reply::Array(vec![Reply::Bulk(inner[i].clone()), Reply::Set(names.collect())])
+            })
+            .collect(),
+    ))
 }
 
 /// The 10-element COMMAND INFO entry.
@@ -800,7 +811,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         S,
         "2.8.13",
         "Extracts the key names from an arbitrary command.",
-        super::key_specs::command_getkeys,
+        command_getkeys,
     )
     .cats(cat::CONNECTION),
     row("command|list", -2, LOADING | STALE, Keys::None, S, "7.0.0", "Returns a list of command names.", command_list)

@@ -12,6 +12,7 @@
 
 use bytes::Bytes;
 
+use super::key_specs as ks;
 use super::table::{cat, flag::*, row, CommandSpec, Group, Keys};
 use super::{reply, CmdResult, Ctx};
 use crate::cluster::key_slot;
@@ -155,7 +156,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "1.0.0",
         "Sort the elements in a list, set or sorted set",
         sort_cmd,
-    )
+    ).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1), ks::spec(ks::RO | ks::ACCESS, ks::UNKNOWN_BEGIN, ks::UNKNOWN_FIND).notes("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"), ks::spec(ks::OW | ks::UPDATE, ks::UNKNOWN_BEGIN, ks::UNKNOWN_FIND).notes("For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array")]).key_proc(ks::KeyProc::Sort { store: true })
     .cats(cat::SET | cat::SORTEDSET | cat::LIST | cat::DANGEROUS),
     row(
         "sort_ro",
@@ -166,6 +167,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "7.0.0",
         "Sort the elements in a list, set or sorted set. Read-only variant of SORT.",
         sort_ro,
-    )
+    ).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1), ks::spec(ks::RO | ks::ACCESS, ks::UNKNOWN_BEGIN, ks::UNKNOWN_FIND).notes("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort")]).key_proc(ks::KeyProc::Sort { store: false })
     .cats(cat::SET | cat::SORTEDSET | cat::LIST | cat::DANGEROUS),
 ];

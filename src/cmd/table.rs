@@ -8,6 +8,7 @@ use bytes::Bytes;
 use smallvec::SmallVec;
 
 use super::ctx::HandlerFn;
+use super::key_specs::{KeyProc, KeySpec};
 use crate::protocol::Reply;
 
 /// Command flags, as COMMAND INFO names them.
@@ -280,6 +281,10 @@ pub struct CommandSpec {
     pub handler: Handler,
     /// The ACL categories the row names (`CATS_OF_GROUP`: its group's).
     cats: u32,
+    /// Redis 7.0's key specs (COMMAND INFO, COMMAND GETKEYS[ANDFLAGS]).
+    pub key_specs: &'static [KeySpec],
+    /// The key function Redis falls back on where the specs do not say all.
+    pub key_proc: KeyProc,
 }
 
 impl CommandSpec {
@@ -287,6 +292,18 @@ impl CommandSpec {
     /// flags imply are added to them: see [`CommandSpec::categories`]).
     pub const fn cats(mut self, cats: u32) -> CommandSpec {
         self.cats = cats;
+        self
+    }
+
+    /// This row with Redis's key specs.
+    pub const fn key_specs(mut self, specs: &'static [KeySpec]) -> CommandSpec {
+        self.key_specs = specs;
+        self
+    }
+
+    /// This row with Redis's key function (`getkeys_proc`).
+    pub const fn key_proc(mut self, proc: KeyProc) -> CommandSpec {
+        self.key_proc = proc;
         self
     }
 
@@ -466,7 +483,19 @@ pub const fn row(
     summary: &'static str,
     f: HandlerFn,
 ) -> CommandSpec {
-    CommandSpec { name, arity, flags, keys, group, since, summary, handler: Handler::Fn(f), cats: CATS_OF_GROUP }
+    CommandSpec {
+        name,
+        arity,
+        flags,
+        keys,
+        group,
+        since,
+        summary,
+        handler: Handler::Fn(f),
+        cats: CATS_OF_GROUP,
+        key_specs: &[],
+        key_proc: KeyProc::None,
+    }
 }
 
 /// A container row: dispatch goes to `name|<sub>`; `bare` (if any) serves the
@@ -489,6 +518,8 @@ pub const fn container(
         summary,
         handler: Handler::Container(bare),
         cats: CATS_OF_GROUP,
+        key_specs: &[],
+        key_proc: KeyProc::None,
     }
 }
 

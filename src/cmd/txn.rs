@@ -16,6 +16,7 @@
 use bytes::Bytes;
 
 use super::ctx::{err, reply, CmdResult, Ctx, Plan};
+use super::key_specs as ks;
 use super::route::{record_access, CROSSSLOT};
 use super::session::{unwatch_all, ExecPlan, Multi, Queued, Session};
 use super::table::{flag::*, keys, row, CommandSpec, Group, Keys};
@@ -202,6 +203,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.2.0",
         "Monitors changes to keys to determine the execution of a transaction.",
         watch,
-    ),
+    )
+    .key_specs(&[ks::spec(ks::RO, ks::index(1), ks::range(-1, 1, 0))]),
     row("unwatch", 1, F, Keys::None, G, "2.2.0", "Forgets about watched keys of a transaction.", unwatch),
 ];

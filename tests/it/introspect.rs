@@ -617,6 +617,8 @@ fn command_info_matches_redis_for_every_command() {
             format!("flags {flags:?}"),
             format!("keys {} {} {}", text(&f[3]), text(&f[4]), text(&f[5])),
             format!("categories {cats:?}"),
+            // Key specs exactly as Redis shows them: notes, flags, begin_search, find_keys.
+            format!("key specs {:?}", f[8]),
         ];
         out.insert(text(&f[0]), fields);
         for sub in items(&f[9]) {

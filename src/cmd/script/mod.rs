@@ -22,6 +22,7 @@ use bytes::Bytes;
 
 use super::ctx::help_reply as help;
 use super::ctx::{err, reply, CmdError, CmdResult, Ctx};
+use super::key_specs as ks;
 use super::table::{container, flag::*, numkeys, row, CommandSpec, Group, Keys, Table};
 use super::Shape;
 use crate::pb::{self, functions::Action, write_cmd::Op};
@@ -672,7 +673,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.6.0",
         "Executes a server-side Lua script.",
         eval,
-    ),
+    )
+    .key_specs(&[ks::spec(ks::RW | ks::ACCESS | ks::UPDATE, ks::index(2), ks::keynum(0, 1, 1))
+        .notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")])
+    .key_proc(ks::generic(0, 2, 3)),
     row(
         "evalsha",
         -3,
@@ -682,7 +686,9 @@ pub static COMMANDS: &[CommandSpec] = &[
         "2.6.0",
         "Executes a server-side Lua script by SHA1 digest.",
         evalsha,
-    ),
+    )
+    .key_specs(&[ks::spec(ks::RW | ks::ACCESS | ks::UPDATE, ks::index(2), ks::keynum(0, 1, 1))])
+    .key_proc(ks::generic(0, 2, 3)),
     row(
         "eval_ro",
         -3,
@@ -692,7 +698,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         "7.0.0",
         "Executes a read-only server-side Lua script.",
         eval_ro,
-    ),
+    )
+    .key_specs(&[ks::spec(ks::RO | ks::ACCESS, ks::index(2), ks::keynum(0, 1, 1))
+        .notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")])
+    .key_proc(ks::generic(0, 2, 3)),
     row(
         "evalsha_ro",
         -3,
@@ -702,7 +711,9 @@ pub static COMMANDS: &[CommandSpec] = &[
         "7.0.0",
         "Executes a read-only server-side Lua script by SHA1 digest.",
         evalsha_ro,
-    ),
+    )
+    .key_specs(&[ks::spec(ks::RO | ks::ACCESS, ks::index(2), ks::keynum(0, 1, 1))])
+    .key_proc(ks::generic(0, 2, 3)),
     row(
         "fcall",
         -3,
@@ -712,7 +723,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         "7.0.0",
         "Invokes a function.",
         fcall,
-    ),
+    )
+    .key_specs(&[ks::spec(ks::RW | ks::ACCESS | ks::UPDATE, ks::index(2), ks::keynum(0, 1, 1))
+        .notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")])
+    .key_proc(ks::generic(0, 2, 3)),
     row(
         "fcall_ro",
         -3,
@@ -722,7 +736,10 @@ pub static COMMANDS: &[CommandSpec] = &[
         "7.0.0",
         "Invokes a read-only function.",
         fcall_ro,
-    ),
+    )
+    .key_specs(&[ks::spec(ks::RO | ks::ACCESS, ks::index(2), ks::keynum(0, 1, 1))
+        .notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")])
+    .key_proc(ks::generic(0, 2, 3)),
     container("script", 0, S, "2.6.0", "A container for Lua scripts management commands.", None),
     row(
         "script|load",
