@@ -85,7 +85,7 @@ mod tests {
 
     fn positions(t: &Table, line: &str) -> Option<Vec<usize>> {
         let args: Vec<_> = line.split(' ').map(|a| bytes::Bytes::copy_from_slice(a.as_bytes())).collect();
-        t.lookup(&args[0]).unwrap().keys_of(&args).map(|k| k.to_vec())
+        t.named(&args).unwrap().keys_of(&args).map(|k| k.to_vec())
     }
 
     #[test]
@@ -129,6 +129,26 @@ mod tests {
         assert_eq!(positions(t, "SORT k GET store BY store"), Some(vec![1]), "GET and BY skip one");
         assert_eq!(positions(t, "SORT k store"), Some(vec![1]), "STORE without a key");
         assert_eq!(positions(t, "SORT_RO k STORE d"), Some(vec![1]), "SORT_RO stores nothing");
+    }
+
+    #[test]
+    fn georadius_and_script_key_positions() {
+        let t = table();
+        assert_eq!(positions(t, "GEORADIUS k 0 0 1 km"), Some(vec![1]));
+        // The destination written is the last STORE or STOREDIST.
+        assert_eq!(positions(t, "GEORADIUS k 0 0 1 km STORE d"), Some(vec![1, 7]));
+        assert!(positions(t, "GEORADIUS k 0 0 1 km STORE d STORE e").unwrap().contains(&9));
+        assert!(positions(t, "GEORADIUSBYMEMBER k m 1 km STOREDIST d").unwrap().contains(&6));
+        assert_eq!(positions(t, "GEORADIUS_RO k 0 0 1 km"), Some(vec![1]));
+        assert_eq!(positions(t, "EVAL s 2 a b c"), Some(vec![3, 4]));
+        assert_eq!(positions(t, "EVAL s 0"), Some(vec![]));
+        assert_eq!(positions(t, "FCALL f 1 a b"), Some(vec![3]));
+        assert_eq!(positions(t, "EVAL s 3 a b"), None, "more keys than arguments");
+        assert_eq!(positions(t, "XREADGROUP GROUP g c COUNT 1 STREAMS a b > >"), Some(vec![7, 8]));
+        assert_eq!(positions(t, "MSET a 1 b 2 c 3"), Some(vec![1, 3, 5]));
+        assert_eq!(positions(t, "PFMERGE d"), Some(vec![1]), "a destination without sources");
+        assert_eq!(positions(t, "SSUBSCRIBE a b"), Some(vec![1, 2]), "shard channels route by slot");
+        assert_eq!(positions(t, "OBJECT FREQ k"), Some(vec![2]));
     }
 
     /// Every row that routes by keys names Redis's key specs (or key
