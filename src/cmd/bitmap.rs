@@ -9,7 +9,7 @@ use bytes::Bytes;
 use super::args::int;
 use super::ctx::read_string;
 use super::key_specs as ks;
-use super::table::{flag::*, keys, row, CommandSpec, Group};
+use super::table::{flag::*, row, CommandSpec, Group};
 use super::{err, CmdError, CmdResult, Ctx, Shape};
 use crate::pb::{self, write_cmd::Op};
 use crate::protocol::Reply;
@@ -181,42 +181,30 @@ pub static COMMANDS: &[CommandSpec] = &[
         "setbit",
         4,
         WRITE | DENYOOM,
-        keys(1, 1, 1),
         G,
         "2.2.0",
         "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist.",
         setbit,
     )
     .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::UPDATE, 1)]),
-    row("getbit", 3, READONLY | FAST, keys(1, 1, 1), G, "2.2.0", "Returns a bit value by offset.", getbit)
+    row("getbit", 3, READONLY | FAST, G, "2.2.0", "Returns a bit value by offset.", getbit)
         .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
     row(
         "bitcount",
         -2,
         READONLY,
-        keys(1, 1, 1),
         G,
         "2.6.0",
         "Counts the number of set bits (population counting) in a string.",
         bitcount,
     )
     .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row(
-        "bitpos",
-        -3,
-        READONLY,
-        keys(1, 1, 1),
-        G,
-        "2.8.7",
-        "Finds the first set (1) or clear (0) bit in a string.",
-        bitpos,
-    )
-    .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("bitpos", -3, READONLY, G, "2.8.7", "Finds the first set (1) or clear (0) bit in a string.", bitpos)
+        .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
     row(
         "bitop",
         -4,
         WRITE | DENYOOM,
-        keys(2, -1, 1),
         G,
         "2.6.0",
         "Performs bitwise operations on multiple strings, and stores the result.",
@@ -227,7 +215,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "bitfield",
         -2,
         WRITE | DENYOOM | READS_INLINE,
-        keys(1, 1, 1),
         G,
         "3.2.0",
         "Performs arbitrary bitfield integer operations on strings.",
@@ -240,7 +227,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "bitfield_ro",
         -2,
         READONLY | FAST,
-        keys(1, 1, 1),
         G,
         "6.0.0",
         "Performs arbitrary read-only bitfield integer operations on strings.",

@@ -11,7 +11,7 @@ use bytes::Bytes;
 
 use super::ctx::READONLY_SCRIPT;
 use super::key_specs as ks;
-use super::table::{cat, flag::*, keys, row, CommandSpec, Group};
+use super::table::{cat, flag::*, row, CommandSpec, Group};
 use super::{err, reply, CmdError, CmdResult, Ctx};
 use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::rdb_value;
@@ -123,7 +123,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "dump",
         2,
         READONLY,
-        keys(1, 1, 1),
         Group::Generic,
         "2.6.0",
         "Returns a serialized representation of the value stored at a key.",
@@ -134,7 +133,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "restore",
         -4,
         WRITE | DENYOOM,
-        keys(1, 1, 1),
         Group::Generic,
         "2.6.0",
         "Creates a key from the serialized representation of a value.",

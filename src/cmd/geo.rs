@@ -11,7 +11,7 @@
 use bytes::Bytes;
 
 use super::key_specs as ks;
-use super::table::{flag::*, keys, row, CommandSpec, Group, Keys};
+use super::table::{flag::*, row, CommandSpec, Group};
 use super::{err, reply, CmdError, CmdResult, Ctx, Shape};
 use crate::pb::{self, write_cmd::Op};
 use crate::protocol::cursor::{parse_f64, parse_i64, ArgError};
@@ -450,14 +450,12 @@ fn geosearchstore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 const G: Group = Group::Geo;
-const RADIUS_KEYS: Keys = Keys::Georadius;
 
 pub static COMMANDS: &[CommandSpec] = &[
     row(
         "geoadd",
         -5,
         WRITE | DENYOOM,
-        keys(1, 1, 1),
         G,
         "3.2.0",
         "Adds one or more members to a geospatial index. The key is created if it doesn't exist.",
@@ -468,29 +466,18 @@ pub static COMMANDS: &[CommandSpec] = &[
         "geodist",
         -4,
         READONLY,
-        keys(1, 1, 1),
         G,
         "3.2.0",
         "Returns the distance between two members of a geospatial index.",
         geodist,
     )
     .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row(
-        "geohash",
-        -2,
-        READONLY,
-        keys(1, 1, 1),
-        G,
-        "3.2.0",
-        "Returns members from a geospatial index as geohash strings.",
-        geohash,
-    )
-    .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("geohash", -2, READONLY, G, "3.2.0", "Returns members from a geospatial index as geohash strings.", geohash)
+        .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
     row(
         "geopos",
         -2,
         READONLY,
-        keys(1, 1, 1),
         G,
         "3.2.0",
         "Returns the longitude and latitude of members from a geospatial index.",
@@ -501,7 +488,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "georadius",
         -6,
         WRITE | DENYOOM | READS_INLINE,
-        RADIUS_KEYS,
         G,
         "3.2.0",
         "Queries a geospatial index for members within a distance from a coordinate, optionally stores the result.",
@@ -517,7 +503,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "georadius_ro",
         -6,
         READONLY,
-        keys(1, 1, 1),
         G,
         "3.2.10",
         "Returns members from a geospatial index that are within a distance from a coordinate.",
@@ -528,7 +513,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "georadiusbymember",
         -5,
         WRITE | DENYOOM | READS_INLINE,
-        RADIUS_KEYS,
         G,
         "3.2.0",
         "Queries a geospatial index for members within a distance from a member, optionally stores the result.",
@@ -544,7 +528,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "georadiusbymember_ro",
         -5,
         READONLY,
-        keys(1, 1, 1),
         G,
         "3.2.10",
         "Returns members from a geospatial index that are within a distance from a member.",
@@ -555,7 +538,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "geosearch",
         -7,
         READONLY,
-        keys(1, 1, 1),
         G,
         "6.2.0",
         "Queries a geospatial index for members inside an area of a box or a circle.",
@@ -566,7 +548,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "geosearchstore",
         -8,
         WRITE | DENYOOM,
-        keys(1, 2, 1),
         G,
         "6.2.0",
         "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result.",

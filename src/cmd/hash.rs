@@ -6,7 +6,7 @@ use bytes::Bytes;
 use super::args::{int, rand_count_with};
 use super::elements::{elem_scan, random_one};
 use super::key_specs as ks;
-use super::table::{flag::*, keys, row, CommandSpec, Group};
+use super::table::{flag::*, row, CommandSpec, Group};
 use super::{err, reply, CmdError, CmdResult, Ctx, Shape};
 use crate::pb::{self, write_cmd::Op};
 use crate::protocol::cursor::ArgError;
@@ -159,20 +159,20 @@ const RF: u32 = READONLY | FAST;
 const G: Group = Group::Hash;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("hset", -4, WF, keys(1, 1, 1), G, "2.0.0", "Creates or modifies the value of a field in a hash.", hset).key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
-    row("hmset", -4, WF, keys(1, 1, 1), G, "2.0.0", "Sets the values of multiple fields.", hmset).key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
-    row("hsetnx", 4, WF, keys(1, 1, 1), G, "2.0.0", "Sets the value of a field in a hash only when the field doesn't exist.", hsetnx).key_specs(&[ks::key(ks::RW | ks::INSERT, 1)]),
-    row("hget", 3, RF, keys(1, 1, 1), G, "2.0.0", "Returns the value of a field in a hash.", hget).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row("hmget", -3, RF, keys(1, 1, 1), G, "2.0.0", "Returns the values of all fields in a hash.", hmget).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row("hdel", -3, WRITE | FAST, keys(1, 1, 1), G, "2.0.0", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", hdel).key_specs(&[ks::key(ks::RW | ks::DELETE, 1)]),
-    row("hlen", 2, RF, keys(1, 1, 1), G, "2.0.0", "Returns the number of fields in a hash.", hlen).key_specs(&[ks::key(ks::RO, 1)]),
-    row("hexists", 3, RF, keys(1, 1, 1), G, "2.0.0", "Determines whether a field exists in a hash.", hexists).key_specs(&[ks::key(ks::RO, 1)]),
-    row("hstrlen", 3, RF, keys(1, 1, 1), G, "3.2.0", "Returns the length of the value of a field.", hstrlen).key_specs(&[ks::key(ks::RO, 1)]),
-    row("hincrby", 4, WF, keys(1, 1, 1), G, "2.0.0", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", hincrby).key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::UPDATE, 1)]),
-    row("hincrbyfloat", 4, WF, keys(1, 1, 1), G, "2.6.0", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", hincrbyfloat).key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::UPDATE, 1)]),
-    row("hgetall", 2, R, keys(1, 1, 1), G, "2.0.0", "Returns all fields and values in a hash.", hgetall).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row("hkeys", 2, R, keys(1, 1, 1), G, "2.0.0", "Returns all fields in a hash.", hkeys).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row("hvals", 2, R, keys(1, 1, 1), G, "2.0.0", "Returns all values in a hash.", hvals).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row("hrandfield", -2, R, keys(1, 1, 1), G, "6.2.0", "Returns one or more random fields from a hash.", hrandfield).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row("hscan", -3, R, keys(1, 1, 1), G, "2.8.0", "Iterates over fields and values of a hash.", hscan).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("hset", -4, WF, G, "2.0.0", "Creates or modifies the value of a field in a hash.", hset).key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
+    row("hmset", -4, WF, G, "2.0.0", "Sets the values of multiple fields.", hmset).key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
+    row("hsetnx", 4, WF, G, "2.0.0", "Sets the value of a field in a hash only when the field doesn't exist.", hsetnx).key_specs(&[ks::key(ks::RW | ks::INSERT, 1)]),
+    row("hget", 3, RF, G, "2.0.0", "Returns the value of a field in a hash.", hget).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("hmget", -3, RF, G, "2.0.0", "Returns the values of all fields in a hash.", hmget).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("hdel", -3, WRITE | FAST, G, "2.0.0", "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", hdel).key_specs(&[ks::key(ks::RW | ks::DELETE, 1)]),
+    row("hlen", 2, RF, G, "2.0.0", "Returns the number of fields in a hash.", hlen).key_specs(&[ks::key(ks::RO, 1)]),
+    row("hexists", 3, RF, G, "2.0.0", "Determines whether a field exists in a hash.", hexists).key_specs(&[ks::key(ks::RO, 1)]),
+    row("hstrlen", 3, RF, G, "3.2.0", "Returns the length of the value of a field.", hstrlen).key_specs(&[ks::key(ks::RO, 1)]),
+    row("hincrby", 4, WF, G, "2.0.0", "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.", hincrby).key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::UPDATE, 1)]),
+    row("hincrbyfloat", 4, WF, G, "2.6.0", "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.", hincrbyfloat).key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::UPDATE, 1)]),
+    row("hgetall", 2, R, G, "2.0.0", "Returns all fields and values in a hash.", hgetall).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("hkeys", 2, R, G, "2.0.0", "Returns all fields in a hash.", hkeys).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("hvals", 2, R, G, "2.0.0", "Returns all values in a hash.", hvals).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("hrandfield", -2, R, G, "6.2.0", "Returns one or more random fields from a hash.", hrandfield).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("hscan", -3, R, G, "2.8.0", "Iterates over fields and values of a hash.", hscan).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
 ];

@@ -5,7 +5,7 @@
 use bytes::Bytes;
 
 use super::key_specs as ks;
-use super::table::{flag::*, keys, row, CommandSpec, Group};
+use super::table::{flag::*, row, CommandSpec, Group};
 use super::{reply, CmdResult, Ctx, Shape};
 use crate::pb::{self, write_cmd::Op};
 use crate::protocol::Reply;
@@ -60,7 +60,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "pfadd",
         -2,
         WRITE | DENYOOM | FAST,
-        keys(1, 1, 1),
         G,
         "2.8.9",
         "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist.",
@@ -71,7 +70,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "pfcount",
         -2,
         READONLY | MAY_REPLICATE,
-        keys(1, -1, 1),
         G,
         "2.8.9",
         "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s).",
@@ -83,7 +81,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "pfmerge",
         -2,
         WRITE | DENYOOM,
-        keys(1, -1, 1),
         G,
         "2.8.9",
         "Merges one or more HyperLogLog values into a single key.",

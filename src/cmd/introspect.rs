@@ -43,7 +43,7 @@ use bytes::Bytes;
 use super::ctx::help_reply as help;
 use super::info::rss_bytes;
 use super::key_specs as ks;
-use super::table::{cat, container, flag::*, keys, row, CommandSpec, Group, Keys};
+use super::table::{cat, container, flag::*, row, CommandSpec, Group};
 use super::{err, reply, CmdResult, Ctx, Plan};
 use crate::cluster::SLOT_COUNT;
 use crate::protocol::cursor::{parse_i64, ArgError};
@@ -605,27 +605,25 @@ const OBJ: u32 = READONLY | NO_TOUCH;
 
 pub static COMMANDS: &[CommandSpec] = &[
     container("memory", 0, S, "4.0.0", "A container for memory diagnostics commands.", None),
-    row("memory|doctor", 2, 0, Keys::None, S, "4.0.0", "Outputs a memory problems report.", memory_doctor),
+    row("memory|doctor", 2, 0, S, "4.0.0", "Outputs a memory problems report.", memory_doctor),
     row(
         "memory|help",
         2,
         LOADING | STALE,
-        Keys::None,
         S,
         "4.0.0",
         "Returns helpful text about the different subcommands.",
         memory_help,
     ),
-    row("memory|malloc-stats", 2, 0, Keys::None, S, "4.0.0", "Returns the allocator statistics.", memory_malloc_stats),
-    row("memory|purge", 2, 0, Keys::None, S, "4.0.0", "Asks the allocator to release memory.", memory_purge),
-    row("memory|stats", 2, 0, Keys::None, S, "4.0.0", "Returns details about memory usage.", memory_stats),
-    row("memory|usage", -3, OBJ, keys(2, 2, 1), S, "4.0.0", "Estimates the memory usage of a key.", memory_usage).key_specs(&[ks::key(ks::RO, 2)]),
+    row("memory|malloc-stats", 2, 0, S, "4.0.0", "Returns the allocator statistics.", memory_malloc_stats),
+    row("memory|purge", 2, 0, S, "4.0.0", "Asks the allocator to release memory.", memory_purge),
+    row("memory|stats", 2, 0, S, "4.0.0", "Returns details about memory usage.", memory_stats),
+    row("memory|usage", -3, OBJ, S, "4.0.0", "Estimates the memory usage of a key.", memory_usage).key_specs(&[ks::key(ks::RO, 2)]),
     container("object", 0, Group::Generic, "2.2.3", "A container for object introspection commands.", None),
     row(
         "object|encoding",
         3,
         OBJ,
-        keys(2, 2, 1),
         Group::Generic,
         "2.2.3",
         "Returns the internal encoding of a Redis object.",
@@ -635,7 +633,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "object|freq",
         3,
         OBJ,
-        keys(2, 2, 1),
         Group::Generic,
         "4.0.0",
         "Returns the logarithmic access frequency counter of a Redis object.",
@@ -645,7 +642,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "object|idletime",
         3,
         OBJ,
-        keys(2, 2, 1),
         Group::Generic,
         "2.2.3",
         "Returns the time since the last access to a Redis object.",
@@ -655,7 +651,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "object|refcount",
         3,
         OBJ,
-        keys(2, 2, 1),
         Group::Generic,
         "2.2.3",
         "Returns the reference count of a value of a key.",
@@ -665,7 +660,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "object|help",
         2,
         LOADING | STALE,
-        Keys::None,
         Group::Generic,
         "6.2.0",
         "Returns helpful text about the different subcommands.",
@@ -675,7 +669,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "command|getkeysandflags",
         -4,
         LOADING | STALE,
-        Keys::None,
         S,
         "7.0.0",
         "Extracts the key names and access flags for an arbitrary command.",
@@ -685,18 +678,16 @@ pub static COMMANDS: &[CommandSpec] = &[
         "role",
         1,
         NOSCRIPT | LOADING | STALE | FAST,
-        Keys::None,
         S,
         "2.8.12",
         "Returns the replication role.",
         role,
     ).cats(cat::ADMIN | cat::DANGEROUS),
-    row("lolwut", -1, READONLY | FAST, Keys::None, S, "5.0.0", "Displays computer art and the Redis version", lolwut),
+    row("lolwut", -1, READONLY | FAST, S, "5.0.0", "Displays computer art and the Redis version", lolwut),
     row(
         "wait",
         3,
         NOSCRIPT,
-        Keys::None,
         Group::Generic,
         "3.0.0",
         "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.",

@@ -218,6 +218,10 @@ pub fn by_specs(specs: &[KeySpec], args: &[Bytes], routing: bool) -> Option<Vec<
             Find::Keynum { keynumidx, firstkey, keystep } => {
                 let at = usize::try_from(first + keynumidx as i64).ok().filter(|&at| at < args.len())?;
                 let n = parse_i64(&args[at]).filter(|n| *n >= 0)?;
+                if n == 0 && routing {
+                    // No keys (EVAL s 0): nothing to route by, not an error.
+                    continue;
+                }
                 first += firstkey as i64;
                 // Redis narrows the count to an int.
                 (first + n as i32 as i64 - 1, keystep)

@@ -4,7 +4,7 @@ use bytes::Bytes;
 
 use super::args::{cursor, int, invalid_expire, ScanOpts};
 use super::key_specs as ks;
-use super::table::{cat, flag::*, keys, row, CommandSpec, Group, Keys};
+use super::table::{cat, flag::*, row, CommandSpec, Group};
 use super::{err, reply, CmdResult, Ctx, Shape};
 use crate::cluster::SLOT_COUNT;
 use crate::pb::{self, write_cmd::Op};
@@ -316,61 +316,41 @@ const RF: u32 = READONLY | FAST;
 const G: Group = Group::Generic;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("del", -2, W | FORGETS, keys(1, -1, 1), G, "1.0.0", "Deletes one or more keys.", del).key_specs(&[ks::spec(
+    row("del", -2, W | FORGETS, G, "1.0.0", "Deletes one or more keys.", del).key_specs(&[ks::spec(
         ks::RM | ks::DELETE,
         ks::index(1),
         ks::range(-1, 1, 0),
     )]),
-    row("unlink", -2, WF | FORGETS, keys(1, -1, 1), G, "4.0.0", "Asynchronously deletes one or more keys.", del)
+    row("unlink", -2, WF | FORGETS, G, "4.0.0", "Asynchronously deletes one or more keys.", del)
         .key_specs(&[ks::spec(ks::RM | ks::DELETE, ks::index(1), ks::range(-1, 1, 0))]),
-    row("exists", -2, RF | NO_TOUCH, keys(1, -1, 1), G, "1.0.0", "Determines whether one or more keys exist.", exists)
+    row("exists", -2, RF | NO_TOUCH, G, "1.0.0", "Determines whether one or more keys exist.", exists)
         .key_specs(&[ks::spec(ks::RO, ks::index(1), ks::range(-1, 1, 0))]),
-    row("type", 2, RF | NO_TOUCH, keys(1, 1, 1), G, "1.0.0", "Determines the type of value stored at a key.", type_)
+    row("type", 2, RF | NO_TOUCH, G, "1.0.0", "Determines the type of value stored at a key.", type_)
         .key_specs(&[ks::key(ks::RO, 1)]),
-    row("expire", -3, WF, keys(1, 1, 1), G, "1.0.0", "Sets the expiration time of a key in seconds.", expire)
+    row("expire", -3, WF, G, "1.0.0", "Sets the expiration time of a key in seconds.", expire)
         .key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
-    row("pexpire", -3, WF, keys(1, 1, 1), G, "2.6.0", "Sets the expiration time of a key in milliseconds.", pexpire)
+    row("pexpire", -3, WF, G, "2.6.0", "Sets the expiration time of a key in milliseconds.", pexpire)
         .key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
-    row(
-        "expireat",
-        -3,
-        WF,
-        keys(1, 1, 1),
-        G,
-        "1.2.0",
-        "Sets the expiration time of a key to a Unix timestamp.",
-        expireat,
-    )
-    .key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
+    row("expireat", -3, WF, G, "1.2.0", "Sets the expiration time of a key to a Unix timestamp.", expireat)
+        .key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
     row(
         "pexpireat",
         -3,
         WF,
-        keys(1, 1, 1),
         G,
         "2.6.0",
         "Sets the expiration time of a key to a Unix milliseconds timestamp.",
         pexpireat,
     )
     .key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
-    row("ttl", 2, RF | NO_TOUCH, keys(1, 1, 1), G, "1.0.0", "Returns the expiration time in seconds of a key.", ttl)
+    row("ttl", 2, RF | NO_TOUCH, G, "1.0.0", "Returns the expiration time in seconds of a key.", ttl)
         .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row(
-        "pttl",
-        2,
-        RF | NO_TOUCH,
-        keys(1, 1, 1),
-        G,
-        "2.6.0",
-        "Returns the expiration time in milliseconds of a key.",
-        pttl,
-    )
-    .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("pttl", 2, RF | NO_TOUCH, G, "2.6.0", "Returns the expiration time in milliseconds of a key.", pttl)
+        .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
     row(
         "expiretime",
         2,
         RF | NO_TOUCH,
-        keys(1, 1, 1),
         G,
         "7.0.0",
         "Returns the expiration time of a key as a Unix timestamp.",
@@ -381,76 +361,38 @@ pub static COMMANDS: &[CommandSpec] = &[
         "pexpiretime",
         2,
         RF | NO_TOUCH,
-        keys(1, 1, 1),
         G,
         "7.0.0",
         "Returns the expiration time of a key as a Unix milliseconds timestamp.",
         pexpiretime,
     )
     .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row("persist", 2, WF, keys(1, 1, 1), G, "2.2.0", "Removes the expiration time of a key.", persist)
+    row("persist", 2, WF, G, "2.2.0", "Removes the expiration time of a key.", persist)
         .key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
-    row("rename", 3, W, keys(1, 2, 1), G, "1.0.0", "Renames a key and overwrites the destination.", rename)
+    row("rename", 3, W, G, "1.0.0", "Renames a key and overwrites the destination.", rename)
         .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1), ks::key(ks::OW | ks::UPDATE, 2)]),
-    row(
-        "renamenx",
-        3,
-        WF,
-        keys(1, 2, 1),
-        G,
-        "1.0.0",
-        "Renames a key only when the target key name doesn't exist.",
-        renamenx,
-    )
-    .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1), ks::key(ks::OW | ks::INSERT, 2)]),
-    row("copy", -3, W | DENYOOM, keys(1, 2, 1), G, "6.2.0", "Copies the value of a key to a new key.", copy)
+    row("renamenx", 3, WF, G, "1.0.0", "Renames a key only when the target key name doesn't exist.", renamenx)
+        .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1), ks::key(ks::OW | ks::INSERT, 2)]),
+    row("copy", -3, W | DENYOOM, G, "6.2.0", "Copies the value of a key to a new key.", copy)
         .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1), ks::key(ks::OW | ks::UPDATE, 2)]),
-    row(
-        "dbsize",
-        1,
-        RF | KEYLESS_READ,
-        Keys::None,
-        Group::Server,
-        "1.0.0",
-        "Returns the number of keys in the database.",
-        dbsize,
-    )
-    .cats(cat::KEYSPACE),
-    row("keys", 2, R | KEYLESS_READ, Keys::None, G, "1.0.0", "Returns all key names that match a pattern.", keys_cmd)
+    row("dbsize", 1, RF | KEYLESS_READ, Group::Server, "1.0.0", "Returns the number of keys in the database.", dbsize)
+        .cats(cat::KEYSPACE),
+    row("keys", 2, R | KEYLESS_READ, G, "1.0.0", "Returns all key names that match a pattern.", keys_cmd)
         .cats(cat::KEYSPACE | cat::DANGEROUS),
-    row(
-        "randomkey",
-        1,
-        R | KEYLESS_READ,
-        Keys::None,
-        G,
-        "1.0.0",
-        "Returns a random key name from the database.",
-        randomkey,
-    ),
-    row("scan", -2, R | KEYLESS_READ, Keys::None, G, "2.8.0", "Iterates over the key names in the database.", scan),
-    row(
-        "flushdb",
-        -1,
-        W | FANOUT,
-        Keys::None,
-        Group::Server,
-        "1.0.0",
-        "Remove all keys from the current database.",
-        flush,
-    )
-    .cats(cat::KEYSPACE | cat::DANGEROUS),
-    row("flushall", -1, W | FANOUT, Keys::None, Group::Server, "1.0.0", "Removes all keys from all databases.", flush)
+    row("randomkey", 1, R | KEYLESS_READ, G, "1.0.0", "Returns a random key name from the database.", randomkey),
+    row("scan", -2, R | KEYLESS_READ, G, "2.8.0", "Iterates over the key names in the database.", scan),
+    row("flushdb", -1, W | FANOUT, Group::Server, "1.0.0", "Remove all keys from the current database.", flush)
         .cats(cat::KEYSPACE | cat::DANGEROUS),
-    row("move", 3, WF, keys(1, 1, 1), G, "1.0.0", "Moves a key to another database.", move_)
+    row("flushall", -1, W | FANOUT, Group::Server, "1.0.0", "Removes all keys from all databases.", flush)
+        .cats(cat::KEYSPACE | cat::DANGEROUS),
+    row("move", 3, WF, G, "1.0.0", "Moves a key to another database.", move_)
         .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::UPDATE, 1)]),
-    row("swapdb", 3, WF, Keys::None, Group::Server, "4.0.0", "Swaps two Redis databases.", swapdb)
+    row("swapdb", 3, WF, Group::Server, "4.0.0", "Swaps two Redis databases.", swapdb)
         .cats(cat::KEYSPACE | cat::DANGEROUS),
     row(
         "touch",
         -2,
         RF,
-        keys(1, -1, 1),
         G,
         "3.2.1",
         "Returns the number of existing keys out of those specified after updating the time they were last accessed.",

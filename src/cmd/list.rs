@@ -5,7 +5,7 @@ use bytes::Bytes;
 
 use super::args::{int, mpop, pop_count, side, timeout};
 use super::key_specs as ks;
-use super::table::{flag::*, keys, numkeys, row, CommandSpec, Group};
+use super::table::{flag::*, row, CommandSpec, Group};
 use super::{err, reply, CmdResult, Ctx, Shape, INLINE_WALK};
 use crate::pb::{self, write_cmd::Op};
 use crate::protocol::cursor::{parse_i64, ArgError};
@@ -214,26 +214,26 @@ const RF: u32 = READONLY | FAST;
 const G: Group = Group::List;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("lpush", -3, WF, keys(1, 1, 1), G, "1.0.0", "Prepends one or more elements to a list. Creates the key if it doesn't exist.", lpush).key_specs(&[ks::key(ks::RW | ks::INSERT, 1)]),
-    row("rpush", -3, WF, keys(1, 1, 1), G, "1.0.0", "Appends one or more elements to a list. Creates the key if it doesn't exist.", rpush).key_specs(&[ks::key(ks::RW | ks::INSERT, 1)]),
-    row("lpushx", -3, WF, keys(1, 1, 1), G, "2.2.0", "Prepends one or more elements to a list only when the list exists.", lpushx).key_specs(&[ks::key(ks::RW | ks::INSERT, 1)]),
-    row("rpushx", -3, WF, keys(1, 1, 1), G, "2.2.0", "Appends an element to a list only when the list exists.", rpushx).key_specs(&[ks::key(ks::RW | ks::INSERT, 1)]),
-    row("lpop", -2, WRITE | FAST, keys(1, 1, 1), G, "1.0.0", "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.", lpop).key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1)]),
-    row("rpop", -2, WRITE | FAST, keys(1, 1, 1), G, "1.0.0", "Returns and removes the last elements of a list. Deletes the list if the last element was popped.", rpop).key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1)]),
-    row("llen", 2, RF, keys(1, 1, 1), G, "1.0.0", "Returns the length of a list.", llen).key_specs(&[ks::key(ks::RO, 1)]),
-    row("lindex", 3, R, keys(1, 1, 1), G, "1.0.0", "Returns an element from a list by its index.", lindex).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row("lrange", 4, R, keys(1, 1, 1), G, "1.0.0", "Returns a range of elements from a list.", lrange).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row("lpos", -3, R, keys(1, 1, 1), G, "6.0.6", "Returns the index of matching elements in a list.", lpos).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row("lset", 4, W, keys(1, 1, 1), G, "1.0.0", "Sets the value of an element in a list by its index.", lset).key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
-    row("linsert", 5, W, keys(1, 1, 1), G, "2.2.0", "Inserts an element before or after another element in a list.", linsert).key_specs(&[ks::key(ks::RW | ks::INSERT, 1)]),
-    row("lrem", 4, WRITE, keys(1, 1, 1), G, "1.0.0", "Removes elements from a list. Deletes the list if the last element was removed.", lrem).key_specs(&[ks::key(ks::RW | ks::DELETE, 1)]),
-    row("ltrim", 4, WRITE, keys(1, 1, 1), G, "1.0.0", "Removes elements from both ends a list. Deletes the list if all elements were trimmed.", ltrim).key_specs(&[ks::key(ks::RW | ks::DELETE, 1)]),
-    row("lmove", 5, W, keys(1, 2, 1), G, "6.2.0", "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.", lmove).key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1), ks::key(ks::RW | ks::INSERT, 2)]),
-    row("rpoplpush", 3, W, keys(1, 2, 1), G, "1.2.0", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.", rpoplpush).key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1), ks::key(ks::RW | ks::INSERT, 2)]),
-    row("lmpop", -4, WRITE, numkeys(1), G, "7.0.0", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", lmpop).key_specs(&[ks::spec(ks::RW | ks::ACCESS | ks::DELETE, ks::index(1), ks::keynum(0, 1, 1))]).key_proc(ks::generic(0, 1, 2)),
-    row("blpop", -3, WRITE | NOSCRIPT | BLOCKING, keys(1, -2, 1), G, "2.0.0", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blpop).key_specs(&[ks::spec(ks::RW | ks::ACCESS | ks::DELETE, ks::index(1), ks::range(-2, 1, 0))]),
-    row("brpop", -3, WRITE | NOSCRIPT | BLOCKING, keys(1, -2, 1), G, "2.0.0", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", brpop).key_specs(&[ks::spec(ks::RW | ks::ACCESS | ks::DELETE, ks::index(1), ks::range(-2, 1, 0))]),
-    row("blmove", 6, W | NOSCRIPT | BLOCKING, keys(1, 2, 1), G, "6.2.0", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", blmove).key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1), ks::key(ks::RW | ks::INSERT, 2)]),
-    row("brpoplpush", 4, W | NOSCRIPT | BLOCKING, keys(1, 2, 1), G, "2.2.0", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.", brpoplpush).key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1), ks::key(ks::RW | ks::INSERT, 2)]),
-    row("blmpop", -5, WRITE | BLOCKING, numkeys(2), G, "7.0.0", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blmpop).key_specs(&[ks::spec(ks::RW | ks::ACCESS | ks::DELETE, ks::index(2), ks::keynum(0, 1, 1))]).key_proc(ks::generic(0, 2, 3)),
+    row("lpush", -3, WF, G, "1.0.0", "Prepends one or more elements to a list. Creates the key if it doesn't exist.", lpush).key_specs(&[ks::key(ks::RW | ks::INSERT, 1)]),
+    row("rpush", -3, WF, G, "1.0.0", "Appends one or more elements to a list. Creates the key if it doesn't exist.", rpush).key_specs(&[ks::key(ks::RW | ks::INSERT, 1)]),
+    row("lpushx", -3, WF, G, "2.2.0", "Prepends one or more elements to a list only when the list exists.", lpushx).key_specs(&[ks::key(ks::RW | ks::INSERT, 1)]),
+    row("rpushx", -3, WF, G, "2.2.0", "Appends an element to a list only when the list exists.", rpushx).key_specs(&[ks::key(ks::RW | ks::INSERT, 1)]),
+    row("lpop", -2, WRITE | FAST, G, "1.0.0", "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.", lpop).key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1)]),
+    row("rpop", -2, WRITE | FAST, G, "1.0.0", "Returns and removes the last elements of a list. Deletes the list if the last element was popped.", rpop).key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1)]),
+    row("llen", 2, RF, G, "1.0.0", "Returns the length of a list.", llen).key_specs(&[ks::key(ks::RO, 1)]),
+    row("lindex", 3, R, G, "1.0.0", "Returns an element from a list by its index.", lindex).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("lrange", 4, R, G, "1.0.0", "Returns a range of elements from a list.", lrange).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("lpos", -3, R, G, "6.0.6", "Returns the index of matching elements in a list.", lpos).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("lset", 4, W, G, "1.0.0", "Sets the value of an element in a list by its index.", lset).key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
+    row("linsert", 5, W, G, "2.2.0", "Inserts an element before or after another element in a list.", linsert).key_specs(&[ks::key(ks::RW | ks::INSERT, 1)]),
+    row("lrem", 4, WRITE, G, "1.0.0", "Removes elements from a list. Deletes the list if the last element was removed.", lrem).key_specs(&[ks::key(ks::RW | ks::DELETE, 1)]),
+    row("ltrim", 4, WRITE, G, "1.0.0", "Removes elements from both ends a list. Deletes the list if all elements were trimmed.", ltrim).key_specs(&[ks::key(ks::RW | ks::DELETE, 1)]),
+    row("lmove", 5, W, G, "6.2.0", "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.", lmove).key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1), ks::key(ks::RW | ks::INSERT, 2)]),
+    row("rpoplpush", 3, W, G, "1.2.0", "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.", rpoplpush).key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1), ks::key(ks::RW | ks::INSERT, 2)]),
+    row("lmpop", -4, WRITE, G, "7.0.0", "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.", lmpop).key_specs(&[ks::spec(ks::RW | ks::ACCESS | ks::DELETE, ks::index(1), ks::keynum(0, 1, 1))]).key_proc(ks::generic(0, 1, 2)),
+    row("blpop", -3, WRITE | NOSCRIPT | BLOCKING, G, "2.0.0", "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blpop).key_specs(&[ks::spec(ks::RW | ks::ACCESS | ks::DELETE, ks::index(1), ks::range(-2, 1, 0))]),
+    row("brpop", -3, WRITE | NOSCRIPT | BLOCKING, G, "2.0.0", "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", brpop).key_specs(&[ks::spec(ks::RW | ks::ACCESS | ks::DELETE, ks::index(1), ks::range(-2, 1, 0))]),
+    row("blmove", 6, W | NOSCRIPT | BLOCKING, G, "6.2.0", "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.", blmove).key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1), ks::key(ks::RW | ks::INSERT, 2)]),
+    row("brpoplpush", 4, W | NOSCRIPT | BLOCKING, G, "2.2.0", "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.", brpoplpush).key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1), ks::key(ks::RW | ks::INSERT, 2)]),
+    row("blmpop", -5, WRITE | BLOCKING, G, "7.0.0", "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.", blmpop).key_specs(&[ks::spec(ks::RW | ks::ACCESS | ks::DELETE, ks::index(2), ks::keynum(0, 1, 1))]).key_proc(ks::generic(0, 2, 3)),
 ];

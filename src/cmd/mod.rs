@@ -2,7 +2,8 @@
 //!
 //! | file | owns |
 //! |---|---|
-//! | `table.rs` | what a row is: arity, flags, ACL categories, key positions ([`table::Keys`]), and [`table::Table`] (lookup, resolve) |
+//! | `table.rs` | what a row is: arity, flags, ACL categories, key specs, and [`table::Table`] (lookup, resolve) |
+//! | `key_specs.rs` | Redis 7.0's key-spec language the rows are written in, and finding a command line's keys by it (routing, GETKEYS) |
 //! | `registry.rs` | every family's rows gathered into the one table ([`table()`]) |
 //! | `ctx.rs` | what a handler sees ([`Ctx`]: the session, the table, its region) and decides ([`Plan`]), [`CmdError`] |
 //! | `session.rs` | per-connection state: the transaction being queued, subscriptions, and their resets |
@@ -16,7 +17,6 @@
 //! | `script/` | EVAL, SCRIPT, FUNCTION, FCALL (`mod.rs`); the hosts scripts call commands through (`host.rs`) |
 //! | `pubsub.rs` | SUBSCRIBE and the other Pub/Sub commands (the registry is `shard::pubsub`) |
 //! | `introspect.rs` | MEMORY, OBJECT, ROLE, LOLWUT, WAIT |
-//! | `key_specs.rs` | COMMAND GETKEYS[ANDFLAGS]: Redis's key specs of every keyed command |
 //! | `fanout.rs` | writes to several regions (FLUSHALL, FUNCTION LOAD, ...): which regions, and the one true reply |
 //! | `string.rs` ... `zset.rs`, `keyspace.rs`, `server.rs` | the families: handlers first, rows last |
 //!
@@ -24,7 +24,7 @@
 //! or inside apply for a transaction or script: the same code) and turn writes
 //! into a typed replicated operation. Dispatch (here) finds the row, checks
 //! arity and authentication, and computes the keys' region from the row's key
-//! positions before the handler runs (every region when they span several). Only the
+//! specs before the handler runs (every region when they span several). Only the
 //! connection loop awaits. Command code never touches sockets or Raft.
 //!
 //! Imports run one way: families use `table`, `ctx`, `session`, `route` and

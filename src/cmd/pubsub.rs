@@ -14,7 +14,7 @@ use bytes::Bytes;
 use super::ctx::{err, reply, CmdResult, Ctx};
 use super::key_specs as ks;
 use super::session::SubState;
-use super::table::{container, flag::*, keys, row, CommandSpec, Group, Keys};
+use super::table::{container, flag::*, row, CommandSpec, Group};
 use crate::protocol::Reply;
 use crate::shard::pubsub::Kind;
 
@@ -185,7 +185,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "subscribe",
         -2,
         F | PUBSUB | WHILE_SUBSCRIBED,
-        Keys::None,
         P,
         "2.0.0",
         "Listens for messages published to channels.",
@@ -195,7 +194,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "unsubscribe",
         -1,
         F | PUBSUB | WHILE_SUBSCRIBED,
-        Keys::None,
         P,
         "2.0.0",
         "Stops listening to messages posted to channels.",
@@ -205,7 +203,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "psubscribe",
         -2,
         F | PUBSUB | WHILE_SUBSCRIBED,
-        Keys::None,
         P,
         "2.0.0",
         "Listens for messages published to channels that match one or more patterns.",
@@ -215,7 +212,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "punsubscribe",
         -1,
         F | PUBSUB | WHILE_SUBSCRIBED,
-        Keys::None,
         P,
         "2.0.0",
         "Stops listening to messages published to channels that match one or more patterns.",
@@ -225,7 +221,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "ssubscribe",
         -2,
         F | PUBSUB | WHILE_SUBSCRIBED,
-        keys(1, -1, 1),
         P,
         "7.0.0",
         "Listens for messages published to shard channels.",
@@ -236,7 +231,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "sunsubscribe",
         -1,
         F | PUBSUB | WHILE_SUBSCRIBED,
-        keys(1, -1, 1),
         P,
         "7.0.0",
         "Stops listening to messages posted to shard channels.",
@@ -247,7 +241,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "publish",
         3,
         LOADING | STALE | FAST | PUBSUB | MAY_REPLICATE,
-        Keys::None,
         P,
         "2.0.0",
         "Posts a message to a channel.",
@@ -257,7 +250,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "spublish",
         3,
         LOADING | STALE | FAST | PUBSUB | MAY_REPLICATE,
-        keys(1, 1, 1),
         P,
         "7.0.0",
         "Post a message to a shard channel",
@@ -265,21 +257,11 @@ pub static COMMANDS: &[CommandSpec] = &[
     )
     .key_specs(&[ks::key(ks::NOT_KEY, 1)]),
     container("pubsub", 0, P, "2.8.0", "A container for Pub/Sub commands.", None),
-    row(
-        "pubsub|channels",
-        -2,
-        LOADING | STALE | PUBSUB,
-        Keys::None,
-        P,
-        "2.8.0",
-        "Returns the active channels.",
-        pubsub_channels,
-    ),
+    row("pubsub|channels", -2, LOADING | STALE | PUBSUB, P, "2.8.0", "Returns the active channels.", pubsub_channels),
     row(
         "pubsub|numsub",
         -2,
         LOADING | STALE | PUBSUB,
-        Keys::None,
         P,
         "2.8.0",
         "Returns a count of subscribers to channels.",
@@ -289,7 +271,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "pubsub|numpat",
         2,
         LOADING | STALE | PUBSUB,
-        Keys::None,
         P,
         "2.8.0",
         "Returns a count of unique pattern subscriptions.",
@@ -299,7 +280,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "pubsub|shardchannels",
         -2,
         LOADING | STALE | PUBSUB,
-        Keys::None,
         P,
         "7.0.0",
         "Returns the active shard channels.",
@@ -309,7 +289,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "pubsub|shardnumsub",
         -2,
         LOADING | STALE | PUBSUB,
-        Keys::None,
         P,
         "7.0.0",
         "Returns the count of subscribers of shard channels.",
@@ -319,7 +298,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "pubsub|help",
         2,
         LOADING | STALE,
-        Keys::None,
         P,
         "6.2.0",
         "Returns helpful text about the different subcommands.",

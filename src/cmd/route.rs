@@ -12,7 +12,7 @@ use crate::shard::Core;
 /// Redis Cluster's error for keys in different slots (here: regions).
 pub const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";
 
-/// The region all of a request's keys live in, from the row's key positions:
+/// The region all of a request's keys live in, from the row's key specs:
 /// `Ok(None)` without keys, [`crate::shard::cross::ALL_REGIONS`] if they span
 /// regions (standalone; cluster mode routes by slot in `cluster::route`).
 pub fn region_of(core: &Core, spec: &CommandSpec, args: &[Bytes]) -> Result<Option<u32>, Reply> {

@@ -6,7 +6,7 @@ use bytes::Bytes;
 use super::args::{card_limit, numkeys as numkeys_arg, pop_count, rand_count};
 use super::elements::{elem_scan, random_one};
 use super::key_specs as ks;
-use super::table::{flag::*, keys, numkeys, row, CommandSpec, Group};
+use super::table::{flag::*, row, CommandSpec, Group};
 use super::{reply, CmdResult, Ctx, Shape};
 use crate::pb::{self, write_cmd::Op, Algebra};
 use crate::protocol::cursor::ArgError;
@@ -137,21 +137,21 @@ const RF: u32 = READONLY | FAST;
 const G: Group = Group::Set;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("sadd", -3, WF, keys(1, 1, 1), G, "1.0.0", "Adds one or more members to a set. Creates the key if it doesn't exist.", sadd).key_specs(&[ks::key(ks::RW | ks::INSERT, 1)]),
-    row("srem", -3, WRITE | FAST, keys(1, 1, 1), G, "1.0.0", "Removes one or more members from a set. Deletes the set if the last member was removed.", srem).key_specs(&[ks::key(ks::RW | ks::DELETE, 1)]),
-    row("sismember", 3, RF, keys(1, 1, 1), G, "1.0.0", "Determines whether a member belongs to a set.", sismember).key_specs(&[ks::key(ks::RO, 1)]),
-    row("smismember", -3, RF, keys(1, 1, 1), G, "6.2.0", "Determines whether multiple members belong to a set.", smismember).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row("smembers", 2, R, keys(1, 1, 1), G, "1.0.0", "Returns all members of a set.", smembers).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row("scard", 2, RF, keys(1, 1, 1), G, "1.0.0", "Returns the number of members in a set.", scard).key_specs(&[ks::key(ks::RO, 1)]),
-    row("spop", -2, WRITE | FAST, keys(1, 1, 1), G, "1.0.0", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", spop).key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1)]),
-    row("srandmember", -2, R, keys(1, 1, 1), G, "1.0.0", "Get one or multiple random members from a set", srandmember).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row("sscan", -3, R, keys(1, 1, 1), G, "2.8.0", "Iterates over members of a set.", sscan).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row("smove", 4, WRITE | FAST, keys(1, 2, 1), G, "1.0.0", "Moves a member from one set to another.", smove).key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1), ks::key(ks::RW | ks::INSERT, 2)]),
-    row("sinter", -2, R, keys(1, -1, 1), G, "1.0.0", "Returns the intersect of multiple sets.", sinter).key_specs(&[ks::spec(ks::RO | ks::ACCESS, ks::index(1), ks::range(-1, 1, 0))]),
-    row("sintercard", -3, R, numkeys(1), G, "7.0.0", "Returns the number of members of the intersect of multiple sets.", sintercard).key_specs(&[ks::spec(ks::RO | ks::ACCESS, ks::index(1), ks::keynum(0, 1, 1))]).key_proc(ks::generic(0, 1, 2)),
-    row("sunion", -2, R, keys(1, -1, 1), G, "1.0.0", "Returns the union of multiple sets.", sunion).key_specs(&[ks::spec(ks::RO | ks::ACCESS, ks::index(1), ks::range(-1, 1, 0))]),
-    row("sdiff", -2, R, keys(1, -1, 1), G, "1.0.0", "Returns the difference of multiple sets.", sdiff).key_specs(&[ks::spec(ks::RO | ks::ACCESS, ks::index(1), ks::range(-1, 1, 0))]),
-    row("sinterstore", -3, W, keys(1, -1, 1), G, "1.0.0", "Stores the intersect of multiple sets in a key.", sinterstore).key_specs(&[ks::key(ks::RW | ks::UPDATE, 1), ks::spec(ks::RO | ks::ACCESS, ks::index(2), ks::range(-1, 1, 0))]),
-    row("sunionstore", -3, W, keys(1, -1, 1), G, "1.0.0", "Stores the union of multiple sets in a key.", sunionstore).key_specs(&[ks::key(ks::OW | ks::UPDATE, 1), ks::spec(ks::RO | ks::ACCESS, ks::index(2), ks::range(-1, 1, 0))]),
-    row("sdiffstore", -3, W, keys(1, -1, 1), G, "1.0.0", "Stores the difference of multiple sets in a key.", sdiffstore).key_specs(&[ks::key(ks::OW | ks::UPDATE, 1), ks::spec(ks::RO | ks::ACCESS, ks::index(2), ks::range(-1, 1, 0))]),
+    row("sadd", -3, WF, G, "1.0.0", "Adds one or more members to a set. Creates the key if it doesn't exist.", sadd).key_specs(&[ks::key(ks::RW | ks::INSERT, 1)]),
+    row("srem", -3, WRITE | FAST, G, "1.0.0", "Removes one or more members from a set. Deletes the set if the last member was removed.", srem).key_specs(&[ks::key(ks::RW | ks::DELETE, 1)]),
+    row("sismember", 3, RF, G, "1.0.0", "Determines whether a member belongs to a set.", sismember).key_specs(&[ks::key(ks::RO, 1)]),
+    row("smismember", -3, RF, G, "6.2.0", "Determines whether multiple members belong to a set.", smismember).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("smembers", 2, R, G, "1.0.0", "Returns all members of a set.", smembers).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("scard", 2, RF, G, "1.0.0", "Returns the number of members in a set.", scard).key_specs(&[ks::key(ks::RO, 1)]),
+    row("spop", -2, WRITE | FAST, G, "1.0.0", "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", spop).key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1)]),
+    row("srandmember", -2, R, G, "1.0.0", "Get one or multiple random members from a set", srandmember).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("sscan", -3, R, G, "2.8.0", "Iterates over members of a set.", sscan).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("smove", 4, WRITE | FAST, G, "1.0.0", "Moves a member from one set to another.", smove).key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1), ks::key(ks::RW | ks::INSERT, 2)]),
+    row("sinter", -2, R, G, "1.0.0", "Returns the intersect of multiple sets.", sinter).key_specs(&[ks::spec(ks::RO | ks::ACCESS, ks::index(1), ks::range(-1, 1, 0))]),
+    row("sintercard", -3, R, G, "7.0.0", "Returns the number of members of the intersect of multiple sets.", sintercard).key_specs(&[ks::spec(ks::RO | ks::ACCESS, ks::index(1), ks::keynum(0, 1, 1))]).key_proc(ks::generic(0, 1, 2)),
+    row("sunion", -2, R, G, "1.0.0", "Returns the union of multiple sets.", sunion).key_specs(&[ks::spec(ks::RO | ks::ACCESS, ks::index(1), ks::range(-1, 1, 0))]),
+    row("sdiff", -2, R, G, "1.0.0", "Returns the difference of multiple sets.", sdiff).key_specs(&[ks::spec(ks::RO | ks::ACCESS, ks::index(1), ks::range(-1, 1, 0))]),
+    row("sinterstore", -3, W, G, "1.0.0", "Stores the intersect of multiple sets in a key.", sinterstore).key_specs(&[ks::key(ks::RW | ks::UPDATE, 1), ks::spec(ks::RO | ks::ACCESS, ks::index(2), ks::range(-1, 1, 0))]),
+    row("sunionstore", -3, W, G, "1.0.0", "Stores the union of multiple sets in a key.", sunionstore).key_specs(&[ks::key(ks::OW | ks::UPDATE, 1), ks::spec(ks::RO | ks::ACCESS, ks::index(2), ks::range(-1, 1, 0))]),
+    row("sdiffstore", -3, W, G, "1.0.0", "Stores the difference of multiple sets in a key.", sdiffstore).key_specs(&[ks::key(ks::OW | ks::UPDATE, 1), ks::spec(ks::RO | ks::ACCESS, ks::index(2), ks::range(-1, 1, 0))]),
 ];

@@ -13,7 +13,7 @@
 use bytes::Bytes;
 
 use super::key_specs as ks;
-use super::table::{cat, flag::*, row, CommandSpec, Group, Keys};
+use super::table::{cat, flag::*, row, CommandSpec, Group};
 use super::{reply, CmdResult, Ctx};
 use crate::cluster::key_slot;
 use crate::protocol::cursor::{parse_i64, ArgError};
@@ -151,7 +151,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "sort",
         -2,
         WRITE | DENYOOM | READS_INLINE,
-        Keys::Sort { store: true },
         G,
         "1.0.0",
         "Sort the elements in a list, set or sorted set",
@@ -162,7 +161,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "sort_ro",
         -2,
         READONLY,
-        Keys::Sort { store: false },
         G,
         "7.0.0",
         "Sort the elements in a list, set or sorted set. Read-only variant of SORT.",

@@ -21,7 +21,7 @@ use super::ctx::help_reply as help;
 use super::ctx::{Attempt, Block, READONLY_SCRIPT};
 use super::key_specs as ks;
 use super::shape::Shape;
-use super::table::{container, flag::*, keys, row, CommandSpec, Group, Keys};
+use super::table::{container, flag::*, row, CommandSpec, Group};
 use super::{err, reply, CmdError, CmdResult, Ctx, Plan};
 use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::Reply;
@@ -765,17 +765,17 @@ pub(super) const R: u32 = READONLY;
 pub(super) const G: Group = Group::Stream;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("xadd", -5, WF, keys(1, 1, 1), G, "5.0.0", "Appends a new message to a stream. Creates the key if it doesn't exist.", xadd).key_specs(&[ks::key(ks::RW | ks::UPDATE, 1).notes("UPDATE instead of INSERT because of the optional trimming feature")]),
-    row("xlen", 2, R | FAST, keys(1, 1, 1), G, "5.0.0", "Return the number of messages in a stream.", xlen).key_specs(&[ks::key(ks::RO, 1)]),
-    row("xrange", -4, R, keys(1, 1, 1), G, "5.0.0", "Returns the messages from a stream within a range of IDs.", xrange).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row("xrevrange", -4, R, keys(1, 1, 1), G, "5.0.0", "Returns the messages from a stream within a range of IDs in reverse order.", xrevrange).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row("xdel", -3, WRITE | FAST, keys(1, 1, 1), G, "5.0.0", "Returns the number of messages after removing them from a stream.", xdel).key_specs(&[ks::key(ks::RW | ks::DELETE, 1)]),
-    row("xtrim", -4, WRITE, keys(1, 1, 1), G, "5.0.0", "Deletes messages from the beginning of a stream.", xtrim).key_specs(&[ks::key(ks::RW | ks::DELETE, 1)]),
-    row("xsetid", -3, W | FAST, keys(1, 1, 1), G, "5.0.0", "An internal command for replicating stream values.", xsetid).key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
-    row("xread", -4, R | BLOCKING, Keys::Streams, G, "5.0.0", "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise.", xread).key_specs(&[ks::spec(ks::RO | ks::ACCESS, ks::keyword("STREAMS", 1), ks::range(-1, 1, 2))]),
+    row("xadd", -5, WF, G, "5.0.0", "Appends a new message to a stream. Creates the key if it doesn't exist.", xadd).key_specs(&[ks::key(ks::RW | ks::UPDATE, 1).notes("UPDATE instead of INSERT because of the optional trimming feature")]),
+    row("xlen", 2, R | FAST, G, "5.0.0", "Return the number of messages in a stream.", xlen).key_specs(&[ks::key(ks::RO, 1)]),
+    row("xrange", -4, R, G, "5.0.0", "Returns the messages from a stream within a range of IDs.", xrange).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("xrevrange", -4, R, G, "5.0.0", "Returns the messages from a stream within a range of IDs in reverse order.", xrevrange).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("xdel", -3, WRITE | FAST, G, "5.0.0", "Returns the number of messages after removing them from a stream.", xdel).key_specs(&[ks::key(ks::RW | ks::DELETE, 1)]),
+    row("xtrim", -4, WRITE, G, "5.0.0", "Deletes messages from the beginning of a stream.", xtrim).key_specs(&[ks::key(ks::RW | ks::DELETE, 1)]),
+    row("xsetid", -3, W | FAST, G, "5.0.0", "An internal command for replicating stream values.", xsetid).key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
+    row("xread", -4, R | BLOCKING, G, "5.0.0", "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise.", xread).key_specs(&[ks::spec(ks::RO | ks::ACCESS, ks::keyword("STREAMS", 1), ks::range(-1, 1, 2))]),
     container("xinfo", 0, G, "5.0.0", "A container for stream introspection commands.", None),
-    row("xinfo|stream", -3, R, keys(2, 2, 1), G, "5.0.0", "Returns information about a stream.", xinfo_stream).key_specs(&[ks::key(ks::RO | ks::ACCESS, 2)]),
-    row("xinfo|groups", 3, R, keys(2, 2, 1), G, "5.0.0", "Returns a list of the consumer groups of a stream.", xinfo_groups).key_specs(&[ks::key(ks::RO | ks::ACCESS, 2)]),
-    row("xinfo|consumers", 4, R, keys(2, 2, 1), G, "5.0.0", "Returns a list of the consumers in a consumer group.", xinfo_consumers).key_specs(&[ks::key(ks::RO | ks::ACCESS, 2)]),
-    row("xinfo|help", 2, LOADING | STALE, Keys::None, G, "5.0.0", "Returns helpful text about the different subcommands.", xinfo_help),
+    row("xinfo|stream", -3, R, G, "5.0.0", "Returns information about a stream.", xinfo_stream).key_specs(&[ks::key(ks::RO | ks::ACCESS, 2)]),
+    row("xinfo|groups", 3, R, G, "5.0.0", "Returns a list of the consumer groups of a stream.", xinfo_groups).key_specs(&[ks::key(ks::RO | ks::ACCESS, 2)]),
+    row("xinfo|consumers", 4, R, G, "5.0.0", "Returns a list of the consumers in a consumer group.", xinfo_consumers).key_specs(&[ks::key(ks::RO | ks::ACCESS, 2)]),
+    row("xinfo|help", 2, LOADING | STALE, G, "5.0.0", "Returns helpful text about the different subcommands.", xinfo_help),
 ];

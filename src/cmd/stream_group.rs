@@ -14,7 +14,7 @@ use super::stream::{
     parse_read, quoted, read_stream, refuse_in_read_only, start_bound, stor, streams_reply, strict_id, Ctx2, ReadArgs,
 };
 use super::stream::{G, R, W};
-use super::table::{container, flag::*, keys, row, CommandSpec, Keys};
+use super::table::{container, flag::*, row, CommandSpec};
 use super::{err, CmdError, CmdResult, Ctx, Plan};
 use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::Reply;
@@ -682,16 +682,16 @@ fn xpending(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("xreadgroup", -7, WRITE | BLOCKING, Keys::Streams, G, "5.0.0", "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise.", xreadgroup).key_specs(&[ks::spec(ks::RO | ks::ACCESS, ks::keyword("STREAMS", 4), ks::range(-1, 1, 2))]),
-    row("xack", -4, WRITE | FAST, keys(1, 1, 1), G, "5.0.0", "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream.", xack).key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
-    row("xpending", -3, R, keys(1, 1, 1), G, "5.0.0", "Returns the information and entries from a stream consumer group's pending entries list.", xpending).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row("xclaim", -6, WRITE | FAST, keys(1, 1, 1), G, "5.0.0", "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member.", xclaim).key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
-    row("xautoclaim", -6, WRITE | FAST, keys(1, 1, 1), G, "6.2.0", "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member.", xautoclaim).key_specs(&[ks::key(ks::RW | ks::DELETE, 1)]),
+    row("xreadgroup", -7, WRITE | BLOCKING, G, "5.0.0", "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise.", xreadgroup).key_specs(&[ks::spec(ks::RO | ks::ACCESS, ks::keyword("STREAMS", 4), ks::range(-1, 1, 2))]),
+    row("xack", -4, WRITE | FAST, G, "5.0.0", "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream.", xack).key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
+    row("xpending", -3, R, G, "5.0.0", "Returns the information and entries from a stream consumer group's pending entries list.", xpending).key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
+    row("xclaim", -6, WRITE | FAST, G, "5.0.0", "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member.", xclaim).key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
+    row("xautoclaim", -6, WRITE | FAST, G, "6.2.0", "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member.", xautoclaim).key_specs(&[ks::key(ks::RW | ks::DELETE, 1)]),
     container("xgroup", 0, G, "5.0.0", "A container for consumer groups commands.", None),
-    row("xgroup|create", -5, W, keys(2, 2, 1), G, "5.0.0", "Creates a consumer group.", xgroup_create).key_specs(&[ks::key(ks::RW | ks::INSERT, 2)]),
-    row("xgroup|setid", -5, WRITE, keys(2, 2, 1), G, "5.0.0", "Sets the last-delivered ID of a consumer group.", xgroup_setid).key_specs(&[ks::key(ks::RW | ks::UPDATE, 2)]),
-    row("xgroup|destroy", 4, WRITE, keys(2, 2, 1), G, "5.0.0", "Destroys a consumer group.", xgroup_destroy).key_specs(&[ks::key(ks::RW | ks::DELETE, 2)]),
-    row("xgroup|createconsumer", 5, W, keys(2, 2, 1), G, "6.2.0", "Creates a consumer in a consumer group.", xgroup_createconsumer).key_specs(&[ks::key(ks::RW | ks::INSERT, 2)]),
-    row("xgroup|delconsumer", 5, WRITE, keys(2, 2, 1), G, "5.0.0", "Deletes a consumer from a consumer group.", xgroup_delconsumer).key_specs(&[ks::key(ks::RW | ks::DELETE, 2)]),
-    row("xgroup|help", 2, LOADING | STALE, Keys::None, G, "5.0.0", "Returns helpful text about the different subcommands.", xgroup_help),
+    row("xgroup|create", -5, W, G, "5.0.0", "Creates a consumer group.", xgroup_create).key_specs(&[ks::key(ks::RW | ks::INSERT, 2)]),
+    row("xgroup|setid", -5, WRITE, G, "5.0.0", "Sets the last-delivered ID of a consumer group.", xgroup_setid).key_specs(&[ks::key(ks::RW | ks::UPDATE, 2)]),
+    row("xgroup|destroy", 4, WRITE, G, "5.0.0", "Destroys a consumer group.", xgroup_destroy).key_specs(&[ks::key(ks::RW | ks::DELETE, 2)]),
+    row("xgroup|createconsumer", 5, W, G, "6.2.0", "Creates a consumer in a consumer group.", xgroup_createconsumer).key_specs(&[ks::key(ks::RW | ks::INSERT, 2)]),
+    row("xgroup|delconsumer", 5, WRITE, G, "5.0.0", "Deletes a consumer from a consumer group.", xgroup_delconsumer).key_specs(&[ks::key(ks::RW | ks::DELETE, 2)]),
+    row("xgroup|help", 2, LOADING | STALE, G, "5.0.0", "Returns helpful text about the different subcommands.", xgroup_help),
 ];

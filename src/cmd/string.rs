@@ -5,7 +5,7 @@ use bytes::Bytes;
 use super::args::{int, invalid_expire};
 use super::ctx::{read_string, BIG_READ, INLINE_WALK};
 use super::key_specs as ks;
-use super::table::{flag::*, keys, row, CommandSpec, Group};
+use super::table::{flag::*, row, CommandSpec, Group};
 use super::{err, reply, CmdError, CmdResult, Ctx, Shape};
 use crate::pb::{self, write_cmd::Op};
 use crate::protocol::cursor::ArgError;
@@ -338,132 +338,74 @@ const RF: u32 = READONLY | FAST;
 const G: Group = Group::String;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("get", 2, RF, keys(1, 1, 1), G, "1.0.0", "Returns the string value of a key.", get)
+    row("get", 2, RF, G, "1.0.0", "Returns the string value of a key.", get)
         .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row("set", -3, W, keys(1, 1, 1), G, "1.0.0", "Sets the string value of a key, ignoring its type.", set)
+    row("set", -3, W, G, "1.0.0", "Sets the string value of a key, ignoring its type.", set)
         .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::UPDATE | ks::VARIABLE_FLAGS, 1)
             .notes("RW and ACCESS due to the optional `GET` argument")])
         .key_proc(ks::KeyProc::Set),
-    row(
-        "setnx",
-        3,
-        WF,
-        keys(1, 1, 1),
-        G,
-        "1.0.0",
-        "Set the string value of a key only when the key doesn't exist.",
-        setnx,
-    )
-    .key_specs(&[ks::key(ks::OW | ks::INSERT, 1)]),
-    row("setex", 4, W, keys(1, 1, 1), G, "2.0.0", "Sets the string value and expiration time of a key.", setex)
+    row("setnx", 3, WF, G, "1.0.0", "Set the string value of a key only when the key doesn't exist.", setnx)
+        .key_specs(&[ks::key(ks::OW | ks::INSERT, 1)]),
+    row("setex", 4, W, G, "2.0.0", "Sets the string value and expiration time of a key.", setex)
         .key_specs(&[ks::key(ks::OW | ks::UPDATE, 1)]),
-    row(
-        "psetex",
-        4,
-        W,
-        keys(1, 1, 1),
-        G,
-        "2.6.0",
-        "Sets both string value and expiration time in milliseconds of a key.",
-        psetex,
-    )
-    .key_specs(&[ks::key(ks::OW | ks::UPDATE, 1)]),
+    row("psetex", 4, W, G, "2.6.0", "Sets both string value and expiration time in milliseconds of a key.", psetex)
+        .key_specs(&[ks::key(ks::OW | ks::UPDATE, 1)]),
     row(
         "getset",
         3,
         WF,
-        keys(1, 1, 1),
         G,
         "1.0.0",
         "Returns the previous string value of a key after setting it to a new value.",
         getset,
     )
     .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::UPDATE, 1)]),
-    row("mget", -2, RF, keys(1, -1, 1), G, "1.0.0", "Atomically returns the string values of one or more keys.", mget)
+    row("mget", -2, RF, G, "1.0.0", "Atomically returns the string values of one or more keys.", mget)
         .key_specs(&[ks::spec(ks::RO | ks::ACCESS, ks::index(1), ks::range(-1, 1, 0))]),
-    row(
-        "mset",
-        -3,
-        W,
-        keys(1, -1, 2),
-        G,
-        "1.0.1",
-        "Atomically creates or modifies the string values of one or more keys.",
-        mset,
-    )
-    .key_specs(&[ks::spec(ks::OW | ks::UPDATE, ks::index(1), ks::range(-1, 2, 0))]),
+    row("mset", -3, W, G, "1.0.1", "Atomically creates or modifies the string values of one or more keys.", mset)
+        .key_specs(&[ks::spec(ks::OW | ks::UPDATE, ks::index(1), ks::range(-1, 2, 0))]),
     row(
         "msetnx",
         -3,
         W,
-        keys(1, -1, 2),
         G,
         "1.0.1",
         "Atomically modifies the string values of one or more keys only when all keys don't exist.",
         msetnx,
     )
     .key_specs(&[ks::spec(ks::OW | ks::INSERT, ks::index(1), ks::range(-1, 2, 0))]),
-    row("incr", 2, WF, keys(1, 1, 1), G, "1.0.0", "Increments the integer value of a key by one.", incr)
+    row("incr", 2, WF, G, "1.0.0", "Increments the integer value of a key by one.", incr)
         .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::UPDATE, 1)]),
-    row("decr", 2, WF, keys(1, 1, 1), G, "1.0.0", "Decrements the integer value of a key by one.", decr)
+    row("decr", 2, WF, G, "1.0.0", "Decrements the integer value of a key by one.", decr)
         .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::UPDATE, 1)]),
-    row("incrby", 3, WF, keys(1, 1, 1), G, "1.0.0", "Increments the integer value of a key by a number.", incrby)
+    row("incrby", 3, WF, G, "1.0.0", "Increments the integer value of a key by a number.", incrby)
         .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::UPDATE, 1)]),
-    row("decrby", 3, WF, keys(1, 1, 1), G, "1.0.0", "Decrements a number from the integer value of a key.", decrby)
+    row("decrby", 3, WF, G, "1.0.0", "Decrements a number from the integer value of a key.", decrby)
         .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::UPDATE, 1)]),
-    row(
-        "incrbyfloat",
-        3,
-        WF,
-        keys(1, 1, 1),
-        G,
-        "2.6.0",
-        "Increment the floating point value of a key by a number.",
-        incrbyfloat,
-    )
-    .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::UPDATE, 1)]),
-    row("append", 3, WF, keys(1, 1, 1), G, "2.0.0", "Appends a string to the value of a key.", append)
+    row("incrbyfloat", 3, WF, G, "2.6.0", "Increment the floating point value of a key by a number.", incrbyfloat)
+        .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::UPDATE, 1)]),
+    row("append", 3, WF, G, "2.0.0", "Appends a string to the value of a key.", append)
         .key_specs(&[ks::key(ks::RW | ks::INSERT, 1)]),
-    row("strlen", 2, RF, keys(1, 1, 1), G, "2.2.0", "Returns the length of a string value.", strlen)
-        .key_specs(&[ks::key(ks::RO, 1)]),
-    row("getrange", 4, R, keys(1, 1, 1), G, "2.4.0", "Returns a substring of the string stored at a key.", getrange)
+    row("strlen", 2, RF, G, "2.2.0", "Returns the length of a string value.", strlen).key_specs(&[ks::key(ks::RO, 1)]),
+    row("getrange", 4, R, G, "2.4.0", "Returns a substring of the string stored at a key.", getrange)
         .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row("substr", 4, R, keys(1, 1, 1), G, "1.0.0", "Returns a substring from a string value.", getrange)
+    row("substr", 4, R, G, "1.0.0", "Returns a substring from a string value.", getrange)
         .key_specs(&[ks::key(ks::RO | ks::ACCESS, 1)]),
-    row(
-        "setrange",
-        4,
-        W,
-        keys(1, 1, 1),
-        G,
-        "2.2.0",
-        "Overwrites a part of a string value with another by an offset.",
-        setrange,
-    )
-    .key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
-    row(
-        "getdel",
-        2,
-        WRITE | FAST,
-        keys(1, 1, 1),
-        G,
-        "6.2.0",
-        "Returns the string value of a key after deleting the key.",
-        getdel,
-    )
-    .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1)]),
+    row("setrange", 4, W, G, "2.2.0", "Overwrites a part of a string value with another by an offset.", setrange)
+        .key_specs(&[ks::key(ks::RW | ks::UPDATE, 1)]),
+    row("getdel", 2, WRITE | FAST, G, "6.2.0", "Returns the string value of a key after deleting the key.", getdel)
+        .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::DELETE, 1)]),
     row(
         "getex",
         -2,
         WRITE | FAST | READS_INLINE,
-        keys(1, 1, 1),
         G,
         "6.2.0",
         "Returns the string value of a key after setting its expiration time.",
         getex,
     )
     .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::UPDATE, 1).notes("RW and UPDATE because it changes the TTL")]),
-    row("lcs", -3, R, keys(1, 2, 1), G, "7.0.0", "Finds the longest common substring.", lcs).key_specs(&[ks::spec(
+    row("lcs", -3, R, G, "7.0.0", "Finds the longest common substring.", lcs).key_specs(&[ks::spec(
         ks::RO | ks::ACCESS,
         ks::index(1),
         ks::range(1, 1, 0),

@@ -1,14 +1,13 @@
 //! The command table: one static row per command (and per subcommand, named
-//! `parent|sub`), the single source for dispatch, arity checks, key positions,
+//! `parent|sub`), the single source for dispatch, arity checks, key specs,
 //! slot routing and the COMMAND family. Each family declares its rows; the
 //! table of them all is built once by `cmd::registry` and reaches handlers
 //! through [`super::Ctx::table`], so this file names no family.
 
 use bytes::Bytes;
-use smallvec::SmallVec;
 
 use super::ctx::HandlerFn;
-use super::key_specs::{KeyProc, KeySpec};
+use super::key_specs::{Begin, Find, KeyProc, KeySpec};
 use crate::protocol::Reply;
 
 /// Command flags, as COMMAND INFO names them.
@@ -211,54 +210,7 @@ impl Group {
     }
 }
 
-/// Where a command's keys are among its arguments (the command name is 0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Keys {
-    None,
-    /// From `first` to `last` (negative: from the end, -1 = the last argument)
-    /// every `step`.
-    Range {
-        first: i32,
-        last: i32,
-        step: i32,
-    },
-    /// A `numkeys` count at argument `at`, the keys right after it (LMPOP,
-    /// ZUNION, EVAL, ...); with `dst`, also the key at 1 (ZUNIONSTORE's
-    /// destination).
-    Numkeys {
-        at: usize,
-        dst: bool,
-    },
-    /// SORT: the key at 1, and with `store` the key after the last STORE
-    /// (Redis's sortGetKeys, which skips LIMIT's, GET's and BY's arguments).
-    Sort {
-        store: bool,
-    },
-    /// GEORADIUS and GEORADIUSBYMEMBER: the key at 1, and the key after the
-    /// last STORE or STOREDIST from argument 5 on (Redis's georadiusGetKeys).
-    Georadius,
-    /// XREAD and XREADGROUP: the first half of the arguments after STREAMS,
-    /// found past the options (Redis's xreadGetKeys).
-    Streams,
-}
-
-/// `Keys::Range` for the rows.
-pub const fn keys(first: i32, last: i32, step: i32) -> Keys {
-    Keys::Range { first, last, step }
-}
-
-/// `Keys::Numkeys` without a destination.
-pub const fn numkeys(at: usize) -> Keys {
-    Keys::Numkeys { at, dst: false }
-}
-
-/// `Keys::Numkeys` after a destination key at 1.
-pub const fn dst_numkeys(at: usize) -> Keys {
-    Keys::Numkeys { at, dst: true }
-}
-
-/// Key positions of one request; few enough to live on the stack.
-pub type KeyPositions = SmallVec<[usize; 8]>;
+pub use super::key_specs::KeyPositions;
 
 /// How a handler is reached.
 pub enum Handler {
@@ -274,7 +226,6 @@ pub struct CommandSpec {
     /// Redis convention: N = exactly N arguments (name included), -N = at least N.
     pub arity: i32,
     pub flags: u32,
-    pub keys: Keys,
     pub group: Group,
     pub since: &'static str,
     pub summary: &'static str,
@@ -368,106 +319,62 @@ impl CommandSpec {
         self.name.split_once('|')
     }
 
-    /// True if the keys follow a `numkeys` count (COMMAND INFO's `movablekeys`).
+    /// True if its keys are not at fixed positions (COMMAND INFO's
+    /// `movablekeys`): a key spec that is not an index and a range.
     pub fn movable_keys(&self) -> bool {
-        matches!(self.keys, Keys::Numkeys { .. } | Keys::Sort { .. } | Keys::Georadius | Keys::Streams)
+        self.key_specs.iter().any(|s| !matches!((s.begin, s.find), (Begin::Index(_), Find::Range { .. })))
     }
 
-    /// COMMAND INFO's first key, last key and step (Redis's legacy triple: a
-    /// movable-keys command shows only its fixed destination, if any).
+    /// COMMAND INFO's first key, last key and step: Redis's legacy range
+    /// (`populateCommandLegacyRangeSpec`), the index-and-range specs of step
+    /// 1 that follow one another.
     pub fn legacy_keys(&self) -> (i32, i32, i32) {
-        match self.keys {
-            Keys::None | Keys::Numkeys { dst: false, .. } | Keys::Streams => (0, 0, 0),
-            Keys::Numkeys { dst: true, .. } => (1, 1, 1),
-            Keys::Range { first, last, step } => (first, last, step),
-            Keys::Sort { .. } | Keys::Georadius => (1, 1, 1),
+        if let [s] = self.key_specs {
+            if let (Begin::Index(first), Find::Range { lastkey, keystep, .. }) = (s.begin, s.find) {
+                return (first, if lastkey >= 0 { first + lastkey } else { lastkey }, keystep);
+            }
+        }
+        let (mut first, mut last, mut prev) = (i32::MAX, 0i32, 0i32);
+        for s in self.key_specs {
+            let (Begin::Index(pos), Find::Range { lastkey, keystep, .. }) = (s.begin, s.find) else { continue };
+            if keystep != 1 || (prev != 0 && prev != pos - 1) {
+                continue;
+            }
+            first = first.min(pos);
+            let abs = if lastkey >= 0 { lastkey + pos } else { lastkey };
+            // Redis compares as unsigned: a last key counted from the end wins.
+            last = (last as u32).max(abs as u32) as i32;
+            prev = last;
+        }
+        if first == i32::MAX {
+            (0, 0, 0)
+        } else {
+            (first, last, 1)
         }
     }
 
-    /// The key positions of a request `args` (with the command name), movable
-    /// `numkeys` keys included; `None` if `numkeys` is not a valid count (the
+    /// The positions of a request's keys (with the command name at 0; shard
+    /// channels too), from the row's key specs (see `key_specs::positions`):
+    /// what routing to a region or slot, CROSSSLOT, WATCH, blocking and the
+    /// access records use. `None` if a key count does not resolve (the
     /// handler then answers the error).
     pub fn keys_of(&self, args: &[Bytes]) -> Option<KeyPositions> {
-        let mut out = KeyPositions::new();
-        match self.keys {
-            Keys::None => {}
-            Keys::Range { first, last, step } => {
-                let argc = args.len();
-                let last = if last < 0 { argc as i32 + last } else { last };
-                let mut i = first;
-                while i <= last && (i as usize) < argc {
+        // The common row: one key at a fixed index, found by its spec alone.
+        if let [s] = self.key_specs {
+            if let (Some(i), KeyProc::None | KeyProc::Set | KeyProc::Bitfield) = (s.single_index(), self.key_proc) {
+                let mut out = KeyPositions::new();
+                if (i as usize) < args.len() {
                     out.push(i as usize);
-                    i += step.max(1);
                 }
-            }
-            Keys::Numkeys { at, dst } => {
-                let n = crate::protocol::cursor::parse_i64(args.get(at)?)?;
-                if n < 0 || n as usize > args.len() - at - 1 {
-                    return None;
-                }
-                if dst {
-                    out.push(1);
-                }
-                out.extend(at + 1..=at + n as usize);
-            }
-            Keys::Sort { store } => {
-                out.push(1);
-                let mut dst = None;
-                let mut i = 2;
-                while store && i < args.len() {
-                    let a = &args[i];
-                    if a.eq_ignore_ascii_case(b"limit") {
-                        i += 2;
-                    } else if a.eq_ignore_ascii_case(b"get") || a.eq_ignore_ascii_case(b"by") {
-                        i += 1;
-                    } else if a.eq_ignore_ascii_case(b"store") && i + 1 < args.len() {
-                        dst = Some(i + 1);
-                    }
-                    i += 1;
-                }
-                out.extend(dst);
-            }
-            Keys::Streams => {
-                let mut i = 1;
-                let mut at = None;
-                while i < args.len() {
-                    let a = &args[i];
-                    if a.eq_ignore_ascii_case(b"block") || a.eq_ignore_ascii_case(b"count") {
-                        i += 1;
-                    } else if a.eq_ignore_ascii_case(b"group") {
-                        i += 2;
-                    } else if a.eq_ignore_ascii_case(b"streams") {
-                        at = Some(i);
-                        break;
-                    } else if !a.eq_ignore_ascii_case(b"noack") {
-                        break;
-                    }
-                    i += 1;
-                }
-                let at = at?;
-                let n = args.len() - at - 1;
-                if n == 0 || n % 2 != 0 {
-                    return None;
-                }
-                out.extend(at + 1..=at + n / 2);
-            }
-            Keys::Georadius => {
-                out.push(1);
-                let mut dst = None;
-                let mut i = 5;
-                while i < args.len() {
-                    let a = &args[i];
-                    if (a.eq_ignore_ascii_case(b"store") || a.eq_ignore_ascii_case(b"storedist")) && i + 1 < args.len()
-                    {
-                        dst = Some(i + 1);
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                out.extend(dst);
+                return Some(out);
             }
         }
-        Some(out)
+        super::key_specs::positions(self.key_specs, self.key_proc, args)
+    }
+
+    /// True if the row names keys (or shard channels) at all.
+    pub fn has_keys(&self) -> bool {
+        !self.key_specs.is_empty() || self.key_proc != KeyProc::None
     }
 }
 
@@ -477,7 +384,6 @@ pub const fn row(
     name: &'static str,
     arity: i32,
     flags: u32,
-    keys: Keys,
     group: Group,
     since: &'static str,
     summary: &'static str,
@@ -487,7 +393,6 @@ pub const fn row(
         name,
         arity,
         flags,
-        keys,
         group,
         since,
         summary,
@@ -512,7 +417,6 @@ pub const fn container(
         name,
         arity: if bare.is_some() { -1 } else { -2 },
         flags,
-        keys: Keys::None,
         group,
         since,
         summary,

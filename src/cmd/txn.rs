@@ -19,7 +19,7 @@ use super::ctx::{err, reply, CmdResult, Ctx, Plan};
 use super::key_specs as ks;
 use super::route::{record_access, CROSSSLOT};
 use super::session::{unwatch_all, ExecPlan, Multi, Queued, Session};
-use super::table::{flag::*, keys, row, CommandSpec, Group, Keys};
+use super::table::{flag::*, row, CommandSpec, Group};
 use crate::pb::{self, write_cmd::Op, WriteCmd};
 use crate::protocol::Reply;
 use crate::shard::Shared;
@@ -182,28 +182,26 @@ const F: u32 = NOSCRIPT | LOADING | STALE | FAST | ALLOW_BUSY;
 const G: Group = Group::Transactions;
 
 pub static COMMANDS: &[CommandSpec] = &[
-    row("multi", 1, F | NOT_QUEUED, Keys::None, G, "1.2.0", "Starts a transaction.", multi),
+    row("multi", 1, F | NOT_QUEUED, G, "1.2.0", "Starts a transaction.", multi),
     row(
         "exec",
         1,
         NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG | NOT_QUEUED,
-        Keys::None,
         G,
         "1.2.0",
         "Executes all commands in a transaction.",
         exec,
     ),
-    row("discard", 1, F | NOT_QUEUED, Keys::None, G, "2.0.0", "Discards a transaction.", discard),
+    row("discard", 1, F | NOT_QUEUED, G, "2.0.0", "Discards a transaction.", discard),
     row(
         "watch",
         -2,
         F | NO_TOUCH | NOT_QUEUED,
-        keys(1, -1, 1),
         G,
         "2.2.0",
         "Monitors changes to keys to determine the execution of a transaction.",
         watch,
     )
     .key_specs(&[ks::spec(ks::RO, ks::index(1), ks::range(-1, 1, 0))]),
-    row("unwatch", 1, F, Keys::None, G, "2.2.0", "Forgets about watched keys of a transaction.", unwatch),
+    row("unwatch", 1, F, G, "2.2.0", "Forgets about watched keys of a transaction.", unwatch),
 ];

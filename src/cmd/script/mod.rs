@@ -23,7 +23,7 @@ use bytes::Bytes;
 use super::ctx::help_reply as help;
 use super::ctx::{err, reply, CmdError, CmdResult, Ctx};
 use super::key_specs as ks;
-use super::table::{container, flag::*, numkeys, row, CommandSpec, Group, Keys, Table};
+use super::table::{container, flag::*, row, CommandSpec, Group, Table};
 use super::Shape;
 use crate::pb::{self, functions::Action, write_cmd::Op};
 use crate::protocol::cursor::parse_i64;
@@ -668,7 +668,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "eval",
         -3,
         EV | NO_MANDATORY_KEYS | SKIP_MONITOR | MAY_REPLICATE,
-        numkeys(2),
         S,
         "2.6.0",
         "Executes a server-side Lua script.",
@@ -681,7 +680,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "evalsha",
         -3,
         EV | NO_MANDATORY_KEYS | SKIP_MONITOR | MAY_REPLICATE,
-        numkeys(2),
         S,
         "2.6.0",
         "Executes a server-side Lua script by SHA1 digest.",
@@ -693,7 +691,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "eval_ro",
         -3,
         EV | READONLY | NO_MANDATORY_KEYS | SKIP_MONITOR,
-        numkeys(2),
         S,
         "7.0.0",
         "Executes a read-only server-side Lua script.",
@@ -706,7 +703,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "evalsha_ro",
         -3,
         EV | READONLY | NO_MANDATORY_KEYS | SKIP_MONITOR,
-        numkeys(2),
         S,
         "7.0.0",
         "Executes a read-only server-side Lua script by SHA1 digest.",
@@ -714,24 +710,14 @@ pub static COMMANDS: &[CommandSpec] = &[
     )
     .key_specs(&[ks::spec(ks::RO | ks::ACCESS, ks::index(2), ks::keynum(0, 1, 1))])
     .key_proc(ks::generic(0, 2, 3)),
-    row(
-        "fcall",
-        -3,
-        EV | NO_MANDATORY_KEYS | SKIP_MONITOR | MAY_REPLICATE,
-        numkeys(2),
-        S,
-        "7.0.0",
-        "Invokes a function.",
-        fcall,
-    )
-    .key_specs(&[ks::spec(ks::RW | ks::ACCESS | ks::UPDATE, ks::index(2), ks::keynum(0, 1, 1))
-        .notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")])
-    .key_proc(ks::generic(0, 2, 3)),
+    row("fcall", -3, EV | NO_MANDATORY_KEYS | SKIP_MONITOR | MAY_REPLICATE, S, "7.0.0", "Invokes a function.", fcall)
+        .key_specs(&[ks::spec(ks::RW | ks::ACCESS | ks::UPDATE, ks::index(2), ks::keynum(0, 1, 1))
+            .notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")])
+        .key_proc(ks::generic(0, 2, 3)),
     row(
         "fcall_ro",
         -3,
         EV | READONLY | NO_MANDATORY_KEYS | SKIP_MONITOR,
-        numkeys(2),
         S,
         "7.0.0",
         "Invokes a read-only function.",
@@ -745,7 +731,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "script|load",
         3,
         NOSCRIPT | STALE,
-        Keys::None,
         S,
         "2.6.0",
         "Loads a server-side Lua script to the script cache.",
@@ -755,7 +740,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "script|exists",
         -3,
         NOSCRIPT,
-        Keys::None,
         S,
         "2.6.0",
         "Determines whether server-side Lua scripts exist in the script cache.",
@@ -765,7 +749,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "script|flush",
         -2,
         NOSCRIPT,
-        Keys::None,
         S,
         "2.6.0",
         "Removes all server-side Lua scripts from the script cache.",
@@ -775,7 +758,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "script|kill",
         2,
         NOSCRIPT | ALLOW_BUSY,
-        Keys::None,
         S,
         "2.6.0",
         "Terminates a server-side Lua script during execution.",
@@ -785,28 +767,17 @@ pub static COMMANDS: &[CommandSpec] = &[
         "script|help",
         2,
         LOADING | STALE,
-        Keys::None,
         S,
         "5.0.0",
         "Returns helpful text about the different subcommands.",
         script_help,
     ),
     container("function", 0, S, "7.0.0", "A container for function commands.", None),
-    row(
-        "function|load",
-        -3,
-        WRITE | DENYOOM | NOSCRIPT | FANOUT,
-        Keys::None,
-        S,
-        "7.0.0",
-        "Creates a library.",
-        function_load,
-    ),
+    row("function|load", -3, WRITE | DENYOOM | NOSCRIPT | FANOUT, S, "7.0.0", "Creates a library.", function_load),
     row(
         "function|delete",
         3,
         WRITE | NOSCRIPT | FANOUT,
-        Keys::None,
         S,
         "7.0.0",
         "Deletes a library and its functions.",
@@ -816,7 +787,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "function|flush",
         -2,
         WRITE | NOSCRIPT | FANOUT,
-        Keys::None,
         S,
         "7.0.0",
         "Deletes all libraries and functions.",
@@ -826,7 +796,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "function|restore",
         -3,
         WRITE | DENYOOM | NOSCRIPT | FANOUT,
-        Keys::None,
         S,
         "7.0.0",
         "Restores all libraries from a payload.",
@@ -836,7 +805,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "function|list",
         -2,
         NOSCRIPT | KEYLESS_READ,
-        Keys::None,
         S,
         "7.0.0",
         "Returns information about all libraries.",
@@ -846,7 +814,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "function|dump",
         2,
         NOSCRIPT | KEYLESS_READ,
-        Keys::None,
         S,
         "7.0.0",
         "Dumps all libraries into a serialized binary payload.",
@@ -856,7 +823,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "function|stats",
         2,
         NOSCRIPT | ALLOW_BUSY,
-        Keys::None,
         S,
         "7.0.0",
         "Returns information about a function during execution.",
@@ -866,7 +832,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "function|kill",
         2,
         NOSCRIPT | ALLOW_BUSY,
-        Keys::None,
         S,
         "7.0.0",
         "Terminates a function during execution.",
@@ -876,7 +841,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "function|help",
         2,
         LOADING | STALE,
-        Keys::None,
         S,
         "7.0.0",
         "Returns helpful text about the different subcommands.",
