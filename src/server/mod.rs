@@ -4,6 +4,7 @@
 //! Depends on everything below it; nothing depends on it but `main`.
 
 pub mod conn;
+pub mod dispatch;
 pub mod peers;
 
 use std::collections::HashMap;
