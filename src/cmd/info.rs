@@ -7,7 +7,9 @@ use bytes::Bytes;
 
 use super::table::Table;
 use super::{CmdError, Ctx};
+use crate::config::Config;
 use crate::protocol::REDIS_VERSION;
+use crate::shard::Shared;
 use crate::types::keyspace::scan_keys;
 
 /// Redis prints sections in this order whatever order they are asked for.
@@ -81,7 +83,45 @@ fn cpu_times() -> (f64, f64) {
 /// keyspace, which needs a scan: the second value says whether it was asked for
 /// (it always comes last; see [`keyspace_section`]).
 pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError> {
-    let mut asked: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let asked = asked_sections(args);
+    let shared = ctx.shared;
+    let cfg = shared.config().clone();
+    let mut out = String::new();
+    for section in ORDER.iter().filter(|s| asked.contains(**s) && **s != "keyspace") {
+        let mut s = String::new();
+        match *section {
+            "server" => server_section(&mut s, shared, &cfg),
+            "clients" => clients_section(&mut s, shared, &cfg),
+            "memory" => memory_section(&mut s, shared),
+            "persistence" => persistence_section(&mut s, shared, &cfg),
+            "stats" => stats_section(&mut s, shared),
+            "replication" => match shared.nodes.as_deref() {
+                Some(nodes) => replication_section(&mut s, nodes, &shared.run_id),
+                None => standalone_replication_section(&mut s, shared),
+            },
+            "cpu" => cpu_section(&mut s),
+            "modules" => s.push_str("# Modules\r\n"),
+            "errorstats" => errorstats_section(&mut s, shared),
+            "cluster" => {
+                let on = shared.nodes.is_some() as u8;
+                let _ = write!(s, "# Cluster\r\ncluster_enabled:{on}\r\n");
+            }
+            "commandstats" => commandstats_section(&mut s, shared, ctx.table),
+            "latencystats" => latencystats_section(&mut s, shared, &cfg, ctx.table),
+            _ => continue,
+        }
+        if !out.is_empty() {
+            out.push_str("\r\n");
+        }
+        out.push_str(&s);
+    }
+    Ok((out, asked.contains("keyspace")))
+}
+
+/// The sections INFO's arguments name (`default`, `all`, `everything`, or
+/// section names, any case); the default ones without arguments.
+fn asked_sections(args: &[Bytes]) -> std::collections::HashSet<String> {
+    let mut asked = std::collections::HashSet::new();
     if args.is_empty() {
         asked.extend(ORDER.iter().filter(|s| is_default(s)).map(|s| s.to_string()));
     }
@@ -95,149 +135,135 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError>
             }
         }
     }
-    let wanted = ORDER.iter().filter(|s| asked.contains(**s) && **s != "keyspace");
-    let shared = ctx.shared;
-    let cfg = shared.config().clone();
-    let mut out = String::new();
-    for section in wanted {
-        let mut s = String::new();
-        match *section {
-            "server" => {
-                let up = shared.started.elapsed().as_secs();
-                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-                let _ = write!(
-                    s,
-                    "# Server\r\nredis_version:{REDIS_VERSION}\r\nneokv_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:io_uring\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:10\r\nconfigured_hz:10\r\nlru_clock:{}\r\nexecutable:{}\r\nconfig_file:\r\nio_threads_active:0\r\nneokv_cores:{}\r\nneokv_regions:{}\r\n",
-                    env!("CARGO_PKG_VERSION"),
-                    std::env::consts::OS,
-                    std::env::consts::ARCH,
-                    std::process::id(),
-                    shared.run_id,
-                    cfg.port,
-                    now.as_micros(),
-                    up,
-                    up / 86400,
-                    now.as_secs() & ((1 << 24) - 1),
-                    std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
-                    cfg.cores,
-                    shared.router.regions().len(),
-                );
-            }
-            "clients" => {
-                let _ = write!(
-                    s,
-                    "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\n",
-                    shared.connected_clients(),
-                    cfg.maxclients,
-                    shared.blocked.blocked() + shared.observe.held(),
-                    shared.blocked.blocked(),
-                );
-            }
-            "memory" => {
-                let rss = rss_bytes();
-                let total = total_memory();
-                let _ = write!(
-                    s,
-                    "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{rss}\r\nused_memory_peak_human:{}\r\ntotal_system_memory:{total}\r\ntotal_system_memory_human:{}\r\nused_memory_dataset:{}\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\nmaxmemory_policy:noeviction\r\nmem_fragmentation_ratio:1.00\r\nmem_allocator:libc\r\n",
-                    human(rss),
-                    human(rss),
-                    human(rss),
-                    human(total),
-                    shared.storage.approximate_size(),
-                );
-            }
-            "persistence" => {
-                let _ = write!(
-                    s,
-                    "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\naof_enabled:1\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_write_status:ok\r\nneokv_appendfsync:{}\r\nneokv_cross_voided_at_open:{}\r\n",
-                    shared.last_save.load(Ordering::Relaxed),
-                    cfg.appendfsync.name(),
-                    shared.cross.voided_at_open.load(Ordering::Relaxed)
-                );
-            }
-            "stats" => {
-                let _ = write!(
-                    s,
-                    "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:0\r\nkeyspace_hits:0\r\nkeyspace_misses:0\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\n",
-                    shared.total(|s| &s.connections),
-                    shared.total(|s| &s.commands),
-                    shared.total(|s| &s.net_input),
-                    shared.total(|s| &s.net_output),
-                    shared.rejected_connections.load(Ordering::Relaxed),
-                    shared.expired_keys.load(Ordering::Relaxed),
-                    shared.pubsub.counts().0,
-                    shared.pubsub.numpat(),
-                    shared.pubsub.counts().1,
-                    shared.observe.total_errors.load(Ordering::Relaxed),
-                );
-            }
-            "replication" if shared.nodes.is_some() => {
-                if let Some(nodes) = shared.nodes.as_deref() {
-                    replication_section(&mut s, nodes, &shared.run_id);
-                }
-            }
-            "replication" => {
-                let _ = write!(
-                    s,
-                    "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
-                    shared.run_id
-                );
-            }
-            "cpu" => {
-                let (sys, user) = cpu_times();
-                let _ = write!(
-                    s,
-                    "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n"
-                );
-            }
-            "modules" => s.push_str("# Modules\r\n"),
-            "errorstats" => {
-                s.push_str("# Errorstats\r\n");
-                for (code, n) in shared.observe.error_stats() {
-                    let _ = write!(s, "errorstat_{code}:count={n}\r\n");
-                }
-            }
-            "cluster" => {
-                let on = shared.nodes.is_some() as u8;
-                let _ = write!(s, "# Cluster\r\ncluster_enabled:{on}\r\n");
-            }
-            "commandstats" => {
-                s.push_str("# Commandstats\r\n");
-                for (name, c) in command_stats(shared, ctx.table) {
-                    let per = if c.calls == 0 { 0.0 } else { c.usec as f64 / c.calls as f64 };
-                    let _ = write!(
-                        s,
-                        "cmdstat_{name}:calls={},usec={},usec_per_call={per:.2},rejected_calls={},failed_calls={}\r\n",
-                        c.calls, c.usec, c.rejected, c.failed
-                    );
-                }
-            }
-            "latencystats" => {
-                s.push_str("# Latencystats\r\n");
-                if shared.observe.latency_tracking.load(Ordering::Relaxed) {
-                    let percentiles =
-                        percentiles(cfg.param("latency-tracking-info-percentiles").unwrap_or("50 99 99.9"));
-                    for (name, c) in command_stats(shared, ctx.table) {
-                        if c.hist.count() == 0 {
-                            continue;
-                        }
-                        let _ = write!(s, "latency_percentiles_usec_{name}:");
-                        for (i, (label, p)) in percentiles.iter().enumerate() {
-                            let sep = if i == 0 { "" } else { "," };
-                            let _ = write!(s, "{sep}p{label}={:.3}", c.hist.percentile_us(*p));
-                        }
-                        s.push_str("\r\n");
-                    }
-                }
-            }
-            _ => continue,
-        }
-        if !out.is_empty() {
-            out.push_str("\r\n");
-        }
-        out.push_str(&s);
+    asked
+}
+
+fn server_section(s: &mut String, shared: &Shared, cfg: &Config) {
+    let up = shared.started.elapsed().as_secs();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let _ = write!(
+            s,
+            "# Server\r\nredis_version:{REDIS_VERSION}\r\nneokv_version:{}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:0\r\nredis_mode:standalone\r\nos:{} {}\r\narch_bits:64\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:io_uring\r\natomicvar_api:c11-builtin\r\ngcc_version:0.0.0\r\nprocess_id:{}\r\nprocess_supervised:no\r\nrun_id:{}\r\ntcp_port:{}\r\nserver_time_usec:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\nhz:10\r\nconfigured_hz:10\r\nlru_clock:{}\r\nexecutable:{}\r\nconfig_file:\r\nio_threads_active:0\r\nneokv_cores:{}\r\nneokv_regions:{}\r\n",
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::OS,
+            std::env::consts::ARCH,
+            std::process::id(),
+            shared.run_id,
+            cfg.port,
+            now.as_micros(),
+            up,
+            up / 86400,
+            now.as_secs() & ((1 << 24) - 1),
+            std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
+            cfg.cores,
+            shared.router.regions().len(),
+        );
+}
+
+fn clients_section(s: &mut String, shared: &Shared, cfg: &Config) {
+    let _ = write!(
+            s,
+            "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\nclient_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\nblocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\n",
+            shared.connected_clients(),
+            cfg.maxclients,
+            shared.blocked.blocked() + shared.observe.held(),
+            shared.blocked.blocked(),
+        );
+}
+
+fn memory_section(s: &mut String, shared: &Shared) {
+    let rss = rss_bytes();
+    let total = total_memory();
+    let _ = write!(
+            s,
+            "# Memory\r\nused_memory:{rss}\r\nused_memory_human:{}\r\nused_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\nused_memory_peak:{rss}\r\nused_memory_peak_human:{}\r\ntotal_system_memory:{total}\r\ntotal_system_memory_human:{}\r\nused_memory_dataset:{}\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\nmaxmemory_policy:noeviction\r\nmem_fragmentation_ratio:1.00\r\nmem_allocator:libc\r\n",
+            human(rss),
+            human(rss),
+            human(rss),
+            human(total),
+            shared.storage.approximate_size(),
+        );
+}
+
+fn persistence_section(s: &mut String, shared: &Shared, cfg: &Config) {
+    let _ = write!(
+            s,
+            "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\naof_enabled:1\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_write_status:ok\r\nneokv_appendfsync:{}\r\nneokv_cross_voided_at_open:{}\r\n",
+            shared.last_save.load(Ordering::Relaxed),
+            cfg.appendfsync.name(),
+            shared.cross.voided_at_open.load(Ordering::Relaxed)
+        );
+}
+
+fn stats_section(s: &mut String, shared: &Shared) {
+    let _ = write!(
+            s,
+            "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\ninstantaneous_ops_per_sec:0\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\nrejected_connections:{}\r\nexpired_keys:{}\r\nevicted_keys:0\r\nkeyspace_hits:0\r\nkeyspace_misses:0\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\npubsubshard_channels:{}\r\nunexpected_error_replies:0\r\ntotal_error_replies:{}\r\n",
+            shared.total(|s| &s.connections),
+            shared.total(|s| &s.commands),
+            shared.total(|s| &s.net_input),
+            shared.total(|s| &s.net_output),
+            shared.rejected_connections.load(Ordering::Relaxed),
+            shared.expired_keys.load(Ordering::Relaxed),
+            shared.pubsub.counts().0,
+            shared.pubsub.numpat(),
+            shared.pubsub.counts().1,
+            shared.observe.total_errors.load(Ordering::Relaxed),
+        );
+}
+
+/// INFO replication of a standalone server: a master without replicas.
+fn standalone_replication_section(s: &mut String, shared: &Shared) {
+    let _ = write!(
+        s,
+        "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_failover_state:no-failover\r\nmaster_replid:{}\r\nmaster_replid2:0000000000000000000000000000000000000000\r\nmaster_repl_offset:0\r\nsecond_repl_offset:-1\r\nrepl_backlog_active:0\r\nrepl_backlog_size:1048576\r\nrepl_backlog_first_byte_offset:0\r\nrepl_backlog_histlen:0\r\n",
+        shared.run_id
+    );
+}
+
+fn cpu_section(s: &mut String) {
+    let (sys, user) = cpu_times();
+    let _ = write!(
+            s,
+            "# CPU\r\nused_cpu_sys:{sys:.6}\r\nused_cpu_user:{user:.6}\r\nused_cpu_sys_children:0.000000\r\nused_cpu_user_children:0.000000\r\n"
+        );
+}
+
+fn errorstats_section(s: &mut String, shared: &Shared) {
+    s.push_str("# Errorstats\r\n");
+    for (code, n) in shared.observe.error_stats() {
+        let _ = write!(s, "errorstat_{code}:count={n}\r\n");
     }
-    Ok((out, asked.contains("keyspace")))
+}
+
+fn commandstats_section(s: &mut String, shared: &Shared, table: &Table) {
+    s.push_str("# Commandstats\r\n");
+    for (name, c) in command_stats(shared, table) {
+        let per = if c.calls == 0 { 0.0 } else { c.usec as f64 / c.calls as f64 };
+        let _ = write!(
+            s,
+            "cmdstat_{name}:calls={},usec={},usec_per_call={per:.2},rejected_calls={},failed_calls={}\r\n",
+            c.calls, c.usec, c.rejected, c.failed
+        );
+    }
+}
+
+fn latencystats_section(s: &mut String, shared: &Shared, cfg: &Config, table: &Table) {
+    s.push_str("# Latencystats\r\n");
+    if shared.observe.latency_tracking.load(Ordering::Relaxed) {
+        let percentiles = percentiles(cfg.param("latency-tracking-info-percentiles").unwrap_or("50 99 99.9"));
+        for (name, c) in command_stats(shared, table) {
+            if c.hist.count() == 0 {
+                continue;
+            }
+            let _ = write!(s, "latency_percentiles_usec_{name}:");
+            for (i, (label, p)) in percentiles.iter().enumerate() {
+                let sep = if i == 0 { "" } else { "," };
+                let _ = write!(s, "{sep}p{label}={:.3}", c.hist.percentile_us(*p));
+            }
+            s.push_str("\r\n");
+        }
+    }
 }
 
 /// Every command's figures by full name (`client|id`), sorted.

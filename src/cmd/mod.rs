@@ -19,6 +19,7 @@
 //! | `introspect.rs` | MEMORY, OBJECT, ROLE, LOLWUT, WAIT |
 //! | `fanout.rs` | writes to several regions (FLUSHALL, FUNCTION LOAD, ...): which regions, and the one true reply |
 //! | `string.rs` ... `zset.rs`, `keyspace.rs`, `server.rs` | the families: handlers first, rows last |
+//! | `testing/` | (tests) a harness that runs command lines inside apply without a server, and each family's tests through it |
 //!
 //! Handlers parse and plan; they read through [`Ctx`] (on the connection's core,
 //! or inside apply for a transaction or script: the same code) and turn writes
@@ -65,6 +66,8 @@ pub mod stream;
 pub mod stream_group;
 pub mod string;
 pub mod table;
+#[cfg(test)]
+mod testing;
 pub mod txn;
 pub mod zset;
 

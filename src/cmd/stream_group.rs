@@ -59,8 +59,63 @@ fn xreadgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     in_apply(ctx, args, |a, c| readgroup_apply(a, c, &r, &group, &consumer))
 }
 
+/// One stream an XREADGROUP serves: its key, the stream, its metadata, the
+/// group as it was, and where to read from.
+type Served = (Bytes, Stream, crate::storage::meta::Meta, st::Group, ReadFrom);
+
 fn readgroup_apply(a: &mut ApplyCtx, c: &Ctx2, r: &ReadArgs, group: &[u8], consumer: &[u8]) -> Result<Reply, CmdError> {
-    // Every stream and group first, as Redis checks them before serving any.
+    let found = readgroup_streams(a, c, r, group)?;
+    // A retry that finds nothing writes nothing.
+    if c.retry {
+        let mut any = false;
+        for (_, s, _, g, _) in &found {
+            any |= !s.is_empty() && stor(st::last_live(a, s))? > g.last;
+        }
+        if !any {
+            return Ok(Reply::NilArray);
+        }
+    }
+    let now = c.now_ms;
+    let count = if r.count == 0 { usize::MAX } else { r.count };
+    let mut served = Vec::new();
+    for (key, s, _, g, from) in found {
+        // The group as this command left it (a stream named twice is served once).
+        let mut g = stor(st::group(a, &s, group))?.unwrap_or(g);
+        // Redis serves a stream when it reads history, or when the stream has
+        // entries past the group's last id; only then is the consumer looked
+        // up (created, its seen time set).
+        if matches!(from, ReadFrom::New) && (s.is_empty() || stor(st::last_live(a, &s))? <= g.last) {
+            continue;
+        }
+        let mut cons = match stor(st::consumer(a, &s, group, consumer))? {
+            Some(cons) => cons,
+            None => {
+                a.event(STREAM, "xgroup-createconsumer", &key);
+                st::Consumer { name: Bytes::copy_from_slice(consumer), seen: now, pending: 0 }
+            }
+        };
+        cons.seen = now;
+        st::put_consumer(a, &s, group, &cons);
+        let reply = match from {
+            ReadFrom::History(after) => serve_history(a, &s, group, &mut g, consumer, after, count, now)?,
+            ReadFrom::New => match serve_new(a, &s, group, &mut g, &mut cons, r.noack, count, now)? {
+                Some(reply) => reply,
+                None => continue,
+            },
+        };
+        served.push((key.clone(), reply));
+        st::put_group(a, &s, &g);
+        a.rewrote(&key);
+    }
+    if served.is_empty() {
+        return Ok(Reply::NilArray);
+    }
+    Ok(streams_reply(c.resp, served))
+}
+
+/// Every stream and group an XREADGROUP names, checked before any is served
+/// (as Redis checks them), with where each is read from.
+fn readgroup_streams(a: &mut ApplyCtx, c: &Ctx2, r: &ReadArgs, group: &[u8]) -> Result<Vec<Served>, CmdError> {
     let mut found = Vec::with_capacity(r.keys.len());
     for (key, id) in r.keys.iter().zip(&r.ids) {
         let s = match open_write(a, key) {
@@ -99,93 +154,80 @@ fn readgroup_apply(a: &mut ApplyCtx, c: &Ctx2, r: &ReadArgs, group: &[u8], consu
         };
         found.push((key.clone(), s, old, g, from));
     }
-    // A retry that finds nothing writes nothing.
-    if c.retry {
-        let mut any = false;
-        for (_, s, _, g, _) in &found {
-            any |= !s.is_empty() && stor(st::last_live(a, s))? > g.last;
-        }
-        if !any {
-            return Ok(Reply::NilArray);
-        }
-    }
-    let now = c.now_ms;
-    let count = if r.count == 0 { usize::MAX } else { r.count };
-    let mut served = Vec::new();
-    for (key, s, _, g, from) in found {
-        // The group as this command left it (a stream named twice is served once).
-        let mut g = stor(st::group(a, &s, group))?.unwrap_or(g);
-        // Redis serves a stream when it reads history, or when the stream has
-        // entries past the group's last id; only then is the consumer looked
-        // up (created, its seen time set).
-        if matches!(from, ReadFrom::New) && (s.is_empty() || stor(st::last_live(a, &s))? <= g.last) {
-            continue;
-        }
-        let mut cons = match stor(st::consumer(a, &s, group, consumer))? {
-            Some(cons) => cons,
-            None => {
-                a.event(STREAM, "xgroup-createconsumer", &key);
-                st::Consumer { name: Bytes::copy_from_slice(consumer), seen: now, pending: 0 }
-            }
-        };
-        cons.seen = now;
-        st::put_consumer(a, &s, group, &cons);
-        match from {
-            ReadFrom::History(after) => {
-                let mut out = Vec::new();
-                if let Some(start) = after.next() {
-                    let pend = stor(st::pending(a, &s, group, start, Sid::MAX, count, Some(consumer), |_| true))?;
-                    for mut p in pend {
-                        match stor(st::entry(a, &s, p.id))? {
-                            Some(f) => {
-                                out.push(entry_reply(p.id, f));
-                                p.delivered = now;
-                                p.deliveries += 1;
-                                let before = p.clone();
-                                stor(st::put_pending(a, &s, &mut g, Some(&before), &p, |_, _, _| Ok(())))?;
-                            }
-                            None => out.push(Reply::Array(vec![Reply::Bulk(p.id.text()), Reply::NilArray])),
-                        }
-                    }
+    Ok(found)
+}
+
+/// XREADGROUP of a consumer's history: its pending entries after `after`,
+/// each delivered once more (a deleted entry shows as nil).
+#[allow(clippy::too_many_arguments)]
+fn serve_history(
+    a: &mut ApplyCtx,
+    s: &Stream,
+    group: &[u8],
+    g: &mut st::Group,
+    consumer: &[u8],
+    after: Sid,
+    count: usize,
+    now: u64,
+) -> Result<Reply, CmdError> {
+    let mut out = Vec::new();
+    if let Some(start) = after.next() {
+        let pend = stor(st::pending(a, s, group, start, Sid::MAX, count, Some(consumer), |_| true))?;
+        for mut p in pend {
+            match stor(st::entry(a, s, p.id))? {
+                Some(f) => {
+                    out.push(entry_reply(p.id, f));
+                    p.delivered = now;
+                    p.deliveries += 1;
+                    let before = p.clone();
+                    stor(st::put_pending(a, s, g, Some(&before), &p, |_, _, _| Ok(())))?;
                 }
-                served.push((key.clone(), Reply::Array(out)));
-            }
-            ReadFrom::New => {
-                let Some(start) = g.last.next() else { continue };
-                let got = stor(st::range(a, &s, start, Sid::MAX, count, false))?;
-                let mut mine = 0i64;
-                for (id, _) in &got {
-                    st::delivered(&s, &mut g, *id);
-                    if !r.noack {
-                        let old = stor(st::pending_entry(a, &s, group, *id))?;
-                        let p = st::Pending { id: *id, consumer: cons.name.clone(), delivered: now, deliveries: 1 };
-                        let name = cons.name.clone();
-                        let s2 = s.clone();
-                        let group_name = g.name.clone();
-                        stor(st::put_pending(a, &s, &mut g, old.as_ref(), &p, |a, who, by| {
-                            if who == &name[..] {
-                                mine += by;
-                                Ok(())
-                            } else {
-                                st::bump_consumer(a, &s2, &group_name, who, by)
-                            }
-                        }))?;
-                    }
-                }
-                if mine != 0 {
-                    cons.pending = cons.pending.saturating_add_signed(mine);
-                    st::put_consumer(a, &s, group, &cons);
-                }
-                served.push((key.clone(), entries_reply(got)));
+                None => out.push(Reply::Array(vec![Reply::Bulk(p.id.text()), Reply::NilArray])),
             }
         }
-        st::put_group(a, &s, &g);
-        a.rewrote(&key);
     }
-    if served.is_empty() {
-        return Ok(Reply::NilArray);
+    Ok(Reply::Array(out))
+}
+
+/// XREADGROUP of `>`: the entries never delivered to the group, now
+/// delivered to `cons` (pending unless NOACK). `None` if there are none.
+#[allow(clippy::too_many_arguments)]
+fn serve_new(
+    a: &mut ApplyCtx,
+    s: &Stream,
+    group: &[u8],
+    g: &mut st::Group,
+    cons: &mut st::Consumer,
+    noack: bool,
+    count: usize,
+    now: u64,
+) -> Result<Option<Reply>, CmdError> {
+    let Some(start) = g.last.next() else { return Ok(None) };
+    let got = stor(st::range(a, s, start, Sid::MAX, count, false))?;
+    let mut mine = 0i64;
+    for (id, _) in &got {
+        st::delivered(s, g, *id);
+        if !noack {
+            let old = stor(st::pending_entry(a, s, group, *id))?;
+            let p = st::Pending { id: *id, consumer: cons.name.clone(), delivered: now, deliveries: 1 };
+            let name = cons.name.clone();
+            let s2 = s.clone();
+            let group_name = g.name.clone();
+            stor(st::put_pending(a, s, g, old.as_ref(), &p, |a, who, by| {
+                if who == &name[..] {
+                    mine += by;
+                    Ok(())
+                } else {
+                    st::bump_consumer(a, &s2, &group_name, who, by)
+                }
+            }))?;
+        }
     }
-    Ok(streams_reply(c.resp, served))
+    if mine != 0 {
+        cons.pending = cons.pending.saturating_add_signed(mine);
+        st::put_consumer(a, s, group, cons);
+    }
+    Ok(Some(entries_reply(got)))
 }
 
 fn unblocked_gone(e: CmdError) -> CmdError {

@@ -277,6 +277,45 @@ real_g.loadstring = guard(loadstring)
 real_g.load = guard(load)
 "#;
 
+/// The `__index` of the globals: reading a global that does not exist is
+/// Redis's error, placed where it was read (as `luaL_error` places it).
+fn missing_global(lua: &Lua) -> mlua::Result<Function> {
+    lua.create_function(|lua, (_t, k): (Value, Value)| -> mlua::Result<()> {
+        let name = match &k {
+            Value::String(s) => String::from_utf8_lossy(&s.as_bytes()).into_owned(),
+            other => other.to_string()?,
+        };
+        let at = lua
+            .inspect_stack(1, |d| match (d.source().short_src, d.current_line()) {
+                (Some(src), Some(line)) => format!("{src}:{line}: "),
+                _ => String::new(),
+            })
+            .unwrap_or_default();
+        Err(mlua::Error::RuntimeError(format!("{at}Script attempted to access nonexistent global variable '{name}'")))
+    })
+}
+
+/// What a library's top-level code sees while it loads: only `redis`, with
+/// `register_function`, `log` and its levels, and the version (anything else
+/// is a missing global).
+fn library_api(lua: &Lua, proxy: &Function, missing: &Function, registering: Registering) -> mlua::Result<Table> {
+    let lib_redis = lua.create_table()?;
+    install_register(lua, &lib_redis, registering)?;
+    install_log(lua, &lib_redis)?;
+    for (k, v) in [("LOG_DEBUG", 0), ("LOG_VERBOSE", 1), ("LOG_NOTICE", 2), ("LOG_WARNING", 3)] {
+        lib_redis.raw_set(k, v)?;
+    }
+    lib_redis.raw_set("REDIS_VERSION", REDIS_VERSION)?;
+    lib_redis.raw_set("REDIS_VERSION_NUM", REDIS_VERSION_NUM)?;
+    let strict = lua.create_table()?;
+    strict.raw_set("__index", missing.clone())?;
+    lib_redis.set_metatable(Some(strict.clone()))?;
+    let lib_api = lua.create_table()?;
+    lib_api.raw_set("redis", proxy.call::<Table>(lib_redis)?)?;
+    lib_api.set_metatable(Some(strict))?;
+    Ok(lib_api)
+}
+
 impl Engine {
     fn new(generation: u64, memory_limit: usize) -> mlua::Result<Engine> {
         let lua = Lua::new_with(StdLib::TABLE | StdLib::STRING | StdLib::MATH, LuaOptions::default())?;
@@ -334,22 +373,7 @@ impl Engine {
         }
         g.raw_set("redis", proxy.call::<Table>(eval_redis)?)?;
         // A missing global is an error.
-        let missing = lua.create_function(|lua, (_t, k): (Value, Value)| -> mlua::Result<()> {
-            let name = match &k {
-                Value::String(s) => String::from_utf8_lossy(&s.as_bytes()).into_owned(),
-                other => other.to_string()?,
-            };
-            // Placed where the global was read, as `luaL_error` places it.
-            let at = lua
-                .inspect_stack(1, |d| match (d.source().short_src, d.current_line()) {
-                    (Some(src), Some(line)) => format!("{src}:{line}: "),
-                    _ => String::new(),
-                })
-                .unwrap_or_default();
-            Err(mlua::Error::RuntimeError(format!(
-                "{at}Script attempted to access nonexistent global variable '{name}'"
-            )))
-        })?;
+        let missing = missing_global(&lua)?;
         let real_meta = lua.create_table()?;
         real_meta.raw_set("__index", missing.clone())?;
         g.set_metatable(Some(real_meta))?;
@@ -358,21 +382,8 @@ impl Engine {
 
         // Functions: while loading, only the library API; while running, the
         // globals with their own `redis` table.
-        let lib_redis = lua.create_table()?;
         let registering: Registering = Rc::new(RefCell::new(None));
-        install_register(&lua, &lib_redis, registering.clone())?;
-        install_log(&lua, &lib_redis)?;
-        for (k, v) in [("LOG_DEBUG", 0), ("LOG_VERBOSE", 1), ("LOG_NOTICE", 2), ("LOG_WARNING", 3)] {
-            lib_redis.raw_set(k, v)?;
-        }
-        lib_redis.raw_set("REDIS_VERSION", REDIS_VERSION)?;
-        lib_redis.raw_set("REDIS_VERSION_NUM", REDIS_VERSION_NUM)?;
-        let strict = lua.create_table()?;
-        strict.raw_set("__index", missing.clone())?;
-        lib_redis.set_metatable(Some(strict.clone()))?;
-        let lib_api = lua.create_table()?;
-        lib_api.raw_set("redis", proxy.call::<Table>(lib_redis)?)?;
-        lib_api.set_metatable(Some(strict))?;
+        let lib_api = library_api(&lua, &proxy, &missing, registering.clone())?;
         let fn_g = lua.create_table()?;
         let fn_g_meta = lua.create_table()?;
         fn_g_meta.raw_set("__index", g.clone())?;

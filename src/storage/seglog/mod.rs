@@ -62,6 +62,7 @@ use glommio::io::{BufferedFile, Directory, OpenOptions};
 use super::FsyncPolicy;
 
 mod layout;
+mod replay;
 pub use layout::{layout, sync_files};
 
 /// Segment size unless the caller asks for another.
@@ -479,107 +480,9 @@ impl SegLog {
     pub async fn open(dir: impl Into<PathBuf>, segment_bytes: u64, policy: FsyncPolicy) -> io::Result<Rc<SegLog>> {
         let dir = dir.into();
         std::fs::create_dir_all(&dir)?;
-        let mut seqs = Vec::new();
-        let mut metas = HashMap::new();
-        for e in std::fs::read_dir(&dir)? {
-            let name = e?.file_name().to_string_lossy().into_owned();
-            if let Some(hex) = name.strip_prefix("seg-").and_then(|n| n.strip_suffix(".log")) {
-                if let Ok(seq) = u64::from_str_radix(hex, 16) {
-                    seqs.push(seq);
-                }
-            } else if let Some(r) = name.strip_prefix("meta-").and_then(|r| r.parse::<u32>().ok()) {
-                let bytes = std::fs::read(dir.join(&name))?;
-                let m =
-                    decode_meta(&bytes).ok_or_else(|| corrupt(format!("{}: damaged", dir.join(&name).display())))?;
-                metas.insert(r, m);
-            } else if name.starts_with("meta-") && name.ends_with(".tmp") {
-                // A replacement that never got renamed in: the old file stands.
-                let _ = std::fs::remove_file(dir.join(&name));
-            }
-        }
-        seqs.sort_unstable();
-        let mut segments = Vec::new();
-        let mut regions: HashMap<u32, RegionLog> = HashMap::new();
-        // Each segment's header: (prev_seq, prev_len), to bound the one before.
-        let mut headers = Vec::new();
-        for (n, &seq) in seqs.iter().enumerate() {
-            let path = seg_path(&dir, seq);
-            let file = OpenOptions::new().read(true).write(true).buffered_open(&path).await?;
-            let h = file.read_at(0, HEADER as usize).await?;
-            let Some((s, prev_seq, prev_len)) = parse_header(&h) else {
-                if n + 1 == seqs.len() {
-                    // A crash while starting it: its header is synced before
-                    // any record goes in, so it holds nothing.
-                    drop(file);
-                    std::fs::remove_file(&path)?;
-                    break;
-                }
-                return Err(corrupt(format!("{}: bad segment header", path.display())));
-            };
-            if s != seq {
-                return Err(corrupt(format!("{}: header says segment {s}", path.display())));
-            }
-            headers.push((prev_seq, prev_len));
-            segments.push(Segment::new(seq, path, file));
-        }
-        for i in 0..segments.len() {
-            // Bounded by the next segment's header, or (the last) by its records.
-            let bound = match headers.get(i + 1) {
-                Some(&(prev_seq, prev_len)) => {
-                    if prev_seq != segments[i].seq {
-                        return Err(corrupt(format!(
-                            "{}: follows segment {prev_seq}, not {} (a segment is missing)",
-                            segments[i + 1].path.display(),
-                            segments[i].seq
-                        )));
-                    }
-                    Some(prev_len)
-                }
-                None => None,
-            };
-            let size = segments[i].file.file_size().await?;
-            let buf = read_all(&segments[i].file, bound.unwrap_or(size).min(size)).await?;
-            let mut at = HEADER as usize;
-            loop {
-                if bound.is_some_and(|b| at as u64 >= b) {
-                    break;
-                }
-                let Some(p) = parse_record(&buf, at) else {
-                    if let Some(b) = bound {
-                        return Err(corrupt(format!(
-                            "{}: damaged record at offset {at} (the segment holds {b} bytes)",
-                            segments[i].path.display()
-                        )));
-                    }
-                    break;
-                };
-                let seg = &mut segments[i];
-                let log = regions.entry(p.region).or_default();
-                match p.kind {
-                    KIND_ENTRY => {
-                        // Replaces only its own index: a conflicting suffix
-                        // went with a truncate record first.
-                        let at = At::Disk { seg: seg.seq, off: p.payload.start as u64, len: p.payload.len() as u32 };
-                        log.entries.insert(p.index, Loc { term: p.term, at });
-                        let m = seg.max_index.entry(p.region).or_default();
-                        *m = (*m).max(p.index);
-                    }
-                    KIND_COMMITTED => log.committed = Some((p.index, Bytes::copy_from_slice(&buf[p.payload.clone()]))),
-                    KIND_TRUNCATE => {
-                        let _ = log.entries.split_off(&p.index);
-                    }
-                    k => {
-                        return Err(corrupt(format!(
-                            "{}: unknown record kind {k} at offset {at}",
-                            segments[i].path.display()
-                        )))
-                    }
-                }
-                at = p.next;
-            }
-            segments[i].len = at as u64;
-            segments[i].synced = at as u64;
-        }
+        let (seqs, metas) = replay::list_files(&dir)?;
+        let (mut segments, headers) = replay::open_segments(&dir, &seqs).await?;
+        let mut regions = replay::replay(&mut segments, &headers).await?;
         // Entries at or below a region's purge point are gone.
         for (r, m) in &metas {
             if let (Some((p, _)), Some(log)) = (&m.purged, regions.get_mut(r)) {
