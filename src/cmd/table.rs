@@ -371,11 +371,6 @@ impl CommandSpec {
         }
         super::key_specs::positions(self.key_specs, self.key_proc, args)
     }
-
-    /// True if the row names keys (or shard channels) at all.
-    pub fn has_keys(&self) -> bool {
-        !self.key_specs.is_empty() || self.key_proc != KeyProc::None
-    }
 }
 
 /// Build a row (keeps the family files' tables compact).
