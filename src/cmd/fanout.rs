@@ -18,7 +18,7 @@
 //! regions that took it and those that did not.
 
 use crate::protocol::Reply;
-use crate::raft::region::NOT_LEADER;
+use crate::raft::outcome::{Unknown, WriteError, WriteResult};
 use crate::shard::Shared;
 
 /// The regions a fan-out write from this node goes to (see the module doc).
@@ -44,70 +44,71 @@ fn display(name: &str) -> String {
     name.replace('|', " ").to_ascii_uppercase()
 }
 
-/// True for a reply that says the write was refused before its log, so it
-/// did not happen: this node no longer leads the region, leadership is
-/// moving, or the log or RocksDB cannot be written (a full disk).
-fn not_applied(r: &Reply) -> bool {
-    r.error_text().is_some_and(|e| e.starts_with(NOT_LEADER) || e.starts_with("TRYAGAIN") || e.starts_with("MISCONF"))
-}
-
 /// The one reply to the command `name` whose part in each region answered as
 /// `parts` say (see the module doc).
-pub fn reply(name: &str, parts: Vec<(u32, Reply)>) -> Reply {
+pub fn reply(name: &str, parts: Vec<(u32, WriteResult)>) -> Reply {
     let Some((_, first)) = parts.first() else { return leads_nothing(name) };
-    if parts.iter().all(|(_, r)| r == first) && !first.error_text().is_some_and(|e| e.starts_with(NOT_LEADER)) {
-        return first.clone();
+    if parts.iter().all(|(_, r)| r == first) && !matches!(first, Err(WriteError::NotLeader(_))) {
+        return first.clone().unwrap_or_else(|e| e.reply());
     }
-    if parts.iter().all(|(_, r)| not_applied(r)) {
+    if parts.iter().all(|(_, r)| r.as_ref().is_err_and(WriteError::not_applied)) {
         return Reply::error(format!(
             "TRYAGAIN {} was not applied: leadership of this node's slots is moving or its log cannot be written; send it again",
             display(name)
         ));
     }
-    let took: Vec<String> = parts.iter().filter(|(_, r)| !r.is_error()).map(|(id, _)| id.to_string()).collect();
+    let took: Vec<String> =
+        parts.iter().filter(|(_, r)| r.as_ref().is_ok_and(|r| !r.is_error())).map(|(id, _)| id.to_string()).collect();
     let failed: Vec<String> = parts
         .iter()
         .filter_map(|(id, r)| {
-            let e = r.error_text()?;
-            let e = if e.starts_with(NOT_LEADER) { "not led here any more".into() } else { e };
+            let e = match r {
+                Err(WriteError::NotLeader(_)) => "not led here any more".into(),
+                Err(e) => e.to_string(),
+                Ok(r) => r.error_text()?.into_owned(),
+            };
             Some(format!("region {id}: {e}"))
         })
         .collect();
-    Reply::error(format!(
-        "ERR write outcome unknown (it may or may not have been applied): {} took effect in {} of the {} regions it went to ({}); {}",
+    let partial = format!(
+        "{} took effect in {} of the {} regions it went to ({}); {}",
         display(name),
         took.len(),
         parts.len(),
         if took.is_empty() { "none".to_string() } else { format!("regions {}", took.join(", ")) },
         failed.join("; ")
-    ))
+    );
+    WriteError::OutcomeUnknown(Unknown::Partial(partial)).reply()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn not_leader() -> Reply {
-        Reply::error(format!("{NOT_LEADER} 2"))
+    fn not_leader() -> WriteResult {
+        Err(WriteError::NotLeader(Some(2)))
     }
 
     #[test]
     fn alike_parts_answer_as_one() {
-        assert_eq!(reply("flushall", vec![(0, Reply::Ok), (3, Reply::Ok)]), Reply::Ok);
+        assert_eq!(reply("flushall", vec![(0, Ok(Reply::Ok)), (3, Ok(Reply::Ok))]), Reply::Ok);
         let exists = Reply::error("ERR Library 'l' already exists");
-        assert_eq!(reply("function|load", vec![(1, exists.clone()), (4, exists.clone())]), exists);
+        assert_eq!(reply("function|load", vec![(1, Ok(exists.clone())), (4, Ok(exists.clone()))]), exists);
     }
 
     #[test]
     fn parts_refused_before_the_log_ask_to_send_again() {
         let r = reply("flushall", vec![(0, not_leader()), (3, not_leader())]);
         assert!(r.error_text().unwrap().starts_with("TRYAGAIN FLUSHALL was not applied"), "{r:?}");
+        let full = Err(WriteError::DiskFull(crate::raft::outcome::Unwritable::new("the Raft log", "No space")));
+        let r = reply("flushall", vec![(0, not_leader()), (3, full)]);
+        assert!(r.error_text().unwrap().starts_with("TRYAGAIN FLUSHALL was not applied"), "{r:?}");
     }
 
     #[test]
     fn a_part_that_failed_makes_the_outcome_unknown_and_says_which() {
-        let unknown = Reply::error("ERR write outcome unknown (it may or may not have been applied): Raft stopped");
-        let r = reply("flushdb", vec![(0, Reply::Ok), (3, not_leader()), (6, unknown)]);
+        let unknown = Err(WriteError::OutcomeUnknown(Unknown::Stopped));
+        let r = reply("flushdb", vec![(0, Ok(Reply::Ok)), (3, not_leader()), (6, unknown)]);
         let e = r.error_text().unwrap().into_owned();
         assert!(e.starts_with("ERR write outcome unknown"), "{e}");
         assert!(e.contains("FLUSHDB took effect in 1 of the 3 regions it went to (regions 0)"), "{e}");
@@ -117,7 +118,7 @@ mod tests {
         );
         let r = reply(
             "function|load",
-            vec![(0, Reply::bulk_str("l")), (3, Reply::error("ERR Library 'l' already exists"))],
+            vec![(0, Ok(Reply::bulk_str("l"))), (3, Ok(Reply::error("ERR Library 'l' already exists")))],
         );
         assert!(r.error_text().unwrap().contains("FUNCTION LOAD took effect in 1 of the 2"), "{r:?}");
     }

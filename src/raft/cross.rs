@@ -97,7 +97,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Rendezvous {
     /// Arrive for `txn`, whose participants are `participants` (ascending).
     /// Err if the executor went away (its state machine failed).
-    pub async fn meet(&self, txn: Txn, participants: &[u32], mut me: Arrival) -> Result<Met, String> {
+    pub async fn meet(&self, txn: Txn, participants: &[u32], mut me: Arrival) -> Result<Met, CrossError> {
         let executor = participants.first() == Some(&me.region);
         let wait = {
             let mut all = lock(&self.meetings);
@@ -126,8 +126,8 @@ impl Rendezvous {
             }
         };
         match wait {
-            Err(rx) => rx.await.map(Met::Run).map_err(|_| "the cross-region rendezvous was dropped".into()),
-            Ok(rx) => rx.await.map(Met::Done).map_err(|_| "the executor of a cross-region write failed".into()),
+            Err(rx) => rx.await.map(Met::Run).map_err(|_| CrossError::RendezvousDropped),
+            Ok(rx) => rx.await.map(Met::Done).map_err(|_| CrossError::ExecutorFailed),
         }
     }
 
@@ -138,7 +138,7 @@ impl Rendezvous {
     /// never acknowledged), or voided in one of them.
     /// Err if the other cores have not all handed theirs in within two
     /// minutes (one failed to open its log).
-    pub async fn opening(&self, cores: usize, found: Vec<Found>, mine: &[u32]) -> Result<Vec<(u32, u64)>, String> {
+    pub async fn opening(&self, cores: usize, found: Vec<Found>, mine: &[u32]) -> Result<Vec<(u32, u64)>, CrossError> {
         {
             let mut o = lock(&self.opening);
             o.cores += 1;
@@ -152,12 +152,23 @@ impl Rendezvous {
                     return Ok(to_void(&o.found, mine));
                 }
                 if std::time::Instant::now() > deadline {
-                    return Err(format!("only {} of {cores} cores read their Raft logs at open", o.cores));
+                    return Err(CrossError::CoresMissing { read: o.cores, cores });
                 }
             }
             glommio::timer::sleep(std::time::Duration::from_millis(1)).await;
         }
     }
+}
+
+/// Why a cross-region entry could not be run, or the logs not checked at open.
+#[derive(Debug, thiserror::Error)]
+pub enum CrossError {
+    #[error("the cross-region rendezvous was dropped")]
+    RendezvousDropped,
+    #[error("the executor of a cross-region write failed")]
+    ExecutorFailed,
+    #[error("only {read} of {cores} cores read their Raft logs at open")]
+    CoresMissing { read: usize, cores: usize },
 }
 
 /// The position of a voided marker that voids a whole cross entry (one a crash

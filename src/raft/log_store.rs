@@ -24,7 +24,7 @@ use openraft::storage::{IOFlushed, LogState, RaftLogStorage};
 use openraft::{OptionalSend, RaftLogReader};
 
 use super::codec::{decode_entry, decode_log_id, decode_vote, encode_entry, encode_log_id, encode_vote};
-use super::{Entry, LogId, TypeConfig, Vote};
+use super::{Entry, LogId, StartError, TypeConfig, Vote};
 use crate::storage::keys::{log_index_of, log_key, state_key, StateKind};
 use crate::storage::seglog::{RegionMeta, SegLog};
 use crate::storage::{Batch, Cf, Storage};
@@ -49,11 +49,9 @@ impl LogStore {
 
     /// The region's log where it lives: in its core's segment log `seg`
     /// ([`LogStore::segments`]), or in RocksDB without one; errors name the region.
-    pub async fn open(storage: Storage, region: u32, seg: Option<&Rc<SegLog>>) -> Result<Self, String> {
+    pub async fn open(storage: Storage, region: u32, seg: Option<&Rc<SegLog>>) -> Result<Self, StartError> {
         match seg {
-            Some(seg) => Self::segments(storage, region, seg.clone())
-                .await
-                .map_err(|e| format!("region {region}: Raft log: {e}")),
+            Some(seg) => Self::segments(storage, region, seg.clone()).await.map_err(|e| StartError::Log { region, e }),
             None => Ok(Self::new(storage, region)),
         }
     }

@@ -8,6 +8,7 @@ pub mod codec;
 pub mod cross;
 pub mod log_store;
 pub mod network;
+pub mod outcome;
 pub mod region;
 pub mod runtime;
 pub mod snapshot;
@@ -47,6 +48,34 @@ impl fmt::Display for Proposal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Proposal(now_ms={}, cmds={})", self.0.now_ms, self.0.cmds.len())
     }
+}
+
+/// Why a region's group could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("region {region}: Raft log: {e}")]
+    Log { region: u32, e: std::io::Error },
+    #[error("region {region}: state machine: {e}")]
+    StateMachine { region: u32, e: std::io::Error },
+    #[error("Raft configuration: {0}")]
+    Config(#[from] openraft::ConfigError),
+    /// openraft's own errors, as text (their types are generic over the
+    /// group's types).
+    #[error("region {region}: Raft: {e}")]
+    Raft { region: u32, e: String },
+    /// Standalone: it did not lead, or apply what it had committed, in time.
+    #[error("region {region} did not catch up after a restart: {e}")]
+    CatchUp { region: u32, e: String },
+    /// A core's segment log (where its regions' Raft logs live).
+    #[error("open the Raft log in {}: {e}", path.display())]
+    Segments { path: std::path::PathBuf, e: std::io::Error },
+    /// Standalone: the cross-region entries a crash may have cut off.
+    #[error("region {region}: read the Raft log: {e}")]
+    ReadLog { region: u32, e: std::io::Error },
+    #[error("{0}")]
+    Cross(#[from] cross::CrossError),
+    #[error("void cut cross-region writes: {0}")]
+    Void(crate::storage::StorageError),
 }
 
 openraft::declare_raft_types!(

@@ -27,8 +27,9 @@ use openraft::{Config, ServerState, SnapshotPolicy};
 
 use super::log_store::LogStore;
 use super::network::Network;
+use super::outcome::{Unknown, Unwritable, WriteError, WriteResult};
 use super::state_machine::{RegionDeps, StateMachine, READ_AHEAD_MS};
-use super::{Member, Proposal, Raft, NODE_ID};
+use super::{Member, Proposal, Raft, StartError, NODE_ID};
 use crate::cluster::nodes::Nodes;
 use crate::cluster::RegionRoute;
 use crate::pb::peer_frame::Body;
@@ -48,12 +49,12 @@ use serve::Incoming;
 /// of writes another core sent (answered in one message once every reply of
 /// the batch is in: one cross-core wake per batch, not per write).
 pub enum ReplyTx {
-    One(oneshot::Sender<Reply>),
+    One(oneshot::Sender<WriteResult>),
     Batch(Slot),
 }
 
 impl ReplyTx {
-    pub fn send(self, r: Reply) -> Result<(), Reply> {
+    pub fn send(self, r: WriteResult) -> Result<(), WriteResult> {
         match self {
             ReplyTx::One(tx) => tx.send(r),
             ReplyTx::Batch(mut slot) => {
@@ -64,22 +65,22 @@ impl ReplyTx {
     }
 }
 
-impl From<oneshot::Sender<Reply>> for ReplyTx {
-    fn from(tx: oneshot::Sender<Reply>) -> ReplyTx {
+impl From<oneshot::Sender<WriteResult>> for ReplyTx {
+    fn from(tx: oneshot::Sender<WriteResult>) -> ReplyTx {
         ReplyTx::One(tx)
     }
 }
 
 /// The replies of a batch of writes from another core, sent back together.
 pub struct Gather {
-    replies: RefCell<Vec<Option<Reply>>>,
+    replies: RefCell<Vec<Option<WriteResult>>>,
     left: Cell<usize>,
-    tx: RefCell<Option<oneshot::Sender<Vec<Reply>>>>,
+    tx: RefCell<Option<oneshot::Sender<Vec<WriteResult>>>>,
 }
 
 impl Gather {
     /// A batch of `n` writes, its replies going to `tx`; one [`Slot`] per write.
-    pub fn slots(n: usize, tx: oneshot::Sender<Vec<Reply>>) -> impl Iterator<Item = Slot> {
+    pub fn slots(n: usize, tx: oneshot::Sender<Vec<WriteResult>>) -> impl Iterator<Item = Slot> {
         let g =
             Rc::new(Gather { replies: RefCell::new(vec![None; n]), left: Cell::new(n), tx: RefCell::new(Some(tx)) });
         (0..n).map(move |at| Slot { gather: g.clone(), at, filled: false })
@@ -95,7 +96,7 @@ pub struct Slot {
 }
 
 impl Slot {
-    fn fill(&mut self, r: Reply) {
+    fn fill(&mut self, r: WriteResult) {
         if std::mem::replace(&mut self.filled, true) {
             return;
         }
@@ -103,7 +104,7 @@ impl Slot {
         g.replies.borrow_mut()[self.at] = Some(r);
         g.left.set(g.left.get() - 1);
         if g.left.get() == 0 {
-            let all = g.replies.take().into_iter().map(|r| r.unwrap_or(Reply::Nil)).collect();
+            let all = g.replies.take().into_iter().map(|r| r.unwrap_or(Err(WriteError::Aborted))).collect();
             if let Some(tx) = g.tx.take() {
                 let _ = tx.send(all);
             }
@@ -113,7 +114,7 @@ impl Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.fill(Reply::error("ERR write aborted"));
+        self.fill(Err(WriteError::Aborted));
     }
 }
 
@@ -128,9 +129,6 @@ pub const WRITE_DEADLINE: Duration = Duration::from_secs(5);
 /// How often a write waiting to commit looks at why it might not (a full
 /// disk answers it at the next look).
 const STUCK_CHECK: Duration = Duration::from_millis(500);
-
-/// The start of every "outcome unknown" reply.
-pub const OUTCOME_UNKNOWN: &str = "ERR write outcome unknown (it may or may not have been applied):";
 
 /// How a region's group is made.
 pub struct GroupOpts {
@@ -150,17 +148,17 @@ pub struct Fenced {
     pub cmd: Option<WriteCmd>,
     pub watched: Vec<Watched>,
     /// The transaction's result, or a null array if a watched key changed.
-    pub tx: oneshot::Sender<Reply>,
+    pub tx: oneshot::Sender<WriteResult>,
 }
 
 /// A cross-region write's hold on this region's proposer (`shard::cross`).
 pub struct CrossHold {
     /// Answered once everything proposed here is applied and nothing more will
     /// be until the hold ends: Ok, or why this region takes no writes now.
-    pub held: oneshot::Sender<Result<(), Reply>>,
+    pub held: oneshot::Sender<Result<(), WriteError>>,
     /// The entry to propose, and where its reply goes; `None` or dropped:
     /// nothing (the coordinator gave up), and the hold ends.
-    pub go: oneshot::Receiver<Option<(WriteCmd, oneshot::Sender<Reply>)>>,
+    pub go: oneshot::Receiver<Option<(WriteCmd, oneshot::Sender<WriteResult>)>>,
 }
 
 enum Item {
@@ -218,19 +216,14 @@ pub struct Region {
 type ReadWaiter = oneshot::Sender<Result<u64, ReadError>>;
 
 /// Why a linearizable read cannot be served here.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ReadError {
     /// Another node leads (or no one does yet).
+    #[error("this node does not lead the region")]
     NotLeader(Option<u64>),
+    /// No quorum confirmed this node's leadership (or the region is not served here).
+    #[error("{0}")]
     Failed(String),
-}
-
-/// The reply to a write while the Raft log (`what`), or RocksDB, cannot be
-/// written: Redis's `-MISCONF` for a failing AOF, with the cause and no
-/// internals.
-pub fn misconf(what: &str, cause: &str) -> String {
-    let cause = cause.split(" (os error").next().unwrap_or(cause);
-    format!("MISCONF Errors writing to {what}: {cause}. Writes are refused until it can be written again (it retries by itself); reads are served")
 }
 
 /// Milliseconds between a leader's heartbeats.
@@ -245,7 +238,7 @@ const HEARTBEAT_MS: u64 = 100;
 const ELECTION_MIN_MS: u64 = 200;
 const ELECTION_MAX_MS: u64 = 600;
 
-fn raft_config(snapshot_logs: u64, cluster: bool) -> Result<Config, String> {
+fn raft_config(snapshot_logs: u64, cluster: bool) -> Result<Config, openraft::ConfigError> {
     Config {
         cluster_name: "neokv".into(),
         // A node that was cut off asks first whether it could win, so it does
@@ -271,7 +264,6 @@ fn raft_config(snapshot_logs: u64, cluster: bool) -> Result<Config, String> {
         ..Default::default()
     }
     .validate()
-    .map_err(|e| e.to_string())
 }
 
 impl Region {
@@ -281,7 +273,9 @@ impl Region {
     /// as a voter (each node initialises the same configuration), the node that
     /// should lead it asks for an election at once, and the group is served
     /// from here on whoever wins.
-    pub async fn start(deps: RegionDeps, route: &RegionRoute, opts: GroupOpts) -> Result<Rc<Region>, String> {
+    pub async fn start(deps: RegionDeps, route: &RegionRoute, opts: GroupOpts) -> Result<Rc<Region>, StartError> {
+        let region = route.id;
+        let raft_err = |e: &dyn std::fmt::Display| StartError::Raft { region, e: e.to_string() };
         let log = LogStore::open(deps.storage.clone(), route.id, opts.log.as_ref()).await?;
         let (storage, watches, nodes) = (deps.storage.clone(), deps.watches.clone(), deps.nodes.clone());
         let links = match &opts.network {
@@ -291,11 +285,12 @@ impl Region {
         let me = nodes.as_ref().map_or(NODE_ID, |n| n.me);
         let read_policy =
             if opts.lease_reads { openraft::ReadPolicy::LeaseRead } else { openraft::ReadPolicy::ReadIndex };
-        let sm = StateMachine::open(deps, route.id, route.start, route.end).map_err(|e| e.to_string())?;
+        let sm = StateMachine::open(deps, route.id, route.start, route.end)
+            .map_err(|e| StartError::StateMachine { region, e })?;
         let applied_now = sm.applied_now();
         let config = raft_config(opts.snapshot_logs, nodes.is_some())?;
-        let raft = Raft::new(me, Arc::new(config), opts.network, log, sm).await.map_err(|e| e.to_string())?;
-        let fresh = !raft.is_initialized().await.map_err(|e| e.to_string())?;
+        let raft = Raft::new(me, Arc::new(config), opts.network, log, sm).await.map_err(|e| raft_err(&e))?;
+        let fresh = !raft.is_initialized().await.map_err(|e| raft_err(&e))?;
         // A node joining a running cluster (`--join`) waits for a leader to add it.
         let joining = nodes.as_ref().is_some_and(|n| n.join);
         if fresh && !joining {
@@ -304,7 +299,7 @@ impl Region {
             // same configuration, and where a node is reached is each node's own
             // business (`--peers`; a test may put a proxy there).
             let members: BTreeMap<u64, Member> = ids.into_iter().map(|id| (id, Member::default())).collect();
-            raft.initialize(members).await.map_err(|e| e.to_string())?;
+            raft.initialize(members).await.map_err(|e| raft_err(&e))?;
         }
         let region = Rc::new(Region {
             id: route.id,
@@ -347,15 +342,13 @@ impl Region {
 
     /// Standalone: wait until this region leads and has applied everything it
     /// had committed before a restart.
-    pub async fn caught_up(&self) -> Result<(), String> {
+    pub async fn caught_up(&self) -> Result<(), StartError> {
         let timeout = Some(Duration::from_secs(60));
         let raft = &self.raft;
-        let m = raft.wait(timeout).state(ServerState::Leader, "standalone leader").await.map_err(|e| e.to_string())?;
+        let late = |e: &dyn std::fmt::Display| StartError::CatchUp { region: self.id, e: e.to_string() };
+        let m = raft.wait(timeout).state(ServerState::Leader, "standalone leader").await.map_err(|e| late(&e))?;
         // A new leader commits a blank entry; once it is applied, so is everything before it.
-        raft.wait(timeout)
-            .applied_index_at_least(m.last_log_index, "apply to last log")
-            .await
-            .map_err(|e| e.to_string())?;
+        raft.wait(timeout).applied_index_at_least(m.last_log_index, "apply to last log").await.map_err(|e| late(&e))?;
         Ok(())
     }
 
@@ -444,7 +437,7 @@ impl Region {
         match r {
             Some(Ok(_)) => Ok(()),
             Some(Err(e)) => match write_error(&e) {
-                Reply::Error(t) if t.starts_with(NOT_LEADER) => Err(ReadError::NotLeader(None)),
+                WriteError::NotLeader(l) => Err(ReadError::NotLeader(l)),
                 _ => Err(ReadError::Failed(e.to_string())),
             },
             None => Err(ReadError::Failed(format!("no quorum within {WRITE_DEADLINE:?}"))),
@@ -530,7 +523,8 @@ impl Region {
             // The fence holder proposes what queued up once it is done.
             return;
         }
-        if let Some(r) = self.failing() {
+        if let Some(full) = self.failing() {
+            let r = WriteError::DiskFull(full);
             // The log, or RocksDB, cannot be written (a full disk): refuse new
             // writes with the cause, as Redis does, rather than queue them
             // behind it. What was proposed before waits and lands once it can
@@ -544,7 +538,7 @@ impl Region {
                         continue;
                     }
                 };
-                let _ = tx.send(r.clone());
+                let _ = tx.send(Err(r.clone()));
             }
             return;
         }
@@ -574,12 +568,11 @@ impl Region {
 
     /// Why this region cannot take writes now (the log, or RocksDB, cannot be
     /// written: a full disk), as the reply to a write.
-    fn failing(&self) -> Option<Reply> {
-        let r = match self.seg.as_ref().and_then(|s| s.failure()) {
-            Some(cause) => Some(misconf("the Raft log", &cause)),
-            None => self.storage.failure().map(|cause| misconf("the database", &cause)),
-        };
-        r.map(Reply::error)
+    fn failing(&self) -> Option<Unwritable> {
+        match self.seg.as_ref().and_then(|s| s.failure()) {
+            Some(cause) => Some(Unwritable::new("the Raft log", &cause)),
+            None => self.storage.failure().map(|cause| Unwritable::new("the database", &cause)),
+        }
     }
 
     /// Take queued writes up to the first fenced transaction or cross-region
@@ -613,8 +606,8 @@ impl Region {
     /// applied, say so, and propose the entry the coordinator sends (if any).
     async fn run_cross(&self, h: CrossHold) {
         self.settle().await;
-        if let Some(r) = self.failing() {
-            let _ = h.held.send(Err(r));
+        if let Some(full) = self.failing() {
+            let _ = h.held.send(Err(WriteError::DiskFull(full)));
             return;
         }
         if h.held.send(Ok(())).is_err() {
@@ -646,11 +639,11 @@ impl Region {
             match self.leader_read_index().await {
                 Ok(()) => {}
                 Err(ReadError::NotLeader(l)) => {
-                    let _ = f.tx.send(Reply::Error(format!("{NOT_LEADER} {}", l.unwrap_or(0)).into()));
+                    let _ = f.tx.send(Err(WriteError::NotLeader(l)));
                     return;
                 }
                 Err(ReadError::Failed(e)) => {
-                    let _ = f.tx.send(Reply::error(format!("CLUSTERDOWN The cluster is down: {e}")));
+                    let _ = f.tx.send(Err(WriteError::ClusterDown(e)));
                     return;
                 }
             }
@@ -658,14 +651,14 @@ impl Region {
         let now = self.stamp();
         match self.watches.dirty(&self.storage, &f.watched, now) {
             Err(e) => {
-                let _ = f.tx.send(Reply::error(format!("ERR {e}")));
+                let _ = f.tx.send(Ok(Reply::error(format!("ERR {e}"))));
             }
             Ok(true) => {
-                let _ = f.tx.send(Reply::NilArray);
+                let _ = f.tx.send(Ok(Reply::NilArray));
             }
             Ok(false) => match f.cmd {
                 None => {
-                    let _ = f.tx.send(Reply::Array(Vec::new()));
+                    let _ = f.tx.send(Ok(Reply::Array(Vec::new())));
                 }
                 Some(cmd) => self.propose(vec![cmd], vec![f.tx.into()], now).await,
             },
@@ -712,16 +705,16 @@ impl Region {
                     continue;
                 }
                 let why = match self.failing() {
-                    Some(r) => r.error_text().map(|e| e.trim_start_matches("MISCONF ").to_owned()),
-                    None if self.nodes.is_some() && started.elapsed() >= WRITE_DEADLINE => Some(format!(
-                        "not committed within {WRITE_DEADLINE:?}, this node may be cut off from the others"
-                    )),
+                    Some(full) => Some(Unknown::DiskFull(full)),
+                    None if self.nodes.is_some() && started.elapsed() >= WRITE_DEADLINE => {
+                        Some(Unknown::NoQuorum(WRITE_DEADLINE))
+                    }
                     None => None,
                 };
                 if let Some(why) = why {
-                    let r = Reply::error(format!("{OUTCOME_UNKNOWN} {why}"));
+                    let e = WriteError::OutcomeUnknown(why);
                     for tx in txs.drain(..) {
-                        let _ = tx.send(r.clone());
+                        let _ = tx.send(Err(e.clone()));
                     }
                 }
             };
@@ -730,7 +723,7 @@ impl Region {
             }
             let Some(result) = result else {
                 for tx in txs {
-                    let _ = tx.send(Reply::error(format!("{OUTCOME_UNKNOWN} Raft stopped")));
+                    let _ = tx.send(Err(WriteError::OutcomeUnknown(Unknown::Stopped)));
                 }
                 continue;
             };
@@ -741,13 +734,13 @@ impl Region {
                         n.set_acked(self.id, resp.log_id.index);
                     }
                     for (tx, r) in txs.into_iter().zip(resp.data) {
-                        let _ = tx.send(r);
+                        let _ = tx.send(Ok(r));
                     }
                 }
                 Err(e) => {
-                    let r = write_error(&e);
+                    let e = write_error(&e);
                     for tx in txs {
-                        let _ = tx.send(r.clone());
+                        let _ = tx.send(Err(e.clone()));
                     }
                 }
             }
@@ -825,24 +818,18 @@ async fn track_leader(region: Rc<Region>, nodes: Arc<Nodes>) {
     }
 }
 
-/// Prefix of the reply to a write that was refused before it entered the log
-/// (this node does not lead the region): the connection turns it into MOVED or
-/// CLUSTERDOWN for the key's slot. Such a write is safe to send again.
-pub const NOT_LEADER: &str = "NEOKV-NOT-LEADER";
-
-/// The reply to a write that did not complete. Refused before it was appended:
-/// not applied, [`NOT_LEADER`]. Anything else (the entry was discarded by a
-/// leader change, Raft stopped): it may or may not be applied, and the client
-/// must not retry blindly, so the error says so and is not MOVED or TRYAGAIN.
+/// Why Raft did not complete a write. Refused before it was appended: not
+/// applied, [`WriteError::NotLeader`] (the connection turns it into MOVED for
+/// the key's slot; safe to send again). Anything else (the entry was
+/// discarded by a leader change, Raft stopped): it may or may not be applied,
+/// and the client must not retry blindly, so it is "outcome unknown".
 fn write_error(
     e: &openraft::error::RaftError<super::TypeConfig, openraft::error::ClientWriteError<super::TypeConfig>>,
-) -> Reply {
+) -> WriteError {
     use openraft::error::{ClientWriteError, RaftError};
     match e {
-        RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => {
-            Reply::Error(format!("{NOT_LEADER} {}", f.leader_id.unwrap_or(0)).into())
-        }
-        e => Reply::Error(format!("{OUTCOME_UNKNOWN} {e}").into()),
+        RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => WriteError::NotLeader(f.leader_id),
+        e => WriteError::OutcomeUnknown(Unknown::Raft(e.to_string())),
     }
 }
 

@@ -26,7 +26,7 @@ use crate::cmd::table::{flag, CommandSpec};
 use crate::cmd::{self, Plan, Session, Shape};
 use crate::protocol::decode::Args;
 use crate::protocol::Reply;
-use crate::raft::region::NOT_LEADER;
+use crate::raft::outcome::{WriteError, WriteResult};
 use crate::shard::client::{ClientEntry, CLIENT_BLOCKED};
 use crate::shard::observe::{monitor_line, Outcome};
 use crate::shard::Core;
@@ -208,7 +208,7 @@ impl Dispatch {
                 let rxs: Vec<_> = regions.iter().map(|&r| (r, core.submit_write(r, c.clone()))).collect();
                 let mut parts = Vec::with_capacity(rxs.len());
                 for (region, rx) in rxs {
-                    parts.push((region, rx.await.unwrap_or_else(|_| Reply::error("ERR write aborted"))));
+                    parts.push((region, rx.await.unwrap_or(Err(WriteError::Aborted))));
                 }
                 cmd::fanout::reply(done.spec.name, parts)
             }
@@ -221,7 +221,7 @@ impl Dispatch {
                 let r = Box::pin(block(&core, b, session.id, wire.stream, wire.rbuf, wire.scratch)).await;
                 entry.set_flag(CLIENT_BLOCKED, false);
                 match r {
-                    Some(r) => r,
+                    Some(r) => write_reply(&core, &done, r),
                     None => return Flow::Gone,
                 }
             }
@@ -233,7 +233,7 @@ impl Dispatch {
             }
             Plan::Exec(p) => {
                 let wrote = p.cmd.is_some().then_some(p.region);
-                let r = Box::pin(exec(&core, session, p)).await;
+                let r = write_reply(&core, &done, Box::pin(exec(&core, session, p)).await);
                 if let (Some(nodes), Some(region), Reply::Array(_)) = (&core.shared.nodes, wrote, &r) {
                     session.last_write = Some((region, nodes.acked(region)));
                 }
@@ -260,7 +260,7 @@ pub(super) const MAX_QUERY_BUFFER: usize = 1 << 30;
 /// A write in flight: its result arrives on the receiver, shown as the shape.
 /// A write sent to its region, waiting for its reply: the region, the reply
 /// to come, how it is shown, and what to record once it is.
-type Pending = (u32, oneshot::Receiver<Reply>, Shape, Done);
+type Pending = (u32, oneshot::Receiver<WriteResult>, Shape, Done);
 
 /// A command whose reply is on its way, with what its statistics, the slow
 /// log and MONITOR need once the reply is known.
@@ -277,10 +277,6 @@ struct Done {
 /// A command's reply is known: count it (INFO commandstats, errorstats,
 /// latencystats), log it if slow, show it to monitors, send it.
 fn finish(core: &Core, session: &Session, d: Done, r: Reply, out: &mut BytesMut) {
-    let r = match r {
-        Reply::Error(e) if e.starts_with(NOT_LEADER) => redirect(core, d.spec, &d.args),
-        r => r,
-    };
     let obs = &core.shared.observe;
     let took = d.started.elapsed();
     let outcome = match r.error_text() {
@@ -330,6 +326,16 @@ fn reject(
     }
 }
 
+/// A write's outcome as its command's reply: the reply, or the error rendered
+/// (a write this node no longer leads: MOVED to where its keys are led now).
+fn write_reply(core: &Core, d: &Done, r: WriteResult) -> Reply {
+    match r {
+        Ok(r) => r,
+        Err(WriteError::NotLeader(_)) => redirect(core, d.spec, &d.args),
+        Err(e) => e.reply(),
+    }
+}
+
 /// A write this node's region refused before it entered the log (another node
 /// leads now): where the client should send it instead.
 fn redirect(core: &Core, spec: &CommandSpec, args: &[bytes::Bytes]) -> Reply {
@@ -337,7 +343,7 @@ fn redirect(core: &Core, spec: &CommandSpec, args: &[bytes::Bytes]) -> Reply {
     match cmd::cluster::route(&core.shared, keys.iter().map(|&i| &args[i][..]), false) {
         Err(r) => r,
         // The leader table has not caught up with the group yet.
-        Ok(_) => Reply::error("TRYAGAIN Leadership of the slot is moving; the write was not applied"),
+        Ok(_) => WriteError::NotLeader(None).reply(),
     }
 }
 
@@ -415,7 +421,7 @@ async fn drain(core: &Core, pending: &mut Vec<Pending>, out: &mut BytesMut, sess
         return;
     }
     for (region, rx, shape, done) in pending.drain(..) {
-        let r = rx.await.unwrap_or_else(|_| Reply::error("ERR write aborted"));
+        let r = write_reply(core, &done, rx.await.unwrap_or(Err(WriteError::Aborted)));
         if let (Some(nodes), false) = (&core.shared.nodes, r.is_error()) {
             session.last_write = Some((region, nodes.acked(region)));
         }
@@ -466,7 +472,7 @@ async fn block(
     stream: &mut TcpStream,
     rbuf: &mut BytesMut,
     scratch: &mut [u8],
-) -> Option<Reply> {
+) -> Option<WriteResult> {
     enum Event {
         Woken,
         Timeout,
@@ -487,7 +493,10 @@ async fn block(
         let r = match &b.attempt {
             cmd::ctx::Attempt::Write { cmd, retry } => {
                 let cmd = if first { cmd.clone() } else { retry.clone() };
-                core.submit_write(b.region, cmd).await.unwrap_or_else(|_| Reply::error("ERR write aborted"))
+                match core.submit_write(b.region, cmd).await.unwrap_or(Err(WriteError::Aborted)) {
+                    Ok(r) => r,
+                    Err(e) => break 'retry Some(Err(e)),
+                }
             }
             cmd::ctx::Attempt::Read(read) => read(&core.shared, crate::types::now_ms()),
         };
@@ -496,7 +505,7 @@ async fn block(
         let only = matches!(b.shape, Shape::Only);
         let r = if only { Shape::Only.apply(r) } else { r };
         if !matches!(r, Reply::Nil | Reply::NilArray) {
-            break Some(if only { r } else { b.shape.apply(r) });
+            break Some(Ok(if only { r } else { b.shape.apply(r) }));
         }
         let mut woken = waiter.wait();
         loop {
@@ -521,13 +530,13 @@ async fn block(
             let woke = futures_lite::future::or(unblocked, woke);
             match futures_lite::future::or(woke, futures_lite::future::or(timer, read)).await {
                 Event::Woken => continue 'retry,
-                Event::Timeout => break 'retry Some(Reply::NilArray),
+                Event::Timeout => break 'retry Some(Ok(Reply::NilArray)),
                 Event::Unblocked => {
-                    break 'retry Some(if core.shared.observe.unblocked(client) {
+                    break 'retry Some(Ok(if core.shared.observe.unblocked(client) {
                         Reply::error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
                     } else {
                         Reply::NilArray
-                    })
+                    }))
                 }
                 Event::Read(Ok(n)) if n > 0 && rbuf.len() + n <= MAX_QUERY_BUFFER => {
                     rbuf.extend_from_slice(&scratch[..n])
@@ -584,29 +593,29 @@ async fn local_reply(plan: Plan) -> Reply {
 /// EXEC: the keyspace commands as one replicated operation (fenced by its
 /// region's proposer when keys are watched), then the other queued commands
 /// here, replies merged in queue order. The watched keys are released after.
-async fn exec(core: &Core, session: &mut Session, mut plan: ExecPlan) -> Reply {
+async fn exec(core: &Core, session: &mut Session, mut plan: ExecPlan) -> WriteResult {
     let shared = &core.shared;
     let result = match (plan.cmd.take(), plan.watched.is_empty()) {
-        (None, true) => Reply::Array(Vec::new()),
+        (None, true) => Ok(Reply::Array(Vec::new())),
         // Nothing to write, standalone: the watched keys are judged as of now.
         // (In cluster mode the region's leader judges them, below, after its
         // read index: this node's state may be behind.)
         (None, false) if shared.nodes.is_none() => match shared.watches.dirty(&shared.storage, &plan.watched, now_ms())
         {
-            Ok(true) => Reply::NilArray,
-            Ok(false) => Reply::Array(Vec::new()),
-            Err(e) => Reply::error(format!("ERR {e}")),
+            Ok(true) => Ok(Reply::NilArray),
+            Ok(false) => Ok(Reply::Array(Vec::new())),
+            Err(e) => Ok(Reply::error(format!("ERR {e}"))),
         },
-        (Some(c), true) => {
-            core.submit_write(plan.region, c).await.unwrap_or_else(|_| Reply::error("ERR write aborted"))
+        (Some(c), true) => core.submit_write(plan.region, c).await.unwrap_or(Err(WriteError::Aborted)),
+        (c, false) => {
+            core.submit_fenced(plan.region, c, plan.watched.clone()).await.unwrap_or(Err(WriteError::Aborted))
         }
-        (c, false) => core
-            .submit_fenced(plan.region, c, plan.watched.clone())
-            .await
-            .unwrap_or_else(|_| Reply::error("ERR write aborted")),
     };
     session::unwatch_all(shared, &plan.watched);
-    let Reply::Array(data) = result else { return result };
+    let data = match result? {
+        Reply::Array(data) => data,
+        other => return Ok(other),
+    };
     session.now_ms = now_ms();
     let mut data = data.into_iter();
     let mut out = Vec::with_capacity(plan.queue.len());
@@ -641,5 +650,5 @@ async fn exec(core: &Core, session: &mut Session, mut plan: ExecPlan) -> Reply {
         out.push(r);
     }
     session.in_exec = false;
-    Reply::Array(out)
+    Ok(Reply::Array(out))
 }

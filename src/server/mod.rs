@@ -21,25 +21,56 @@ use crate::cluster::Router;
 use crate::config::Config;
 use crate::raft::runtime::executor_builder;
 use crate::shard::{self, Core, Inbox, Shared};
-use crate::storage::{Storage, StorageOptions};
+use crate::storage::{Storage, StorageError, StorageOptions};
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The data directory does not fit how the server was started (another
+    /// node's, more regions or databases than asked for, a Raft log kept
+    /// elsewhere), or is damaged.
+    #[error("{0}")]
+    Refused(String),
+    #[error("{what}: {e}")]
+    Io { what: String, e: std::io::Error },
+    #[error("{0}")]
+    Storage(#[from] StorageError),
+    #[error("{0}")]
+    Regions(#[from] crate::raft::StartError),
+    #[error("bad address {addr}: {e}")]
+    Address { addr: String, e: std::net::AddrParseError },
+    #[error("load the functions: {0}")]
+    Functions(String),
+    #[error("core {0} stopped abnormally")]
+    CorePanicked(usize),
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> StartError {
+    let what = what.into();
+    move |e| StartError::Io { what, e }
+}
+
+fn address(addr: String) -> Result<SocketAddr, StartError> {
+    addr.parse().map_err(|e| StartError::Address { addr, e })
+}
 
 /// A cluster node's identity (`cluster::nodes::Identity`): read from the data
 /// directory, or made for a directory used for the first time and written
 /// before any Raft state is. A directory made by another node id is refused.
-fn node_identity(storage: &Storage, config: &Config) -> Result<Option<crate::cluster::nodes::Identity>, String> {
+fn node_identity(storage: &Storage, config: &Config) -> Result<Option<crate::cluster::nodes::Identity>, StartError> {
     use crate::cluster::nodes::Identity;
     let Some(c) = &config.cluster else { return Ok(None) };
     let dir = &config.dir;
     let path = dir.join(crate::storage::identity::FILE);
-    if let Some(text) = crate::storage::identity::load(dir).map_err(|e| format!("read {}: {e}", path.display()))? {
-        let id = Identity::decode(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if let Some(text) = crate::storage::identity::load(dir).map_err(io(format!("read {}", path.display())))? {
+        let id = Identity::decode(&text).map_err(|e| StartError::Refused(format!("{}: {e}", path.display())))?;
         if id.node_id != c.node_id {
-            return Err(format!(
+            return Err(StartError::Refused(format!(
                 "{} belongs to node {}, not --node-id {}: each node needs its own data directory",
                 dir.display(),
                 id.node_id,
                 c.node_id
-            ));
+            )));
         }
         return Ok(Some(id));
     }
@@ -49,11 +80,11 @@ fn node_identity(storage: &Storage, config: &Config) -> Result<Option<crate::clu
     let used = {
         use crate::storage::keys::{state_key, StateKind};
         let applied = storage.get(crate::storage::Cf::RaftState, &state_key(0, StateKind::Applied));
-        crate::storage::seglog::raft_log_dir(dir).exists() || applied.map_err(|e| e.to_string())?.is_some()
+        crate::storage::seglog::raft_log_dir(dir).exists() || applied?.is_some()
     };
     let founder = !c.join && !used && c.peers.keys().next() == Some(&c.node_id);
     let id = Identity::fresh(c.node_id, founder);
-    crate::storage::identity::save(dir, &id.encode()).map_err(|e| format!("write {}: {e}", path.display()))?;
+    crate::storage::identity::save(dir, &id.encode()).map_err(io(format!("write {}", path.display())))?;
     eprintln!(
         "node {}: new node identity, incarnation {}{}",
         c.node_id,
@@ -64,7 +95,7 @@ fn node_identity(storage: &Storage, config: &Config) -> Result<Option<crate::clu
 }
 
 /// Run the server until the process is signalled. Returns an error if it cannot start.
-pub fn run(config: Config) -> Result<(), String> {
+pub fn run(config: Config) -> Result<(), StartError> {
     let cores = config.cores.max(1);
     let storage = Storage::open(
         &config.dir,
@@ -77,21 +108,19 @@ pub fn run(config: Config) -> Result<(), String> {
             apply_wal: !config.raft_log_segments,
             ..Default::default()
         },
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let mut config = config;
     config.regions = region_layout(&storage, &config)?;
     check_databases(&storage, &config)?;
     let router = Router::standalone(config.regions, cores);
     raft_log_layout(&router, &config, cores)?;
-    let addr: SocketAddr =
-        format!("{}:{}", config.bind, config.port).parse().map_err(|e| format!("bad address: {e}"))?;
+    let addr = address(format!("{}:{}", config.bind, config.port))?;
     let identity = node_identity(&storage, &config)?;
     let (outboxes, inboxes) = shard::mesh(cores);
     let shared = Arc::new(Shared::new(storage.clone(), router, config, outboxes, identity));
     // Transactions run inside apply through the command table.
     let _ = shared.programs.set(Arc::new(crate::cmd::programs::Executor::new(&shared, crate::cmd::table())));
-    crate::cmd::script::load_functions(&shared)?;
+    crate::cmd::script::load_functions(&shared).map_err(StartError::Functions)?;
     install_signal_handler(shared.clone())?;
 
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
@@ -105,14 +134,14 @@ pub fn run(config: Config) -> Result<(), String> {
         let h = executor_builder(placement)
             .name(&format!("neokv-core-{id}"))
             .spawn(move || core_main(id, cores, shared, inbox, ready, addr))
-            .map_err(|e| format!("start core {id}: {e}"))?;
+            .map_err(|e| StartError::Refused(format!("start core {id}: {e}")))?;
         handles.push(h);
     }
-    for h in handles {
+    for (id, h) in handles.into_iter().enumerate() {
         match h.join() {
             Ok(Ok(())) => {}
             Ok(Err(e)) => return Err(e),
-            Err(e) => return Err(format!("core failed: {e}")),
+            Err(_) => return Err(StartError::CorePanicked(id)),
         }
     }
     Ok(())
@@ -122,16 +151,16 @@ pub fn run(config: Config) -> Result<(), String> {
 /// Raft log in its owning core's segment log (moving them when `--cores`
 /// changed); with `--raft-log rocksdb`, refuse a directory whose log is in
 /// segments (it would start from an empty log).
-fn raft_log_layout(router: &Router, config: &Config, cores: usize) -> Result<(), String> {
+fn raft_log_layout(router: &Router, config: &Config, cores: usize) -> Result<(), StartError> {
     use crate::storage::seglog;
     let root = seglog::raft_log_dir(&config.dir);
     if !config.raft_log_segments {
         let used = std::fs::read_dir(&root).map(|mut d| d.next().is_some()).unwrap_or(false);
         if used {
-            return Err(format!(
+            return Err(StartError::Refused(format!(
                 "{} holds the Raft log in segment logs; start with --raft-log segments",
                 root.display()
-            ));
+            )));
         }
         return Ok(());
     }
@@ -140,38 +169,36 @@ fn raft_log_layout(router: &Router, config: &Config, cores: usize) -> Result<(),
     let ex = executor_builder(Placement::Unbound)
         .name("neokv-raftlog-layout")
         .make()
-        .map_err(|e| format!("start the layout executor: {e}"))?;
+        .map_err(|e| StartError::Refused(format!("start the layout executor: {e}")))?;
     ex.run(async move {
         let owner = |r: u32| owners.get(&r).copied().unwrap_or(0);
         seglog::layout(&root2, cores, owner, seglog::SEGMENT_BYTES, policy).await
     })
-    .map_err(|e| format!("lay out the Raft log in {}: {e}", root.display()))
+    .map_err(io(format!("lay out the Raft log in {}", root.display())))
 }
 
 /// Refuse a data directory with keys in a database `--databases` does not
 /// reach (a restart with fewer): they would be out of every client's reach,
 /// and nothing would ever delete them. (Redis refuses to load such an RDB.)
-fn check_databases(storage: &Storage, config: &Config) -> Result<(), String> {
+fn check_databases(storage: &Storage, config: &Config) -> Result<(), StartError> {
     use crate::storage::keys::{db_of, db_prefix, db_slot_range};
     use crate::storage::Cf;
-    let dbs = crate::types::dbs::Dbs::load(storage, config.databases)?;
-    let first = |from: Vec<u8>, to: Vec<u8>| -> Result<Option<Vec<u8>>, String> {
+    let dbs = crate::types::dbs::Dbs::load(storage, config.databases).map_err(StartError::Refused)?;
+    let first = |from: Vec<u8>, to: Vec<u8>| -> Result<Option<Vec<u8>>, StartError> {
         let mut k = None;
-        storage
-            .scan(Cf::Metadata, &from, &to, false, |key, _| {
-                k = Some(key.to_vec());
-                false
-            })
-            .map_err(|e| e.to_string())?;
+        storage.scan(Cf::Metadata, &from, &to, false, |key, _| {
+            k = Some(key.to_vec());
+            false
+        })?;
         Ok(k)
     };
     let refuse = |p: u16| {
-        Err(format!(
+        Err(StartError::Refused(format!(
             "{} holds keys in database {} (stored as {p}); start it with --databases {} or more",
             config.dir.display(),
             dbs.logical(p),
             dbs.logical(p) as usize + 1
-        ))
+        )))
     };
     let (lo, hi) = db_slot_range(0, 0, crate::cluster::SLOT_COUNT);
     if dbs.logical(0) as usize >= dbs.count() && first(lo, hi)?.is_some() {
@@ -196,23 +223,23 @@ fn check_databases(storage: &Storage, config: &Config) -> Result<(), String> {
 /// restart with other `--peers` or without `--regions` keeps it; an explicit
 /// `--regions` that differs is refused, since the slots of every region would
 /// move under their data).
-fn region_layout(storage: &Storage, config: &Config) -> Result<usize, String> {
+fn region_layout(storage: &Storage, config: &Config) -> Result<usize, StartError> {
     use crate::storage::keys::{state_key, StateKind};
     use crate::storage::Cf;
     let key = state_key(u32::MAX, StateKind::Layout);
-    let stored = storage.get(Cf::RaftState, &key).map_err(|e| e.to_string())?;
+    let stored = storage.get(Cf::RaftState, &key)?;
     match stored.as_deref().map(|b| <[u8; 4]>::try_from(b).map(u32::from_be_bytes)) {
         Some(Ok(n)) if n as usize == config.regions || !config.regions_explicit => Ok(n as usize),
-        Some(Ok(n)) => Err(format!(
+        Some(Ok(n)) => Err(StartError::Refused(format!(
             "{} holds {n} regions; --regions {} differs (start it with --regions {n}, or without --regions)",
             config.dir.display(),
             config.regions
-        )),
-        Some(Err(_)) => Err("the stored region count is damaged".into()),
+        ))),
+        Some(Err(_)) => Err(StartError::Refused("the stored region count is damaged".into())),
         None => {
             let mut b = crate::storage::Batch::new();
             b.put(Cf::RaftState, key, (config.regions as u32).to_be_bytes().to_vec());
-            storage.write(b, true).map_err(|e| e.to_string())?;
+            storage.write(b, true)?;
             Ok(config.regions)
         }
     }
@@ -225,25 +252,25 @@ async fn core_main(
     inbox: Inbox,
     ready: Arc<AtomicUsize>,
     addr: SocketAddr,
-) -> Result<(), String> {
+) -> Result<(), StartError> {
     let core = Core::new(id, shared);
     glommio::spawn_local(core.clone().serve_inbox(inbox)).detach();
     // Other nodes may call before this node's regions are up: they hear
     // "not started yet" and retry.
     let cluster_addr = core.shared.config().cluster.as_ref().map(|c| (c.port, core.shared.config().bind.clone()));
     if let Some((port, bind)) = cluster_addr {
-        let at: SocketAddr = format!("{bind}:{port}").parse().map_err(|e| format!("bad cluster address: {e}"))?;
-        let l = listen(at, &core.shared).map_err(|e| format!("bind cluster port {at}: {e}"))?;
+        let at = address(format!("{bind}:{port}"))?;
+        let l = listen(at, &core.shared).map_err(io(format!("bind cluster port {at}")))?;
         glommio::spawn_local(peers::accept_loop(core.clone(), l)).detach();
     }
-    core.start_regions().await.map_err(|e| format!("core {id}: {e}"))?;
+    core.start_regions().await?;
     core.start_background();
     // Accept only once every core serves its regions.
     ready.fetch_add(1, Ordering::SeqCst);
     while ready.load(Ordering::SeqCst) < cores {
         glommio::timer::sleep(Duration::from_millis(2)).await;
     }
-    let listener = listen(addr, &core.shared).map_err(|e| format!("bind {addr}: {e}"))?;
+    let listener = listen(addr, &core.shared).map_err(io(format!("bind {addr}")))?;
     if ready.fetch_add(1, Ordering::SeqCst) == 2 * cores - 1 {
         println!("NeoKV ready on {addr} ({cores} cores, {} regions)", core.shared.router.regions().len());
     }
@@ -285,9 +312,9 @@ async fn accept_loop(core: Rc<Core>, listener: TcpListener) {
 }
 
 /// On SIGINT/SIGTERM, make the WAL durable and exit.
-fn install_signal_handler(shared: Arc<Shared>) -> Result<(), String> {
+fn install_signal_handler(shared: Arc<Shared>) -> Result<(), StartError> {
     use signal_hook::consts::{SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(|e| e.to_string())?;
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).map_err(io("install signal handlers"))?;
     std::thread::Builder::new()
         .name("neokv-signals".into())
         .spawn(move || {
@@ -295,6 +322,6 @@ fn install_signal_handler(shared: Arc<Shared>) -> Result<(), String> {
                 shared.stop(0);
             }
         })
-        .map_err(|e| e.to_string())?;
+        .map_err(io("start the signal thread"))?;
     Ok(())
 }

@@ -24,6 +24,7 @@ use super::{Core, CoreMsg};
 use crate::pb::write_cmd::Op;
 use crate::pb::{Cross, WriteCmd};
 use crate::protocol::Reply;
+use crate::raft::outcome::{WriteError, WriteResult};
 use crate::raft::region::CrossHold;
 use crate::types::watches::Watched;
 
@@ -47,13 +48,13 @@ pub struct CrossQueue {
 struct Pending {
     cmd: WriteCmd,
     watched: Vec<Watched>,
-    tx: oneshot::Sender<Reply>,
+    tx: oneshot::Sender<WriteResult>,
 }
 
 impl Core {
     /// Run `cmd` as a cross-region write (see the module doc); with `watched`,
     /// only if none of those keys changed (else a null array, as EXEC).
-    pub fn submit_cross(&self, cmd: WriteCmd, watched: Vec<Watched>) -> oneshot::Receiver<Reply> {
+    pub fn submit_cross(&self, cmd: WriteCmd, watched: Vec<Watched>) -> oneshot::Receiver<WriteResult> {
         let (tx, rx) = oneshot::channel();
         self.cross.waiting.borrow_mut().push_back(Pending { cmd, watched, tx });
         if self.cross.running.replace(true) {
@@ -109,12 +110,12 @@ enum Hold {
 }
 
 async fn coordinate(shared: &super::Shared, regions: &[(u32, Hold)], mut batch: Vec<Pending>) {
-    let fail = |batch: Vec<Pending>, r: Reply| {
+    let fail = |batch: Vec<Pending>, e: WriteError| {
         for p in batch {
-            let _ = p.tx.send(r.clone());
+            let _ = p.tx.send(Err(e.clone()));
         }
     };
-    let stopped = || Reply::error("ERR owning core stopped");
+    let stopped = || WriteError::Unavailable("owning core stopped");
     // Hold every proposer, in ascending region id.
     let mut gos = Vec::with_capacity(regions.len());
     for (id, hold) in regions {
@@ -132,7 +133,7 @@ async fn coordinate(shared: &super::Shared, regions: &[(u32, Hold)], mut batch: 
         match held_rx.await {
             Ok(Ok(())) => gos.push(go_tx),
             // Dropping `gos` releases the regions held so far.
-            Ok(Err(r)) => return fail(batch, r),
+            Ok(Err(e)) => return fail(batch, e),
             Err(_) => return fail(batch, stopped()),
         }
     }
@@ -144,7 +145,7 @@ async fn coordinate(shared: &super::Shared, regions: &[(u32, Hold)], mut batch: 
             Err(e) => Some(Reply::error(format!("ERR {e}"))),
         };
         if let Some(r) = dirty {
-            let _ = batch.remove(0).tx.send(r);
+            let _ = batch.remove(0).tx.send(Ok(r));
             if batch.is_empty() {
                 return;
             }
@@ -161,26 +162,27 @@ async fn coordinate(shared: &super::Shared, regions: &[(u32, Hold)], mut batch: 
         replies.push(rx);
     }
     // The first region ran the writes and answers with their replies; another
-    // region's error (the entry's fate unknown there) is every write's answer.
+    // region's failure (the entry's fate unknown there) is every write's answer.
     let mut answer = None;
     for rx in replies {
-        let r = rx.await.unwrap_or_else(|_| Reply::error("ERR write aborted"));
+        let r = rx.await.unwrap_or(Err(WriteError::Aborted));
         match &answer {
             None => answer = Some(r),
-            Some(_) if r.is_error() => answer = Some(r),
+            Some(_) if r.is_err() => answer = Some(r),
             Some(_) => {}
         }
     }
     match answer {
-        Some(Reply::Array(each)) if each.len() == txs.len() => {
+        Some(Ok(Reply::Array(each))) if each.len() == txs.len() => {
             for (tx, r) in txs.into_iter().zip(each) {
-                let _ = tx.send(r);
+                let _ = tx.send(Ok(r));
             }
         }
         other => {
             let r = match other {
-                Some(r) if r.is_error() => r,
-                _ => Reply::error("ERR cross-region write answered out of shape"),
+                Some(Err(e)) => Err(e),
+                Some(Ok(r)) if r.is_error() => Ok(r),
+                _ => Ok(Reply::error("ERR cross-region write answered out of shape")),
             };
             for tx in txs {
                 let _ = tx.send(r.clone());

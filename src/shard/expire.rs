@@ -106,7 +106,7 @@ pub async fn run(core: Rc<Core>, region: Rc<Region>, route: RegionRoute) {
         }
         let (tx, rx) = oneshot::channel();
         region.submit(WriteCmd { op: Some(Op::ExpireKeys(op)), db: 0 }, tx);
-        if let Ok(Reply::Int(n)) = rx.await {
+        if let Ok(Ok(Reply::Int(n))) = rx.await {
             core.shared.expired_keys.fetch_add(n as u64, Ordering::Relaxed);
         }
     }

@@ -27,10 +27,11 @@ use crate::net::link::Links;
 use crate::net::{error_body, UNREACHABLE};
 use crate::pb::peer_frame::Body;
 use crate::pb::WriteCmd;
-use crate::protocol::Reply;
 use crate::raft::network::{Network, Source};
+use crate::raft::outcome::{WriteError, WriteResult};
 use crate::raft::region::{ChangeError, Fenced, GroupOpts, MemberChange, ReadError, Region};
 use crate::raft::state_machine::RegionDeps;
+use crate::raft::StartError;
 use crate::storage::seglog::{raft_log_dir, SegLog, SEGMENT_BYTES};
 use crate::types::cache::ReadCache;
 use crate::types::watches::Watched;
@@ -42,7 +43,7 @@ pub enum CoreMsg {
     /// Propose each `(region, cmd)` on its region (owned by the receiving core),
     /// in order, and send every reply back together on `tx` (one message each
     /// way per reactor turn, whatever the number of writes: see `Outgoing`).
-    Writes { items: Vec<(u32, WriteCmd)>, tx: oneshot::Sender<Vec<Reply>> },
+    Writes { items: Vec<(u32, WriteCmd)>, tx: oneshot::Sender<Vec<WriteResult>> },
     /// A transaction with watched keys for `region` (see `Region::submit_fenced`).
     Fenced { region: u32, f: Fenced },
     /// Hold `region`'s proposer for a cross-region write (see `cross`).
@@ -54,6 +55,11 @@ pub enum CoreMsg {
     /// A membership change of `region`, led here (see `members`).
     Members { region: u32, change: MemberChange, tx: oneshot::Sender<Result<(), ChangeError>> },
 }
+
+/// Why a write never reached its region's proposer.
+const CORE_STOPPED: &str = "owning core stopped";
+const NOT_STARTED: &str = "region not started";
+const NOT_OWNED: &str = "region not owned by this core";
 
 pub type Inbox = mpsc::UnboundedReceiver<CoreMsg>;
 pub type Outbox = mpsc::UnboundedSender<CoreMsg>;
@@ -85,12 +91,12 @@ pub struct Core {
 /// turn and shipped as one message per core at its end, so a core that
 /// sleeps between turns is woken once per batch, not once per write.
 struct Outgoing {
-    queues: RefCell<Vec<Vec<(u32, WriteCmd, oneshot::Sender<Reply>)>>>,
+    queues: RefCell<Vec<Vec<(u32, WriteCmd, oneshot::Sender<WriteResult>)>>>,
     scheduled: std::cell::Cell<bool>,
 }
 
 impl Outgoing {
-    fn push(self: &Rc<Self>, shared: &Arc<Shared>, owner: usize, item: (u32, WriteCmd, oneshot::Sender<Reply>)) {
+    fn push(self: &Rc<Self>, shared: &Arc<Shared>, owner: usize, item: (u32, WriteCmd, oneshot::Sender<WriteResult>)) {
         self.queues.borrow_mut()[owner].push(item);
         if self.scheduled.replace(true) {
             return;
@@ -107,7 +113,7 @@ impl Outgoing {
                 let (tx, rx) = oneshot::channel();
                 if shared.mesh[owner].unbounded_send(CoreMsg::Writes { items, tx }).is_err() {
                     for t in txs {
-                        let _ = t.send(Reply::error("ERR owning core stopped"));
+                        let _ = t.send(Err(WriteError::Unavailable(CORE_STOPPED)));
                     }
                     continue;
                 }
@@ -115,7 +121,7 @@ impl Outgoing {
                     let replies = rx.await.unwrap_or_default();
                     let mut replies = replies.into_iter();
                     for t in txs {
-                        let _ = t.send(replies.next().unwrap_or_else(|| Reply::error("ERR write aborted")));
+                        let _ = t.send(replies.next().unwrap_or(Err(WriteError::Aborted)));
                     }
                 })
                 .detach();
@@ -159,7 +165,7 @@ impl Core {
     }
 
     /// Start every region this core owns; returns once each leads and has caught up.
-    pub async fn start_regions(&self) -> Result<(), String> {
+    pub async fn start_regions(&self) -> Result<(), StartError> {
         let routes: Vec<_> = self.shared.router.regions().iter().filter(|r| r.core == self.id).cloned().collect();
         let (segments, dir, fsync) = {
             let cfg = self.shared.config();
@@ -169,7 +175,7 @@ impl Core {
             let path = raft_log_dir(&dir).join(format!("core-{}", self.id));
             let log = SegLog::open(&path, SEGMENT_BYTES, fsync)
                 .await
-                .map_err(|e| format!("open the Raft log in {}: {e}", path.display()))?;
+                .map_err(|e| StartError::Segments { path: path.clone(), e })?;
             *self.raft_log.borrow_mut() = Some(log.clone());
             Some(log)
         } else {
@@ -228,7 +234,7 @@ impl Core {
         &self,
         routes: &[crate::cluster::RegionRoute],
         seg: Option<&Rc<SegLog>>,
-    ) -> Result<(), String> {
+    ) -> Result<(), StartError> {
         use crate::raft::log_store::LogStore;
         use crate::raft::state_machine::StateMachine;
         let storage = &self.shared.storage;
@@ -237,7 +243,7 @@ impl Core {
             let mut log = LogStore::open(storage.clone(), route.id, seg).await?;
             let f = StateMachine::cross_entries(storage, &mut log, route.id)
                 .await
-                .map_err(|e| format!("region {}: read the Raft log: {e}", route.id))?;
+                .map_err(|e| StartError::ReadLog { region: route.id, e })?;
             found.extend(f);
         }
         let mine: Vec<u32> = routes.iter().map(|r| r.id).collect();
@@ -255,7 +261,7 @@ impl Core {
             );
             eprintln!("region {region}: voided the cross-region write at log index {index}: a crash cut it off before every participant's log held it (it was never acknowledged)");
         }
-        storage.write(b, true).map_err(|e| format!("void cut cross-region writes: {e}"))
+        storage.write(b, true).map_err(StartError::Void)
     }
 
     /// Wait until a read of `region` on this node is linearizable (see
@@ -347,7 +353,7 @@ impl Core {
     }
 
     /// Send a write to its region's proposer, here or on the owning core.
-    pub fn submit_write(&self, region: u32, cmd: WriteCmd) -> oneshot::Receiver<Reply> {
+    pub fn submit_write(&self, region: u32, cmd: WriteCmd) -> oneshot::Receiver<WriteResult> {
         if region == cross::ALL_REGIONS {
             return self.submit_cross(cmd, Vec::new());
         }
@@ -357,7 +363,7 @@ impl Core {
             match self.local_region(region) {
                 Some(r) => r.submit(cmd, tx),
                 None => {
-                    let _ = tx.send(Reply::error("ERR region not started"));
+                    let _ = tx.send(Err(WriteError::Unavailable(NOT_STARTED)));
                 }
             }
         } else {
@@ -368,7 +374,12 @@ impl Core {
 
     /// Send a transaction with watched keys to its region's proposer, here or on
     /// the owning core (see `Region::submit_fenced`).
-    pub fn submit_fenced(&self, region: u32, cmd: Option<WriteCmd>, watched: Vec<Watched>) -> oneshot::Receiver<Reply> {
+    pub fn submit_fenced(
+        &self,
+        region: u32,
+        cmd: Option<WriteCmd>,
+        watched: Vec<Watched>,
+    ) -> oneshot::Receiver<WriteResult> {
         if let (cross::ALL_REGIONS, Some(cmd)) = (region, &cmd) {
             return self.submit_cross(cmd.clone(), watched);
         }
@@ -379,12 +390,12 @@ impl Core {
             match self.local_region(region) {
                 Some(r) => r.submit_fenced(f),
                 None => {
-                    let _ = f.tx.send(Reply::error("ERR region not started"));
+                    let _ = f.tx.send(Err(WriteError::Unavailable(NOT_STARTED)));
                 }
             }
         } else if let Err(e) = self.shared.mesh[owner].unbounded_send(CoreMsg::Fenced { region, f }) {
             if let CoreMsg::Fenced { f, .. } = e.into_inner() {
-                let _ = f.tx.send(Reply::error("ERR owning core stopped"));
+                let _ = f.tx.send(Err(WriteError::Unavailable(CORE_STOPPED)));
             }
         }
         rx
@@ -401,7 +412,7 @@ impl Core {
                         match self.local_region(region) {
                             Some(r) => r.submit(cmd, tx),
                             None => {
-                                let _ = tx.send(Reply::error("ERR region not owned by this core"));
+                                let _ = tx.send(Err(WriteError::Unavailable(NOT_OWNED)));
                             }
                         }
                     }
@@ -409,13 +420,13 @@ impl Core {
                 CoreMsg::Fenced { region, f } => match self.local_region(region) {
                     Some(r) => r.submit_fenced(f),
                     None => {
-                        let _ = f.tx.send(Reply::error("ERR region not owned by this core"));
+                        let _ = f.tx.send(Err(WriteError::Unavailable(NOT_OWNED)));
                     }
                 },
                 CoreMsg::Cross { region, h } => match self.local_region(region) {
                     Some(r) => r.submit_cross(h),
                     None => {
-                        let _ = h.held.send(Err(Reply::error("ERR region not owned by this core")));
+                        let _ = h.held.send(Err(WriteError::Unavailable(NOT_OWNED)));
                     }
                 },
                 CoreMsg::Linearize { region, on_follower, tx } => match self.local_region(region) {
