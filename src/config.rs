@@ -74,9 +74,9 @@ const DEFAULTS: &[(&str, &str)] = &[
     ("daemonize", "no"),
     ("dbfilename", "dump.rdb"),
     ("enable-debug-command", "yes"),
-    ("hash-max-listpack-entries", "128"),
+    ("hash-max-listpack-entries", "512"),
     ("hash-max-listpack-value", "64"),
-    ("hash-max-ziplist-entries", "128"),
+    ("hash-max-ziplist-entries", "512"),
     ("hash-max-ziplist-value", "64"),
     ("hz", "10"),
     ("io-threads", "1"),
@@ -306,11 +306,106 @@ impl Config {
                 self.params.insert(name.to_string(), v.to_string());
                 return Ok(());
             }
-            _ => {}
+            _ => {
+                let v = match kind(name) {
+                    Kind::Immutable => return Err(bad("can't set immutable config")),
+                    Kind::Text => value.to_string(),
+                    Kind::Bool => match value.to_ascii_lowercase().as_str() {
+                        v @ ("yes" | "no") => v.to_string(),
+                        _ => return Err(bad("argument must be 'yes' or 'no'")),
+                    },
+                    Kind::Enum(names) => match names.iter().find(|n| n.eq_ignore_ascii_case(value)) {
+                        Some(n) => n.to_string(),
+                        None => {
+                            return Err(bad(&format!("argument(s) must be one of the following: {}", names.join(", "))))
+                        }
+                    },
+                    Kind::Int(min, max) => {
+                        let v: i64 = value.parse().map_err(|_| bad("argument couldn't be parsed into an integer"))?;
+                        if v < min || v > max {
+                            return Err(bad(&format!("argument must be between {min} and {max} inclusive")));
+                        }
+                        v.to_string()
+                    }
+                    Kind::Memory => parse_memory(value)
+                        .filter(|v| *v >= 0)
+                        .ok_or_else(|| bad("argument must be a memory value"))?
+                        .to_string(),
+                };
+                self.params.insert(name.to_string(), v);
+                return Ok(());
+            }
         }
         self.params.insert(name.to_string(), value.to_string());
         self.sync_params();
         Ok(())
+    }
+}
+
+/// What a parameter without its own rule in `Config::set_one` accepts, as
+/// Redis 7.0's config table declares it (its type and bounds).
+enum Kind {
+    /// Fixed at start (`IMMUTABLE_CONFIG`).
+    Immutable,
+    /// yes or no, in any case; shown lowercase.
+    Bool,
+    /// One of the names, in any case; shown as listed.
+    Enum(&'static [&'static str]),
+    /// An integer within the bounds.
+    Int(i64, i64),
+    /// A memory value (`1gb`, `100mb`, bytes), not negative.
+    Memory,
+    /// Any text.
+    Text,
+}
+
+const INT_MAX: i64 = i32::MAX as i64;
+const LONG_MAX: i64 = i64::MAX;
+
+fn kind(name: &str) -> Kind {
+    match name {
+        "appendfilename"
+        | "cluster-enabled"
+        | "daemonize"
+        | "enable-debug-command"
+        | "io-threads"
+        | "logfile"
+        | "tcp-backlog" => Kind::Immutable,
+        "activedefrag"
+        | "appendonly"
+        | "latency-tracking"
+        | "lazyfree-lazy-user-del"
+        | "protected-mode"
+        | "rdbcompression"
+        | "replica-read-only"
+        | "stop-writes-on-bgsave-error" => Kind::Bool,
+        "loglevel" => Kind::Enum(&["debug", "verbose", "notice", "warning"]),
+        "maxmemory-policy" => Kind::Enum(&[
+            "volatile-lru",
+            "volatile-lfu",
+            "volatile-random",
+            "volatile-ttl",
+            "allkeys-lru",
+            "allkeys-lfu",
+            "allkeys-random",
+            "noeviction",
+        ]),
+        "active-expire-effort" => Kind::Int(1, 10),
+        "maxmemory-samples" => Kind::Int(1, INT_MAX),
+        "hz"
+        | "lfu-decay-time"
+        | "lfu-log-factor"
+        | "list-compress-depth"
+        | "min-replicas-to-write"
+        | "tcp-keepalive"
+        | "timeout" => Kind::Int(0, INT_MAX),
+        "list-max-listpack-size" => Kind::Int(i32::MIN as i64, INT_MAX),
+        "hash-max-listpack-entries"
+        | "set-max-intset-entries"
+        | "set-max-listpack-entries"
+        | "zset-max-listpack-entries" => Kind::Int(0, LONG_MAX),
+        "maxmemory" | "hash-max-listpack-value" | "zset-max-listpack-value" => Kind::Memory,
+        _ => Kind::Text,
     }
 }
 
@@ -348,5 +443,31 @@ mod tests {
         assert_eq!(c.proto_max_bulk_len, 2 << 20);
         assert!(c.set("proto-max-bulk-len", "10").is_err());
         assert_eq!(parse_memory("1gb"), Some(1 << 30));
+    }
+
+    #[test]
+    fn typed_parameters_refuse_what_redis_refuses() {
+        let mut c = Config::default();
+        let refused = |c: &mut Config, k: &str, v: &str| match c.set(k, v) {
+            Err(SetError::Invalid(m)) => m,
+            other => panic!("{k} {v}: {other:?}"),
+        };
+        assert!(refused(&mut c, "maxmemory-policy", "nope").ends_with("must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction"));
+        c.set("maxmemory-policy", "ALLKEYS-LRU").unwrap();
+        assert_eq!(c.param("maxmemory-policy"), Some("allkeys-lru"));
+        assert!(refused(&mut c, "activedefrag", "maybe").ends_with("argument must be 'yes' or 'no'"));
+        c.set("activedefrag", "YES").unwrap();
+        assert_eq!(c.param("activedefrag"), Some("yes"));
+        assert!(
+            refused(&mut c, "maxmemory-samples", "0").ends_with("argument must be between 1 and 2147483647 inclusive")
+        );
+        assert!(refused(&mut c, "hz", "x").ends_with("argument couldn't be parsed into an integer"));
+        assert!(refused(&mut c, "zset-max-ziplist-entries", "-1").contains("'zset-max-ziplist-entries'"));
+        c.set("hash-max-ziplist-value", "1kb").unwrap();
+        assert_eq!(c.param("hash-max-listpack-value"), Some("1024"));
+        c.set("maxmemory", "1mb").unwrap();
+        assert_eq!(c.param("maxmemory"), Some("1048576"));
+        assert!(refused(&mut c, "daemonize", "yes").ends_with("can't set immutable config"));
+        assert_eq!(c.param("hash-max-ziplist-entries"), Some("512"), "Redis 7.0's built-in default");
     }
 }

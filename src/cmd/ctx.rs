@@ -428,33 +428,18 @@ impl<'a> Ctx<'a> {
 
     /// A write of `op` to the command's region, its result shown as `shape`.
     pub fn write(&mut self, op: Op, shape: Shape) -> CmdResult {
+        self.write_to(self.region.unwrap_or(0), op, shape)
+    }
+
+    /// A write of `op` to `region` (`shard::cross::ALL_REGIONS`: a
+    /// cross-region write); detached, to the one being applied.
+    pub fn write_to(&mut self, region: u32, op: Op, shape: Shape) -> CmdResult {
         let cmd = WriteCmd { op: Some(op), db: self.session.db as u32 };
         match &mut self.env {
-            Env::Conn(_) => Ok(Plan::Write { region: self.region.unwrap_or(0), cmd, shape }),
+            Env::Conn(_) => Ok(Plan::Write { region, cmd, shape }),
             Env::ReadOnly(_) => Err(err(READONLY_SCRIPT)),
             Env::Apply { apply, .. } => Ok(Plan::Reply(shape.apply(apply_cmd(apply, &cmd)?))),
         }
-    }
-
-    /// This command line run inside apply on `region`, as a one-command
-    /// transaction (`pb::Exec`): it reads and writes over the batch there,
-    /// atomically, the same on every replica (SORT ... STORE, GEO stores).
-    /// Its reply is the transaction's only one.
-    pub fn in_apply(&self, region: u32, args: &[Bytes]) -> CmdResult {
-        Ok(Plan::Write { region, cmd: self.apply_cmd(args, false), shape: Shape::Only })
-    }
-
-    /// The one-command transaction of [`Ctx::in_apply`]; `retry`: a blocked
-    /// client's retry (`pb::Exec::retry`).
-    pub fn apply_cmd(&self, args: &[Bytes], retry: bool) -> WriteCmd {
-        let op = crate::pb::Exec {
-            cmds: vec![crate::pb::Argv { args: args.to_vec() }],
-            resp: self.session.resp as u32,
-            seed: 0,
-            retry,
-            stream_limits: self.stream_limits(),
-        };
-        WriteCmd { op: Some(Op::Exec(op)), db: self.session.db as u32 }
     }
 
     /// A write to every region (FLUSHALL); detached, to the one being applied.

@@ -3,20 +3,21 @@
 //! redis-server both ways.
 //!
 //! DUMP reads the key over one snapshot (a big key on the blocking pool).
-//! RESTORE is proposed as a one-command transaction with its payload: apply
-//! checks BUSYKEY, the TTL and the payload in Redis's order, and writes the
-//! value (`types::dump`) with its TTL.
+//! RESTORE is proposed as its operation with the payload (`pb::Restore`):
+//! apply checks BUSYKEY, the TTL and the payload in Redis's order, and writes
+//! the value with its TTL (`types::dump::apply_restore`).
 
 use bytes::Bytes;
 
 use super::ctx::READONLY_SCRIPT;
 use super::key_specs as ks;
 use super::table::{cat, flag::*, row, CommandSpec, Group};
-use super::{err, reply, CmdError, CmdResult, Ctx};
+use super::{err, CmdError, CmdResult, Ctx, Shape};
+use crate::pb::{self, write_cmd::Op};
 use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::rdb_value;
 use crate::protocol::Reply;
-use crate::types::{notify, Source};
+use crate::types::Source;
 
 fn dump(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let key = args[1].clone();
@@ -72,50 +73,22 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Err(err(READONLY_SCRIPT));
     }
     let o = options(args)?;
-    if !ctx.detached() {
-        // The access record IDLETIME and FREQ set is this core's, kept outside
-        // the log (OBJECT IDLETIME / FREQ read it).
-        if o.idle.is_some() || o.freq.is_some() {
-            if let Some(core) = ctx.core() {
-                let now = ctx.now_ms();
-                ctx.shared.access.set(core.id, &args[1], now, o.idle.map(|s| s.saturating_mul(1000)), o.freq);
-            }
+    // The access record IDLETIME and FREQ set is this core's, kept outside
+    // the log (OBJECT IDLETIME / FREQ read it).
+    if !ctx.detached() && (o.idle.is_some() || o.freq.is_some()) {
+        if let Some(core) = ctx.core() {
+            let now = ctx.now_ms();
+            ctx.shared.access.set(core.id, &args[1], now, o.idle.map(|s| s.saturating_mul(1000)), o.freq);
         }
-        return ctx.in_apply(ctx.region.unwrap_or(0), args);
     }
-    let key = args[1].clone();
-    let now = ctx.now_ms();
-    let done = ctx.with_apply(|a| -> Result<Reply, CmdError> {
-        let old = a.live_meta(&a.mkey(&key))?;
-        if !o.replace && old.is_some() {
-            return Err(err("BUSYKEY Target key name already exists."));
-        }
-        let ttl = parse_i64(&args[2]).ok_or(ArgError::NotInteger)?;
-        if ttl < 0 {
-            return Err(err("ERR Invalid TTL value, must be >= 0"));
-        }
-        let value = rdb_value::decode(&args[3]).map_err(|e| err(e.message()))?;
-        let at = match ttl {
-            0 => 0,
-            t if o.absttl => t as u64,
-            t => now.saturating_add(t as u64),
-        };
-        if at != 0 && at <= now {
-            // Already expired: the old value goes, nothing is stored.
-            if let Some(m) = &old {
-                a.del_key(a.mkey(&key), m);
-                a.event(notify::GENERIC, "del", &key);
-            }
-            return Ok(Reply::Ok);
-        }
-        crate::types::dump::write(a, &key, value, at)?;
-        a.event(notify::GENERIC, "restore", &key);
-        Ok(Reply::Ok)
-    });
-    match done {
-        Some(r) => reply(r?),
-        None => Err(err(READONLY_SCRIPT)),
-    }
+    let op = pb::Restore {
+        key: args[1].clone(),
+        ttl: args[2].clone(),
+        payload: args[3].clone(),
+        replace: o.replace,
+        absttl: o.absttl,
+    };
+    ctx.write(Op::Restore(op), Shape::Natural)
 }
 
 pub static COMMANDS: &[CommandSpec] = &[

@@ -429,7 +429,7 @@ fn object_encoding(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 KeyType::Hash => (
                     "listpack",
                     "hashtable",
-                    limit("hash-max-listpack-entries", 128),
+                    limit("hash-max-listpack-entries", 512),
                     limit("hash-max-listpack-value", 64),
                 ),
                 KeyType::ZSet => (

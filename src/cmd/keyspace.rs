@@ -387,12 +387,12 @@ pub static COMMANDS: &[CommandSpec] = &[
         .cats(cat::KEYSPACE | cat::DANGEROUS),
     row("move", 3, WF, G, "1.0.0", "Moves a key to another database.", move_)
         .key_specs(&[ks::key(ks::RW | ks::ACCESS | ks::UPDATE, 1)]),
-    row("swapdb", 3, WF, Group::Server, "4.0.0", "Swaps two Redis databases.", swapdb)
+    row("swapdb", 3, WF | SWAPS_DBS, Group::Server, "4.0.0", "Swaps two Redis databases.", swapdb)
         .cats(cat::KEYSPACE | cat::DANGEROUS),
     row(
         "touch",
         -2,
-        RF,
+        RF | TOUCHES,
         G,
         "3.2.1",
         "Returns the number of existing keys out of those specified after updating the time they were last accessed.",

@@ -12,7 +12,8 @@
 //! | `args.rs` | argument grammars several families share |
 //! | `elements.rs` | element scans and random picks of Hash, Set, Sorted Set |
 //! | `in_apply.rs` | one command line run inside apply (a transaction's or a script's command) |
-//! | `programs.rs` | the `types::apply::Programs` each region is handed: transactions, scripts, function changes inside apply |
+//! | `programs.rs` | the `types::apply::Programs` each region is handed: transactions, scripts, function changes, stream writes inside apply |
+//! | `stream_apply.rs` | stream writes inside apply (`pb::Stream`: XADD ... XREADGROUP), made by `stream.rs` and `stream_group.rs` |
 //! | `txn.rs` | MULTI/EXEC/WATCH: queueing, and EXEC's one replicated operation |
 //! | `script/` | EVAL, SCRIPT, FUNCTION, FCALL (`mod.rs`); the hosts scripts call commands through (`host.rs`) |
 //! | `pubsub.rs` | SUBSCRIBE and the other Pub/Sub commands (the registry is `shard::pubsub`) |
@@ -63,6 +64,7 @@ pub mod set;
 pub mod shape;
 pub mod sort;
 pub mod stream;
+pub mod stream_apply;
 pub mod stream_group;
 pub mod string;
 pub mod table;

@@ -1,7 +1,8 @@
 //! What runs whole command lines inside apply ([`Executor`], the
 //! `types::apply::Programs` every region's state machine is handed): a
 //! transaction's commands (`txn` built the entry), a script or function
-//! (`script`), and changes to the function libraries.
+//! (`script`), and changes to the function libraries; and the stream writes
+//! (`stream_apply`).
 
 use std::sync::{Arc, Weak};
 
@@ -60,6 +61,10 @@ impl Programs for Executor {
     fn functions(&self, apply: &mut ApplyCtx, op: &pb::Functions) -> Result<Reply, StorageError> {
         let Some(shared) = self.shared.upgrade() else { return Ok(Reply::error("ERR server shutting down")) };
         super::script::apply_function_change(&shared, apply, op)
+    }
+
+    fn stream(&self, apply: &mut ApplyCtx, op: &pb::Stream) -> Result<Reply, StorageError> {
+        super::stream_apply::apply(apply, op)
     }
 
     fn queues_script(&self, op: &pb::Exec) -> bool {

@@ -45,7 +45,7 @@ pub fn record_access(core: &Core, session: &Session, spec: &CommandSpec, at: &[u
     let keys = at.iter().filter_map(|&i| args.get(i)).map(|k| &k[..]);
     if spec.flags & flag::FORGETS != 0 {
         core.shared.access.forget(keys);
-    } else if spec.flags & flag::NO_TOUCH == 0 && (!session.no_touch || spec.name == "touch") {
+    } else if spec.flags & flag::NO_TOUCH == 0 && (!session.no_touch || spec.flags & flag::TOUCHES != 0) {
         let now_ms = session.now_ms;
         core.shared.access.touch(core.id, now_ms, keys);
     }

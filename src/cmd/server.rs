@@ -544,7 +544,7 @@ fn command_info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             .iter()
             .map(|n| match t.get(&String::from_utf8_lossy(n).to_ascii_lowercase()) {
                 Some(spec) => command_entry(t, spec),
-                None => Reply::NilArray,
+                None => Reply::Nil,
             })
             .collect(),
     ))
@@ -644,7 +644,7 @@ pub static COMMANDS: &[CommandSpec] = &[
         "Closes the connection.",
         quit,
     ),
-    row("select", 2, LOADING | STALE | FAST, C, "1.0.0", "Changes the selected database.", select),
+    row("select", 2, LOADING | STALE | FAST | SETS_DB, C, "1.0.0", "Changes the selected database.", select),
     row("auth", -2, CONN | NO_AUTH | ALLOW_BUSY, C, "1.0.0", "Authenticates the connection.", auth),
     row("hello", -1, CONN | NO_AUTH | ALLOW_BUSY, C, "6.0.0", "Handshakes with the Redis server.", hello),
     container("client", 0, C, "2.4.0", "A container for client connection commands.", None),

@@ -71,7 +71,8 @@ pub struct Session {
     pub monitor_shown: bool,
     /// Running a script's commands (`redis.call`).
     pub in_script: bool,
-    /// Running a blocked client's retry inside apply (`pb::Exec::retry`).
+    /// Running a blocked client's retry inside apply (`pb::Exec::retry`, set
+    /// by older builds' XREADGROUP entries; now `pb::Stream::retry`).
     pub retry: bool,
     /// The selected (logical) database.
     pub db: u16,
@@ -156,7 +157,7 @@ impl Queued {
     /// True for a command that reads or writes the keyspace: it runs inside apply.
     pub fn in_apply(&self) -> bool {
         // SELECT too: the commands after it run in its database.
-        self.spec.flags & (flag::WRITE | flag::READONLY | flag::PROGRAM) != 0 || self.spec.name == "select"
+        self.spec.flags & (flag::WRITE | flag::READONLY | flag::PROGRAM | flag::SETS_DB) != 0
     }
 }
 
@@ -177,7 +178,7 @@ pub struct ExecPlan {
 /// EXEC itself discards the transaction (and the watched keys) at once and says
 /// why, in MULTI or not, as Redis's `execCommandAbort` does. Returns the reply.
 pub fn refused(shared: &Shared, session: &mut Session, spec: Option<&CommandSpec>, r: Reply) -> Reply {
-    if spec.is_some_and(|s| s.name == "exec") {
+    if spec.is_some_and(|s| s.flags & flag::RUNS_QUEUE != 0) {
         end_transaction(shared, session);
         if let Some(e) = r.error_text() {
             let e = e.strip_prefix("ERR ").unwrap_or(&e);

@@ -2,9 +2,9 @@
 //! `types::sort`; here are the grammar, where it runs, and STORE.
 //!
 //! A SORT that stores (and, in cluster mode, any SORT: a leader's read is only
-//! linearizable through the log) is proposed as a one-command transaction
-//! (`pb::Exec`), so apply sorts and writes the destination atomically, over
-//! the same state on every replica. Standalone with several regions, a BY or
+//! linearizable through the log) is proposed as its operation (`pb::Sort`,
+//! `types::sort::apply_sort`), so apply sorts and writes the destination
+//! atomically, over the same state on every replica. Standalone with several regions, a BY or
 //! GET pattern may name keys of any region: such a SORT ... STORE is a
 //! cross-region write (`shard::cross`), as a script touching undeclared keys
 //! is. Without STORE it reads one snapshot on the connection's core (the
@@ -14,12 +14,11 @@ use bytes::Bytes;
 
 use super::key_specs as ks;
 use super::table::{cat, flag::*, row, CommandSpec, Group};
-use super::{reply, CmdResult, Ctx};
+use super::{CmdResult, Ctx, Shape};
 use crate::cluster::key_slot;
+use crate::pb::write_cmd::Op;
 use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::Reply;
-use crate::types::list::store_list;
-use crate::types::notify::LIST;
 use crate::types::sort::{sort, SortSpec};
 
 /// Redis Cluster's refusal of a pattern whose keys may lie in other slots.
@@ -111,37 +110,22 @@ fn sort_ro(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn sort_generic(ctx: &mut Ctx<'_>, args: &[Bytes], read_only: bool) -> CmdResult {
     let spec = parse(ctx, args, read_only)?;
     let cluster = ctx.shared.nodes.is_some();
-    if !ctx.detached() && !read_only && (spec.store.is_some() || cluster) {
+    let detached = ctx.detached();
+    if spec.store.is_some() || (cluster && !read_only && !detached) {
+        // Sorted (and stored) inside apply: see the module doc.
         let standalone_regions = !cluster && ctx.shared.router.regions().len() > 1;
         let region = if standalone_regions && spec.reads_other_keys() {
             crate::shard::cross::ALL_REGIONS
         } else {
             ctx.region.unwrap_or(0)
         };
-        return ctx.in_apply(region, args);
+        return ctx.write_to(region, Op::Sort(spec.to_op(args[1].clone())), Shape::Natural);
     }
-    let detached = ctx.detached();
     let key = args[1].clone();
-    let Some(dst) = spec.store.clone() else {
-        return ctx.walk([&args[1]], move |view| {
-            let items = sort(view, &key, &spec, detached)??;
-            Ok(Reply::Array(items.into_iter().map(|i| i.map_or(Reply::Nil, Reply::Bulk)).collect()))
-        });
-    };
-    // Inside apply: sort over the batch, then store.
-    let items = sort(&ctx.snap(), &key, &spec, detached)??;
-    let values: Vec<Bytes> = items.into_iter().map(Option::unwrap_or_default).collect();
-    let stored = ctx.with_apply(|a| -> Result<(), crate::storage::StorageError> {
-        let existed = a.exists_for_events(&dst)?;
-        store_list(a, &dst, &values)?;
-        a.store_event(LIST, "sortstore", &dst, !values.is_empty(), existed);
-        Ok(())
-    });
-    match stored {
-        Some(r) => r?,
-        None => return Err(super::err(super::ctx::READONLY_SCRIPT)),
-    }
-    reply(Reply::Int(values.len() as i64))
+    ctx.walk([&args[1]], move |view| {
+        let items = sort(view, &key, &spec, detached)??;
+        Ok(Reply::Array(items.into_iter().map(|i| i.map_or(Reply::Nil, Reply::Bulk)).collect()))
+    })
 }
 
 const G: Group = Group::Generic;

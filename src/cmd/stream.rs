@@ -22,16 +22,16 @@ use super::ctx::{Attempt, Block, READONLY_SCRIPT};
 use super::key_specs as ks;
 use super::shape::Shape;
 use super::table::{container, flag::*, row, CommandSpec, Group};
-use super::{err, reply, CmdError, CmdResult, Ctx, Plan};
+use super::{err, CmdError, CmdResult, Ctx, Plan};
+use crate::pb::{self, stream::Op as S, write_cmd::Op};
 use crate::protocol::cursor::{parse_i64, ArgError};
 use crate::protocol::Reply;
 use crate::shard::Shared;
 use crate::storage::StorageError;
 use crate::types::blocked::Lane;
-use crate::types::notify::STREAM;
 use crate::types::stream::{self as st, Fields, NewId, Sid, Stream, Trim};
 use crate::types::view::Snap;
-use crate::types::{ApplyCtx, Source, TypeError};
+use crate::types::{Source, TypeError};
 
 const INVALID_ID: &str = "ERR Invalid stream ID specified as stream command argument";
 
@@ -186,28 +186,26 @@ fn opt_int(v: Option<u64>) -> Reply {
 
 // ---- running writes inside apply ----
 
-/// On a connection, propose the command line; inside apply, run `f` over the
-/// batch. Arguments must have been checked already.
-pub(super) fn in_apply(
-    ctx: &mut Ctx<'_>,
-    args: &[Bytes],
-    f: impl FnOnce(&mut ApplyCtx, &mut Ctx2) -> Result<Reply, CmdError>,
-) -> CmdResult {
-    if !ctx.detached() {
-        return ctx.in_apply(ctx.region.unwrap_or(0), args);
-    }
-    let mut c2 = Ctx2 { resp: ctx.session.resp, retry: ctx.session.retry, now_ms: ctx.now_ms() };
-    match ctx.with_apply(|a| f(a, &mut c2)) {
-        Some(r) => reply(r?),
-        None => Err(err(READONLY_SCRIPT)),
-    }
+/// The stream write `op` as its operation, with what apply needs of the
+/// client (its protocol, a blocked client's retry) and the node limits:
+/// this node's, or inside apply the entry's.
+pub(super) fn message(ctx: &mut Ctx<'_>, op: pb::stream::Op) -> pb::Stream {
+    let limits = if ctx.detached() {
+        ctx.with_apply(|a| {
+            let l = a.stream_limits;
+            (l != Default::default()).then_some(pb::StreamLimits { max_entries: l.max_entries, max_bytes: l.max_bytes })
+        })
+        .flatten()
+    } else {
+        ctx.stream_limits()
+    };
+    pb::Stream { op: Some(op), resp: ctx.session.resp as u32, limits, retry: ctx.session.retry }
 }
 
-/// What an apply-side handler needs of its session.
-pub(super) struct Ctx2 {
-    pub(super) resp: u8,
-    pub(super) retry: bool,
-    pub(super) now_ms: u64,
+/// Propose the stream write `op` (detached: apply it now).
+pub(super) fn write(ctx: &mut Ctx<'_>, op: pb::stream::Op) -> CmdResult {
+    let msg = message(ctx, op);
+    ctx.write(Op::Stream(msg), Shape::Natural)
 }
 
 pub(super) fn refuse_in_read_only(ctx: &Ctx<'_>) -> Result<(), CmdError> {
@@ -215,11 +213,6 @@ pub(super) fn refuse_in_read_only(ctx: &Ctx<'_>) -> Result<(), CmdError> {
         return Err(err(READONLY_SCRIPT));
     }
     Ok(())
-}
-
-/// The stream at `key` for a write: `None` if absent.
-pub(super) fn open_write(a: &ApplyCtx, key: &[u8]) -> Result<Option<(Stream, crate::storage::meta::Meta)>, CmdError> {
-    Ok(stor(st::open_write(a, key))??)
 }
 
 // ---- XADD / XTRIM ----
@@ -308,6 +301,16 @@ fn parse_add_trim(args: &[Bytes], xadd: bool) -> Result<AddTrim, CmdError> {
     Ok(AddTrim { trim, nomkstream, id, fields_at: i + 1 })
 }
 
+fn trim_op(trim: Option<(Trim, bool, Option<u64>)>) -> Option<pb::StreamTrim> {
+    let (how, approx, limit) = trim?;
+    let mut t = pb::StreamTrim { approx, has_limit: limit.is_some(), limit: limit.unwrap_or(0), ..Default::default() };
+    match how {
+        Trim::MaxLen(n) => t.maxlen = n,
+        Trim::MinId(id) => (t.minid, t.min) = (true, Some(id.into())),
+    }
+    Some(t)
+}
+
 fn xadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     refuse_in_read_only(ctx)?;
     let p = parse_add_trim(args, true)?;
@@ -318,65 +321,30 @@ fn xadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if p.id == Some(NewId::Exact(Sid::ZERO)) {
         return Err(err("ERR The ID specified in XADD must be greater than 0-0"));
     }
-    in_apply(ctx, args, |a, _| {
-        let key = &args[1];
-        let (mut s, old) = match open_write(a, key)? {
-            Some((s, m)) => (s, Some(m)),
-            None if p.nomkstream => return Ok(Reply::Nil),
-            None => (st::create(a, key), None),
-        };
-        let lim = a.stream_limits;
-        let id = match stor(st::add(a, &mut s, p.id.unwrap_or(NewId::Auto), &args[p.fields_at..], &lim))? {
-            Ok(id) => id,
-            // A new stream takes any id above 0-0: only an existing one refuses.
-            Err(e) => return Err(err(e)),
-        };
-        a.event(STREAM, "xadd", key);
-        if let Some((how, approx, limit)) = p.trim {
-            let limit = limit.unwrap_or(lim.default_trim_limit());
-            if stor(st::trim(a, key, &mut s, how, approx, limit))? > 0 {
-                a.event(STREAM, "xtrim", key);
-            }
-        }
-        let old = match old {
-            Some(m) => Some(m),
-            None => stor(a.any_meta(&a.mkey(key)))?,
-        };
-        st::save(a, key, old.as_ref(), &mut s);
-        Ok(Reply::Bulk(id.text()))
-    })
+    let mut op = pb::Xadd {
+        key: args[1].clone(),
+        fields: args[p.fields_at..].to_vec(),
+        nomkstream: p.nomkstream,
+        trim: trim_op(p.trim),
+        ..Default::default()
+    };
+    match p.id {
+        Some(NewId::Exact(id)) => op.exact = Some(id.into()),
+        Some(NewId::Ms(ms)) => (op.has_ms, op.ms) = (true, ms),
+        Some(NewId::Auto) | None => {}
+    }
+    write(ctx, S::Xadd(op))
 }
 
 fn xtrim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     refuse_in_read_only(ctx)?;
     let p = parse_add_trim(args, false)?;
-    in_apply(ctx, args, |a, _| {
-        let key = &args[1];
-        let Some((mut s, old)) = open_write(a, key)? else { return Ok(Reply::Int(0)) };
-        let Some((how, approx, limit)) = p.trim else { return Ok(Reply::Int(0)) };
-        let limit = limit.unwrap_or(a.stream_limits.default_trim_limit());
-        let n = stor(st::trim(a, key, &mut s, how, approx, limit))?;
-        if n > 0 {
-            a.event(STREAM, "xtrim", key);
-            st::save(a, key, Some(&old), &mut s);
-        }
-        Ok(Reply::Int(n as i64))
-    })
+    write(ctx, S::Xtrim(pb::Xtrim { key: args[1].clone(), trim: trim_op(p.trim) }))
 }
 
 fn xdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     refuse_in_read_only(ctx)?;
-    in_apply(ctx, args, |a, _| {
-        let key = &args[1];
-        let Some((mut s, old)) = open_write(a, key)? else { return Ok(Reply::Int(0)) };
-        let ids = args[2..].iter().map(|a| strict_id(a)).collect::<Result<Vec<_>, _>>()?;
-        let n = stor(st::delete(a, &mut s, &ids))?;
-        if n > 0 {
-            a.event(STREAM, "xdel", key);
-            st::save(a, key, Some(&old), &mut s);
-        }
-        Ok(Reply::Int(n as i64))
-    })
+    write(ctx, S::Xdel(pb::Xdel { key: args[1].clone(), ids: args[2..].to_vec() }))
 }
 
 fn xsetid(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -403,17 +371,14 @@ fn xsetid(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
         i += 2;
     }
-    in_apply(ctx, args, |a, _| {
-        let key = &args[1];
-        let Some((mut s, old)) = open_write(a, key)? else { return Err(TypeError::NoSuchKey.into()) };
-        stor(st::set_id(a, &mut s, last, added, max_deleted))?.map_err(err)?;
-        a.event(STREAM, "xsetid", key);
-        // Redis 7.0 does not signal the key: WATCH does not see XSETID.
-        let mark = a.modified_mark();
-        st::save(a, key, Some(&old), &mut s);
-        a.not_modified_since(mark, key);
-        Ok(Reply::Ok)
-    })
+    let op = pb::Xsetid {
+        key: args[1].clone(),
+        last: Some(last.into()),
+        has_added: added.is_some(),
+        added: added.unwrap_or(0),
+        max_deleted: Some(max_deleted.into()),
+    };
+    write(ctx, S::Xsetid(op))
 }
 
 // ---- reads: XLEN, XRANGE, XREVRANGE ----

@@ -62,6 +62,20 @@ pub mod flag {
     /// propagate though not a write (PUBLISH, scripts, PFCOUNT storing its
     /// cache); CLIENT PAUSE WRITE holds it as a write.
     pub const MAY_REPLICATE: u32 = 1 << 19;
+    /// Not a Redis flag: runs the transaction's queue (EXEC). CLIENT PAUSE
+    /// WRITE holds it when the queue holds a write; refused before it runs,
+    /// it discards the transaction and answers EXECABORT.
+    pub const RUNS_QUEUE: u32 = 1 << 20;
+    /// Not a Redis flag: changes the connection's database (SELECT). Queued,
+    /// it runs inside apply (the commands after it use its database) and
+    /// stays selected after EXEC.
+    pub const SETS_DB: u32 = 1 << 21;
+    /// Not a Redis flag: changes which stored database a number names
+    /// (SWAPDB): alone in its apply batch, in a transaction too.
+    pub const SWAPS_DBS: u32 = 1 << 22;
+    /// Not a Redis flag: touches its keys even for a client in CLIENT
+    /// NO-TOUCH mode (TOUCH: Redis checks it by name).
+    pub const TOUCHES: u32 = 1 << 23;
     pub const PUBSUB: u32 = 1 << 14;
     pub const NO_ASYNC_LOADING: u32 = 1 << 15;
     pub const NO_MANDATORY_KEYS: u32 = 1 << 16;

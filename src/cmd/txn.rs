@@ -153,7 +153,7 @@ fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     }
     // A SWAPDB is a cross-region write even with one region: alone in its
     // apply batch, so the mapping changes between two batches of every region.
-    if ctx.shared.nodes.is_none() && queue.iter().any(|(spec, _, _)| spec.name == "swapdb") {
+    if ctx.shared.nodes.is_none() && queue.iter().any(|(spec, _, _)| spec.flags & SWAPS_DBS != 0) {
         same = false;
     }
     if !same {
@@ -186,7 +186,7 @@ pub static COMMANDS: &[CommandSpec] = &[
     row(
         "exec",
         1,
-        NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG | NOT_QUEUED,
+        NOSCRIPT | LOADING | STALE | SKIP_SLOWLOG | NOT_QUEUED | RUNS_QUEUE,
         G,
         "1.2.0",
         "Executes all commands in a transaction.",

@@ -180,21 +180,24 @@ impl Dispatch {
     /// Carry out what the handler planned.
     async fn execute(&mut self, plan: Plan, done: Done, wire: Wire<'_>) -> Flow {
         let core = self.core.clone();
-        if let Plan::Write { region, cmd: c, shape } = plan {
-            // Writes to one region take effect in log order; across regions
-            // they would race, so a write to another region waits for this
-            // connection's pending ones (commands take effect in the order sent).
-            if self.pending_region.is_some_and(|r| r != region) {
-                self.drain().await;
-            }
-            self.pending_region = Some(region);
-            self.pending.push((region, core.submit_write(region, c), shape, done));
-            return Flow::Next;
+        // A write joins this connection's writes in flight; anything else
+        // answers after them.
+        if !matches!(plan, Plan::Write { .. }) {
+            self.drain().await;
         }
-        self.drain().await;
         let session = &mut self.session;
         let r = match plan {
-            Plan::Write { .. } => unreachable!("proposed above"),
+            Plan::Write { region, cmd: c, shape } => {
+                // Writes to one region take effect in log order; across regions
+                // they would race, so a write to another region waits for this
+                // connection's pending ones (commands take effect in the order sent).
+                if self.pending_region.is_some_and(|r| r != region) {
+                    self.drain().await;
+                }
+                self.pending_region = Some(region);
+                self.pending.push((region, core.submit_write(region, c), shape, done));
+                return Flow::Next;
+            }
             Plan::Reply(r) => {
                 finish(&core, session, done, r, &mut self.out);
                 return Flow::Next;
@@ -435,7 +438,8 @@ async fn drain(core: &Core, pending: &mut Vec<Pending>, out: &mut BytesMut, sess
 fn held_by_pause(spec: &CommandSpec, session: &Session, all: bool) -> bool {
     let may_write = |s: &CommandSpec| s.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0;
     all || may_write(spec)
-        || (spec.name == "exec" && session.multi.as_ref().is_some_and(|m| m.queue.iter().any(|q| may_write(q.spec))))
+        || (spec.flags & flag::RUNS_QUEUE != 0
+            && session.multi.as_ref().is_some_and(|m| m.queue.iter().any(|q| may_write(q.spec))))
 }
 
 /// Wait while CLIENT PAUSE holds `spec` (the pause may end early: UNPAUSE).
@@ -626,7 +630,7 @@ async fn exec(core: &Core, session: &mut Session, mut plan: ExecPlan) -> WriteRe
         let r = if in_apply {
             let r = data.next().unwrap_or_else(|| Reply::error("ERR transaction reply missing"));
             // A SELECT that ran in the transaction stays selected after it.
-            if spec.name == "select" && matches!(r, Reply::Ok) {
+            if spec.flags & flag::SETS_DB != 0 && matches!(r, Reply::Ok) {
                 if let Some(db) = std::str::from_utf8(&args[1]).ok().and_then(|a| a.parse().ok()) {
                     session.db = db;
                     session.entry.db.store(db, std::sync::atomic::Ordering::Relaxed);

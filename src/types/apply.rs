@@ -44,9 +44,11 @@ fn element_slot(cf: Cf) -> Option<usize> {
     }
 }
 
-/// Runs what needs the whole command table inside apply: a transaction's
-/// commands (and, later, scripts). Implemented by the command layer and handed to
-/// each region's state machine, so this layer does not depend on it.
+/// Runs what the command layer keeps of apply: programs, which need the whole
+/// command table (a transaction's commands, scripts, function changes), and
+/// stream writes (their apply shares the stream commands' id parsing, errors
+/// and replies). Implemented by the command layer and handed to each region's
+/// state machine, so this layer does not depend on it.
 pub trait Programs: Send + Sync {
     /// Run a transaction's commands in order against `ctx`; one reply each.
     fn exec(&self, ctx: &mut ApplyCtx, op: &crate::pb::Exec) -> Result<crate::protocol::Reply, StorageError>;
@@ -54,6 +56,8 @@ pub trait Programs: Send + Sync {
     fn eval(&self, ctx: &mut ApplyCtx, op: &crate::pb::Eval) -> Result<crate::protocol::Reply, StorageError>;
     /// Change the region's function libraries.
     fn functions(&self, ctx: &mut ApplyCtx, op: &crate::pb::Functions) -> Result<crate::protocol::Reply, StorageError>;
+    /// Run a stream write (`cmd::stream_apply`).
+    fn stream(&self, ctx: &mut ApplyCtx, op: &crate::pb::Stream) -> Result<crate::protocol::Reply, StorageError>;
     /// True if the transaction queues a script (which may run long).
     fn queues_script(&self, op: &crate::pb::Exec) -> bool;
     /// A snapshot from the leader replaced the region: reload what is kept of

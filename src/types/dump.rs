@@ -5,10 +5,14 @@
 use bytes::Bytes;
 
 use super::coll::{each, Found};
+use super::notify;
 use super::stream::{self as st, Limits, NewId, Sid, Stream};
 use super::view::Source;
-use super::ApplyCtx;
+use super::{ApplyCtx, ApplyResult, TypeError};
+use crate::pb;
+use crate::protocol::cursor::parse_i64;
 use crate::protocol::rdb_value::{self as rv, Value};
+use crate::protocol::Reply;
 use crate::storage::keys::KeyType;
 use crate::storage::meta::{Coll, Meta};
 use crate::storage::{Cf, StorageError};
@@ -100,6 +104,41 @@ fn read_stream(src: &impl Source, s: &Stream) -> Result<Value, StorageError> {
         entries_added: state.added,
         groups,
     }))
+}
+
+/// RESTORE (`pb::Restore`): the key free (or REPLACE), the TTL, the payload,
+/// checked in Redis's order; then the value, with its expiry. A TTL already
+/// past deletes what was there and stores nothing.
+pub fn apply_restore(a: &mut ApplyCtx, op: &pb::Restore) -> ApplyResult {
+    let key = &op.key[..];
+    let old = a.live_meta(&a.mkey(key))?;
+    if !op.replace && old.is_some() {
+        return Ok(Err(TypeError::Msg("BUSYKEY Target key name already exists.")));
+    }
+    let Some(ttl) = parse_i64(&op.ttl) else { return Ok(Err(TypeError::NotInteger)) };
+    if ttl < 0 {
+        return Ok(Err(TypeError::Msg("ERR Invalid TTL value, must be >= 0")));
+    }
+    let value = match rv::decode(&op.payload) {
+        Ok(v) => v,
+        Err(e) => return Ok(Err(TypeError::Msg(e.message()))),
+    };
+    let now = a.now_ms;
+    let at = match ttl {
+        0 => 0,
+        t if op.absttl => t as u64,
+        t => now.saturating_add(t as u64),
+    };
+    if at != 0 && at <= now {
+        if let Some(m) = &old {
+            a.del_key(a.mkey(key), m);
+            a.event(notify::GENERIC, "del", key);
+        }
+        return Ok(Ok(Reply::Ok));
+    }
+    write(a, key, value, at)?;
+    a.event(notify::GENERIC, "restore", key);
+    Ok(Ok(Reply::Ok))
 }
 
 /// Write `v` as `key`'s value, expiring at `expire_ms` (0: never), over

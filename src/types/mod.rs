@@ -32,6 +32,7 @@ pub mod dbs;
 pub mod dump;
 pub mod found;
 pub mod geo;
+pub mod geo_search;
 pub mod glob;
 pub mod hash;
 pub mod hll;
@@ -89,6 +90,9 @@ pub enum TypeError {
     /// Any other fixed error text.
     #[error("{0}")]
     Msg(&'static str),
+    /// An error text made for the case (it names an argument).
+    #[error("{0}")]
+    Text(String),
 }
 
 /// What a read returns: storage failure outside, command failure inside.

@@ -20,7 +20,9 @@ use crate::storage::{Cf, StorageError};
 use super::coll::{each, Found};
 use super::view::Source;
 use super::zset::{query, Query, ZRange};
-use super::{hash, list, string, ReadResult, TypeError};
+use super::{hash, list, notify, string, ApplyCtx, ApplyResult, ReadResult, TypeError};
+use crate::pb;
+use crate::protocol::Reply;
 
 /// Redis's error when a weight is not a number.
 pub const NOT_DOUBLE: &str = "ERR One or more scores can't be converted into double";
@@ -53,6 +55,59 @@ impl SortSpec {
     pub fn reads_other_keys(&self) -> bool {
         self.by.is_some() || self.gets.iter().any(|g| !is_hash_pattern(g))
     }
+}
+
+impl From<&pb::Sort> for SortSpec {
+    fn from(op: &pb::Sort) -> SortSpec {
+        SortSpec {
+            desc: op.desc,
+            alpha: op.alpha,
+            offset: op.offset,
+            count: op.count,
+            by: op.has_by.then(|| op.by.clone()),
+            dontsort: op.dontsort,
+            gets: op.gets.clone(),
+            store: op.has_store.then(|| op.store.clone()),
+        }
+    }
+}
+
+impl SortSpec {
+    /// The operation that sorts `key` as this spec says, inside apply.
+    pub fn to_op(&self, key: Bytes) -> pb::Sort {
+        pb::Sort {
+            key,
+            by: self.by.clone().unwrap_or_default(),
+            has_by: self.by.is_some(),
+            dontsort: self.dontsort,
+            offset: self.offset,
+            count: self.count,
+            gets: self.gets.clone(),
+            desc: self.desc,
+            alpha: self.alpha,
+            store: self.store.clone().unwrap_or_default(),
+            has_store: self.store.is_some(),
+        }
+    }
+}
+
+/// SORT inside apply (`pb::Sort`): over the entry's state, as every replica
+/// sees it; with STORE, the result replaces the destination (a list; none if
+/// empty), and the reply is its length.
+pub fn apply_sort(a: &mut ApplyCtx, op: &pb::Sort) -> ApplyResult {
+    let spec = SortSpec::from(op);
+    let items = match sort(&*a, &op.key, &spec, true)? {
+        Ok(items) => items,
+        Err(e) => return Ok(Err(e)),
+    };
+    let Some(dst) = spec.store else {
+        return Ok(Ok(Reply::Array(items.into_iter().map(|i| i.map_or(Reply::Nil, Reply::Bulk)).collect())));
+    };
+    let values: Vec<Bytes> = items.into_iter().map(Option::unwrap_or_default).collect();
+    let existed = a.exists_for_events(&dst)?;
+    list::store_list(a, &dst, &values)?;
+    a.store_event(notify::LIST, "sortstore", &dst, !values.is_empty(), existed);
+    Ok(Ok(Reply::Int(values.len() as i64)))
 }
 
 /// `#` as Redis reads a pattern (a C string: `#` then its end).

@@ -13,7 +13,7 @@ use crate::protocol::Reply;
 use crate::storage::StorageError;
 
 use super::apply::Programs;
-use super::{bitmap, hash, hll, keyspace, list, set, string, zset, ApplyCtx};
+use super::{bitmap, dump, geo_search, hash, hll, keyspace, list, set, sort, string, zset, ApplyCtx};
 
 /// True for an operation that may run long: a script, a library to compile, or a
 /// transaction holding a script. Apply runs a batch holding one off the reactor;
@@ -58,6 +58,9 @@ pub fn apply_cmd(ctx: &mut ApplyCtx, cmd: &WriteCmd) -> Result<Reply, StorageErr
             Ok(Ok(Reply::Ok))
         }
         Op::Move(o) => keyspace::apply_move(ctx, o),
+        Op::Restore(o) => dump::apply_restore(ctx, o),
+        Op::Sort(o) => sort::apply_sort(ctx, o),
+        Op::Geosearch(o) => geo_search::apply_geosearch(ctx, o),
         Op::Swapdb(o) => {
             ctx.swap_dbs(o.a as u16, o.b as u16)?;
             Ok(Ok(Reply::Ok))
@@ -92,6 +95,10 @@ pub fn apply_cmd(ctx: &mut ApplyCtx, cmd: &WriteCmd) -> Result<Reply, StorageErr
         Op::Eval(o) => match ctx.programs() {
             Some(p) => Ok(Ok(p.eval(ctx, o)?)),
             None => Ok(Ok(Reply::error("ERR scripts cannot run here"))),
+        },
+        Op::Stream(o) => match ctx.programs() {
+            Some(p) => Ok(Ok(p.stream(ctx, o)?)),
+            None => Ok(Ok(Reply::error("ERR stream writes cannot run here"))),
         },
         Op::Functions(o) => match ctx.programs() {
             Some(p) => Ok(Ok(p.functions(ctx, o)?)),

@@ -644,6 +644,15 @@ fn three_nodes_serve_every_slot_and_redirect() {
     assert_eq!(bulks(v), ["c", "b", "a"].map(|x| Some(x.to_string())));
     let e = send(&c, &["SORT", "{s}l", "STORE", "{x}d"], quick).unwrap_err();
     assert!(e.contains("hash to the same slot"), "{e}");
+    // GEO searches run in apply on the slot's leader too (`pb::Geosearch`).
+    let sicily = ["GEOADD", "{s}g", "13.361389", "38.115556", "Palermo", "15.087269", "37.502669", "Catania"];
+    send(&c, &sicily, t).unwrap();
+    let v = send(&c, &["GEORADIUS", "{s}g", "15", "37", "200", "km", "ASC"], t).unwrap();
+    assert_eq!(bulks(v), ["Catania", "Palermo"].map(|x| Some(x.to_string())));
+    let v = send(&c, &["GEOSEARCHSTORE", "{s}near", "{s}g", "FROMMEMBER", "Palermo", "BYRADIUS", "100", "km"], t);
+    assert_eq!(int(&v.unwrap()), 1);
+    let v = send(&c, &["ZRANGE", "{s}near", "0", "-1"], t).unwrap();
+    assert_eq!(bulks(v), [Some("Palermo".to_string())]);
 }
 
 /// kill -9 of the node leading a key's slot: another node takes over within

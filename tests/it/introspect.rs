@@ -559,8 +559,8 @@ fn object_encoding_matches_redis_by_size_and_content() {
     let keys: Vec<String> = setup.iter().map(|c| c[1].clone()).collect();
     for port in [s.port, o.port] {
         let mut c = Raw::connect(port);
-        // Redis 7.0's defaults, set on both: Debian's redis-server starts with
-        // hash-max-listpack-entries 512. NeoKV reads the limits from CONFIG.
+        // redis.conf's limits, set on both (a redis-server started without a
+        // file has hash-max-listpack-entries 512). NeoKV reads them from CONFIG.
         for (name, v) in [
             ("hash-max-listpack-entries", "128"),
             ("hash-max-listpack-value", "64"),

@@ -854,27 +854,12 @@ mod tests {
 
     use bytes::Bytes;
 
-    use crate::cluster::Router;
-    use crate::config::Config;
+    use crate::cmd::testing::Harness;
     use crate::pb::{self, write_cmd::Op, WriteCmd};
     use crate::protocol::Reply;
-    use crate::shard::{mesh, Shared};
-    use crate::storage::{Cf, Storage, StorageOptions};
+    use crate::storage::{Cf, Storage};
     use crate::types::write::apply_cmd;
     use crate::types::ApplyCtx;
-
-    /// A state machine's worth of apply: storage and the program executor.
-    fn replica() -> (tempfile::TempDir, Storage, Arc<dyn crate::types::apply::Programs>) {
-        let dir = tempfile::tempdir().unwrap();
-        let storage = Storage::open(dir.path(), &StorageOptions::default()).unwrap();
-        let shared =
-            Arc::new(Shared::new(storage.clone(), Router::standalone(1, 1), Config::default(), mesh(1).0, None));
-        let exec: Arc<dyn crate::types::apply::Programs> =
-            Arc::new(crate::cmd::programs::Executor::new(&shared, crate::cmd::table()));
-        // The executor holds the shared state weakly: keep it alive with the replica.
-        std::mem::forget(shared);
-        (dir, storage, exec)
-    }
 
     fn apply(
         storage: &Storage,
@@ -907,13 +892,15 @@ mod tests {
                 ..Default::default()
             })
         };
-        let (_a_dir, a, a_exec) = replica();
-        let (_b_dir, b, b_exec) = replica();
+        // A state machine's worth of apply each: storage and the program executor.
+        let (replica_a, replica_b) = (Harness::new(), Harness::new());
+        let (a, a_exec) = (replica_a.storage(), replica_a.programs());
+        let (b, b_exec) = (replica_b.storage(), replica_b.programs());
         let mut replies = Vec::new();
         for (i, ops) in [vec![sadd], (1..6).map(eval).collect(), (6..12).map(eval).collect()].iter().enumerate() {
             let index = i as u64 + 1;
             let now = 1_700_000_000_000 + 1_234 * index;
-            let (ra, rb) = (apply(&a, &a_exec, index, now, ops), apply(&b, &b_exec, index, now, ops));
+            let (ra, rb) = (apply(a, a_exec, index, now, ops), apply(b, b_exec, index, now, ops));
             assert_eq!(ra, rb, "entry {index}: the same replies");
             replies.extend(ra);
         }

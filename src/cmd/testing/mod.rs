@@ -14,16 +14,22 @@
 //! recorded from redis-server 7.0 (the integration tests in `tests/it/` compare
 //! with a live redis-server through the front door).
 
+mod admin;
 mod bitmap;
+mod cluster;
 mod geo;
 mod hash;
 mod hll;
+mod introspect;
 mod keyspace;
 mod list;
+mod pubsub;
+mod server;
 mod set;
 mod sort;
 mod stream;
 mod string;
+mod txn;
 mod zset;
 
 use std::sync::Arc;
@@ -46,6 +52,8 @@ pub struct Harness {
     _dir: tempfile::TempDir,
     storage: Storage,
     shared: Arc<Shared>,
+    /// What apply runs in the command layer (streams, programs), as a server hands it.
+    programs: Arc<dyn crate::types::apply::Programs>,
     session: Session,
     /// The log index of the next line.
     index: u64,
@@ -60,13 +68,15 @@ impl Harness {
         let shared =
             Arc::new(Shared::new(storage.clone(), Router::standalone(1, 1), Config::default(), mesh(1).0, None));
         let now_ms = 1_700_000_000_000;
-        Harness { _dir: dir, storage, shared, session: Session::detached(2, now_ms), index: 1, now_ms }
+        let programs = Arc::new(super::programs::Executor::new(&shared, table()));
+        Harness { _dir: dir, storage, shared, programs, session: Session::detached(2, now_ms), index: 1, now_ms }
     }
 
     /// Run one command line; its reply.
     pub fn run(&mut self, line: &[&str]) -> Reply {
         let args: Vec<Bytes> = line.iter().map(|a| Bytes::copy_from_slice(a.as_bytes())).collect();
-        let mut apply = ApplyCtx::new(&self.storage, 0, crate::cluster::SLOT_COUNT);
+        let mut apply =
+            ApplyCtx::new(&self.storage, 0, crate::cluster::SLOT_COUNT).with_programs(self.programs.clone());
         apply.begin_entry(self.index, self.now_ms);
         self.session.now_ms = self.now_ms;
         let mut rng = Rng::new(self.index);
@@ -79,22 +89,54 @@ impl Harness {
 
     /// Run one command line; its reply as RESP2 text.
     pub fn resp(&mut self, line: &[&str]) -> String {
-        let mut out = BytesMut::new();
-        self.run(line).encode(2, &mut out);
-        String::from_utf8_lossy(&out).into_owned()
+        resp2(self.run(line))
     }
 
-    /// Run the lines in order, each expecting its RESP2 reply.
-    pub fn expect(&mut self, script: &[(&[&str], &str)]) {
-        for (line, want) in script {
-            assert_eq!(self.resp(line), *want, "{line:?}");
+    /// One command line as a connection takes it: queued inside MULTI
+    /// (`txn::queue`), run otherwise; its reply as RESP2 text.
+    pub fn send(&mut self, line: &[&str]) -> String {
+        let args: Vec<Bytes> = line.iter().map(|a| Bytes::copy_from_slice(a.as_bytes())).collect();
+        if let Ok(spec) = table().resolve(&args) {
+            if let Some(r) = super::txn::queue(&self.shared, &mut self.session, spec, &args) {
+                return resp2(r);
+            }
         }
+        self.resp(line)
+    }
+
+    /// Run the lines in order, each expecting its RESP2 reply; every line
+    /// that differs is reported.
+    pub fn expect(&mut self, script: &[(&[&str], &str)]) {
+        let mut wrong = String::new();
+        for (line, want) in script {
+            let got = self.resp(line);
+            if got != *want {
+                wrong += &format!("\n{line:?}\n   got: {got:?}\n  want: {want:?}");
+            }
+        }
+        assert!(wrong.is_empty(), "replies differ from redis-server's:{wrong}");
+    }
+
+    /// The storage the lines write to.
+    pub fn storage(&self) -> &Storage {
+        &self.storage
+    }
+
+    /// What apply runs in the command layer (scripts, streams), as a server hands it.
+    pub fn programs(&self) -> &Arc<dyn crate::types::apply::Programs> {
+        &self.programs
     }
 
     /// Move the clock (expiry is judged by it).
     pub fn advance(&mut self, ms: u64) {
         self.now_ms += ms;
     }
+}
+
+fn resp2(r: Reply) -> String {
+    let mut out = BytesMut::new();
+    r.encode(2, &mut out);
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[test]

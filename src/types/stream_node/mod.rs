@@ -75,6 +75,19 @@ pub struct Sid {
     pub seq: u64,
 }
 
+/// An id as a stream write's log entry carries it.
+impl From<Sid> for crate::pb::StreamId {
+    fn from(id: Sid) -> Self {
+        crate::pb::StreamId { ms: id.ms, seq: id.seq }
+    }
+}
+
+impl From<&crate::pb::StreamId> for Sid {
+    fn from(id: &crate::pb::StreamId) -> Self {
+        Sid { ms: id.ms, seq: id.seq }
+    }
+}
+
 /// One node's record: what NeoKV keeps of the listpack Redis would have.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
