@@ -7,8 +7,12 @@
 //! `zset.rs`), plus what they share: `view` (the read interface), `apply` (the
 //! batch overlay), `coll` (composite keys), `members` (apply's in-memory
 //! index of the sets SPOP draws from), `blocked` (clients waiting on keys),
-//! `sort` (SORT over lists, sets and sorted sets) and `dbs` (databases: every
-//! read and write is in one, [`Source::db`] / `ApplyCtx::select`).
+//! `sort` (SORT over lists, sets and sorted sets, SORT ... STORE's apply),
+//! `geo_search` (GEOSEARCH / GEORADIUS and their STORE forms' apply), `dump`
+//! (DUMP and RESTORE's apply) and `dbs` (databases: every read and write is in
+//! one, [`Source::db`] / `ApplyCtx::select`). Every write is a typed operation
+//! of `proto/neokv.proto`; stream writes reach `cmd::stream_apply` through
+//! `apply::Programs`, as scripts do.
 //! Depends on `storage`, `cluster` (slot of a key) and `protocol` (the `Reply`
 //! each write produces). Never touches sockets, Raft or cores.
 
