@@ -282,23 +282,6 @@ impl Config {
                 self.params.insert(name.to_string(), crate::types::notify::render(f));
                 return Ok(());
             }
-            "slowlog-log-slower-than" | "latency-monitor-threshold" | "slowlog-max-len" => {
-                let v: i64 = value.parse().map_err(|_| bad("argument couldn't be parsed into an integer"))?;
-                let min = if name == "slowlog-log-slower-than" { -1 } else { 0 };
-                if v < min {
-                    return Err(bad(&format!("argument must be between {min} and 9223372036854775807 inclusive")));
-                }
-                self.params.insert(name.to_string(), v.to_string());
-                return Ok(());
-            }
-            "latency-tracking" => {
-                let v = value.to_ascii_lowercase();
-                if v != "yes" && v != "no" {
-                    return Err(bad("argument must be 'yes' or 'no'"));
-                }
-                self.params.insert(name.to_string(), v);
-                return Ok(());
-            }
             "lua-memory-limit" => {
                 let v = parse_memory(value)
                     .filter(|v| *v >= 0)
@@ -400,7 +383,10 @@ fn kind(name: &str) -> Kind {
         | "tcp-keepalive"
         | "timeout" => Kind::Int(0, INT_MAX),
         "list-max-listpack-size" => Kind::Int(i32::MIN as i64, INT_MAX),
+        "slowlog-log-slower-than" => Kind::Int(-1, LONG_MAX),
         "hash-max-listpack-entries"
+        | "latency-monitor-threshold"
+        | "slowlog-max-len"
         | "set-max-intset-entries"
         | "set-max-listpack-entries"
         | "zset-max-listpack-entries" => Kind::Int(0, LONG_MAX),
