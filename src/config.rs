@@ -258,20 +258,14 @@ impl Config {
                 return Err(bad("appendfsync is fixed at start in NeoKV (use --appendfsync)"));
             }
             "port" | "bind" | "dir" | "databases" => return Err(bad("can't set immutable config")),
-            "busy-reply-threshold" | "stream-node-max-entries" => {
-                let v: i64 = value.parse().map_err(|_| bad("argument couldn't be parsed into an integer"))?;
-                if v < 0 {
-                    return Err(bad("argument must be between 0 and 9223372036854775807 inclusive"));
-                }
-                if name == "stream-node-max-entries" {
-                    self.stream_node_max_entries = v as u64;
-                }
+            "stream-node-max-entries" => {
+                let v = int_within(value, 0, LONG_MAX).map_err(|why| bad(&why))?;
+                self.stream_node_max_entries = v as u64;
                 self.params.insert(name.to_string(), v.to_string());
                 return Ok(());
             }
             "stream-node-max-bytes" => {
-                let v =
-                    parse_memory(value).filter(|v| *v >= 0).ok_or_else(|| bad("argument must be a memory value"))?;
+                let v = memory_value(value).map_err(|why| bad(&why))?;
                 self.stream_node_max_bytes = v as u64;
                 self.params.insert(name.to_string(), v.to_string());
                 return Ok(());
@@ -303,17 +297,8 @@ impl Config {
                             return Err(bad(&format!("argument(s) must be one of the following: {}", names.join(", "))))
                         }
                     },
-                    Kind::Int(min, max) => {
-                        let v: i64 = value.parse().map_err(|_| bad("argument couldn't be parsed into an integer"))?;
-                        if v < min || v > max {
-                            return Err(bad(&format!("argument must be between {min} and {max} inclusive")));
-                        }
-                        v.to_string()
-                    }
-                    Kind::Memory => parse_memory(value)
-                        .filter(|v| *v >= 0)
-                        .ok_or_else(|| bad("argument must be a memory value"))?
-                        .to_string(),
+                    Kind::Int(min, max) => int_within(value, min, max).map_err(|why| bad(&why))?.to_string(),
+                    Kind::Memory => memory_value(value).map_err(|why| bad(&why))?.to_string(),
                 };
                 self.params.insert(name.to_string(), v);
                 return Ok(());
@@ -340,6 +325,20 @@ enum Kind {
     Memory,
     /// Any text.
     Text,
+}
+
+/// An integer parameter's value within its bounds; else why not, as Redis says it.
+fn int_within(value: &str, min: i64, max: i64) -> Result<i64, String> {
+    let v: i64 = value.parse().map_err(|_| "argument couldn't be parsed into an integer".to_string())?;
+    if v < min || v > max {
+        return Err(format!("argument must be between {min} and {max} inclusive"));
+    }
+    Ok(v)
+}
+
+/// A memory parameter's value in bytes (`1gb`, `100mb`, bytes; not negative).
+fn memory_value(value: &str) -> Result<i64, String> {
+    parse_memory(value).filter(|v| *v >= 0).ok_or_else(|| "argument must be a memory value".to_string())
 }
 
 const INT_MAX: i64 = i32::MAX as i64;
@@ -389,7 +388,8 @@ fn kind(name: &str) -> Kind {
         | "slowlog-max-len"
         | "set-max-intset-entries"
         | "set-max-listpack-entries"
-        | "zset-max-listpack-entries" => Kind::Int(0, LONG_MAX),
+        | "zset-max-listpack-entries"
+        | "busy-reply-threshold" => Kind::Int(0, LONG_MAX),
         "maxmemory" | "hash-max-listpack-value" | "zset-max-listpack-value" => Kind::Memory,
         _ => Kind::Text,
     }
@@ -449,6 +449,11 @@ mod tests {
         );
         assert!(refused(&mut c, "hz", "x").ends_with("argument couldn't be parsed into an integer"));
         assert!(refused(&mut c, "zset-max-ziplist-entries", "-1").contains("'zset-max-ziplist-entries'"));
+        let m = refused(&mut c, "lua-time-limit", "-1");
+        assert!(m.contains("'lua-time-limit'") && m.ends_with("between 0 and 9223372036854775807 inclusive"), "{m}");
+        assert!(refused(&mut c, "stream-node-max-bytes", "x").ends_with("argument must be a memory value"));
+        c.set("stream-node-max-bytes", "1kb").unwrap();
+        assert_eq!(c.stream_node_max_bytes, 1024);
         c.set("hash-max-ziplist-value", "1kb").unwrap();
         assert_eq!(c.param("hash-max-listpack-value"), Some("1024"));
         c.set("maxmemory", "1mb").unwrap();

@@ -270,10 +270,11 @@ impl<'a> Ctx<'a> {
     /// when they are Redis's defaults, so entries stay as small as before).
     pub fn stream_limits(&self) -> Option<crate::pb::StreamLimits> {
         let cfg = self.shared.config();
-        let (max_entries, max_bytes) = (cfg.stream_node_max_entries, cfg.stream_node_max_bytes);
-        let d = crate::types::stream_node::Limits::default();
-        ((max_entries, max_bytes) != (d.max_entries, d.max_bytes))
-            .then_some(crate::pb::StreamLimits { max_entries, max_bytes })
+        crate::types::stream_node::Limits {
+            max_entries: cfg.stream_node_max_entries,
+            max_bytes: cfg.stream_node_max_bytes,
+        }
+        .carried()
     }
 
     /// The command's time (Redis's command time snapshot).

@@ -117,12 +117,12 @@ fn geodist(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 /// True if the line stores its result (GEOSEARCHSTORE, or STORE/STOREDIST
-/// among GEORADIUS's options).
+/// among GEORADIUS's options: where its key spec finds the destination).
 fn stores(form: Form, args: &[Bytes]) -> bool {
     match form {
         Form::SearchStore => true,
         Form::Search => false,
-        _ => args.iter().skip(4).any(|a| a.eq_ignore_ascii_case(b"store") || a.eq_ignore_ascii_case(b"storedist")),
+        _ => super::key_specs::georadius_store(args).is_some(),
     }
 }
 

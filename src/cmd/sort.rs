@@ -18,8 +18,7 @@ use super::{CmdResult, Ctx, Shape};
 use crate::cluster::key_slot;
 use crate::pb::write_cmd::Op;
 use crate::protocol::cursor::{parse_i64, ArgError};
-use crate::protocol::Reply;
-use crate::types::sort::{sort, SortSpec};
+use crate::types::sort::{items_reply, sort, SortSpec};
 
 /// Redis Cluster's refusal of a pattern whose keys may lie in other slots.
 fn denied(option: &str) -> super::CmdError {
@@ -122,10 +121,7 @@ fn sort_generic(ctx: &mut Ctx<'_>, args: &[Bytes], read_only: bool) -> CmdResult
         return ctx.write_to(region, Op::Sort(spec.to_op(args[1].clone())), Shape::Natural);
     }
     let key = args[1].clone();
-    ctx.walk([&args[1]], move |view| {
-        let items = sort(view, &key, &spec, detached)??;
-        Ok(Reply::Array(items.into_iter().map(|i| i.map_or(Reply::Nil, Reply::Bulk)).collect()))
-    })
+    ctx.walk([&args[1]], move |view| Ok(items_reply(sort(view, &key, &spec, detached)??)))
 }
 
 const G: Group = Group::Generic;

@@ -190,15 +190,8 @@ fn opt_int(v: Option<u64>) -> Reply {
 /// client (its protocol, a blocked client's retry) and the node limits:
 /// this node's, or inside apply the entry's.
 pub(super) fn message(ctx: &mut Ctx<'_>, op: pb::stream::Op) -> pb::Stream {
-    let limits = if ctx.detached() {
-        ctx.with_apply(|a| {
-            let l = a.stream_limits;
-            (l != Default::default()).then_some(pb::StreamLimits { max_entries: l.max_entries, max_bytes: l.max_bytes })
-        })
-        .flatten()
-    } else {
-        ctx.stream_limits()
-    };
+    let limits =
+        if ctx.detached() { ctx.with_apply(|a| a.stream_limits.carried()).flatten() } else { ctx.stream_limits() };
     pb::Stream { op: Some(op), resp: ctx.session.resp as u32, limits, retry: ctx.session.retry }
 }
 

@@ -22,23 +22,22 @@ use crate::types::{ApplyCtx, TypeError};
 pub(super) struct Ctx2 {
     pub(super) resp: u8,
     pub(super) retry: bool,
-    pub(super) now_ms: u64,
 }
 
 /// Run the stream write `op`: its reply (a command's error as an error
 /// reply); `Err` only if storage failed.
 pub fn apply(a: &mut ApplyCtx, op: &pb::Stream) -> Result<Reply, StorageError> {
     a.use_stream_limits(op.limits.as_ref());
-    let c = Ctx2 { resp: op.resp as u8, retry: op.retry, now_ms: a.now_ms };
+    let c = Ctx2 { resp: op.resp as u8, retry: op.retry };
     let r = match &op.op {
         Some(S::Xadd(o)) => xadd(a, o),
         Some(S::Xtrim(o)) => xtrim(a, o),
         Some(S::Xdel(o)) => xdel(a, o),
         Some(S::Xsetid(o)) => xsetid(a, o),
-        Some(S::Xgroup(o)) => xgroup(a, &c, o),
+        Some(S::Xgroup(o)) => xgroup(a, o),
         Some(S::Xack(o)) => xack(a, o),
-        Some(S::Xclaim(o)) => xclaim(a, &c, o),
-        Some(S::Xautoclaim(o)) => xautoclaim(a, &c, o),
+        Some(S::Xclaim(o)) => xclaim(a, o),
+        Some(S::Xautoclaim(o)) => xautoclaim(a, o),
         Some(S::Xreadgroup(o)) => {
             let r = ReadArgs {
                 count: o.count as usize,
@@ -59,7 +58,6 @@ pub fn apply(a: &mut ApplyCtx, op: &pb::Stream) -> Result<Reply, StorageError> {
     }
 }
 
-/// A stream id of an operation.
 /// An id of the operation (absent: 0-0).
 fn sid(id: Option<&pb::StreamId>) -> Sid {
     id.map_or(Sid::ZERO, Sid::from)
@@ -87,7 +85,7 @@ fn xadd(a: &mut ApplyCtx, o: &pb::Xadd) -> Result<Reply, CmdError> {
         None => (st::create(a, key), None),
     };
     let id = match (&o.exact, o.has_ms) {
-        (Some(e), _) => NewId::Exact(Sid::new(e.ms, e.seq)),
+        (Some(e), _) => NewId::Exact(Sid::from(e)),
         (None, true) => NewId::Ms(o.ms),
         (None, false) => NewId::Auto,
     };
@@ -177,7 +175,7 @@ fn readgroup(a: &mut ApplyCtx, c: &Ctx2, r: &ReadArgs, group: &[u8], consumer: &
             return Ok(Reply::NilArray);
         }
     }
-    let now = c.now_ms;
+    let now = a.now_ms;
     let count = if r.count == 0 { usize::MAX } else { r.count };
     let mut served = Vec::new();
     for (key, s, _, g, from) in found {
@@ -229,9 +227,10 @@ fn readgroup_streams(a: &mut ApplyCtx, c: &Ctx2, r: &ReadArgs, group: &[u8]) -> 
             Some((s, _)) => stor(st::group(a, s, group))?,
             None => None,
         };
+        let exists = s.is_some();
         let (Some((s, old)), Some(g)) = (s, g) else {
             if c.retry {
-                return Err(if open_write(a, key)?.is_none() {
+                return Err(if !exists {
                     err("UNBLOCKED the stream key no longer exists")
                 } else {
                     err("NOGROUP the consumer group this client was blocked on no longer exists")
@@ -352,7 +351,7 @@ fn group_of(a: &ApplyCtx, key: &[u8], group: &[u8]) -> Result<(Stream, st::Group
     }
 }
 
-fn xgroup(a: &mut ApplyCtx, c: &Ctx2, o: &pb::Xgroup) -> Result<Reply, CmdError> {
+fn xgroup(a: &mut ApplyCtx, o: &pb::Xgroup) -> Result<Reply, CmdError> {
     use pb::xgroup::Action;
     let key = &o.key;
     let read = o.has_read.then_some(o.read);
@@ -399,7 +398,8 @@ fn xgroup(a: &mut ApplyCtx, c: &Ctx2, o: &pb::Xgroup) -> Result<Reply, CmdError>
             if stor(st::consumer(a, &s, &g.name, &o.consumer))?.is_some() {
                 return Ok(Reply::Int(0));
             }
-            st::put_consumer(a, &s, &g.name, &st::Consumer { name: o.consumer.clone(), seen: c.now_ms, pending: 0 });
+            let cons = st::Consumer { name: o.consumer.clone(), seen: a.now_ms, pending: 0 };
+            st::put_consumer(a, &s, &g.name, &cons);
             a.rewrote(key);
             a.event(STREAM, "xgroup-createconsumer", key);
             Ok(Reply::Int(1))
@@ -479,7 +479,7 @@ fn xack(a: &mut ApplyCtx, o: &pb::Xack) -> Result<Reply, CmdError> {
     Ok(Reply::Int(n))
 }
 
-fn xclaim(a: &mut ApplyCtx, c: &Ctx2, o: &pb::Xclaim) -> Result<Reply, CmdError> {
+fn xclaim(a: &mut ApplyCtx, o: &pb::Xclaim) -> Result<Reply, CmdError> {
     let args = &o.args;
     let key = &o.key;
     let Some((s, _)) = open_write(a, key)? else { return Err(nogroup(key, &o.group)) };
@@ -495,7 +495,7 @@ fn xclaim(a: &mut ApplyCtx, c: &Ctx2, o: &pb::Xclaim) -> Result<Reply, CmdError>
         }
         j += 1;
     }
-    let now = c.now_ms;
+    let now = a.now_ms;
     let (mut force, mut justid) = (false, false);
     let mut delivery: Option<i64> = None;
     let mut retrycount: Option<i64> = None;
@@ -578,12 +578,12 @@ fn xclaim(a: &mut ApplyCtx, c: &Ctx2, o: &pb::Xclaim) -> Result<Reply, CmdError>
     Ok(Reply::Array(out))
 }
 
-fn xautoclaim(a: &mut ApplyCtx, c: &Ctx2, o: &pb::Xautoclaim) -> Result<Reply, CmdError> {
+fn xautoclaim(a: &mut ApplyCtx, o: &pb::Xautoclaim) -> Result<Reply, CmdError> {
     let key = &o.key;
     let (min_idle, count, justid) = (o.min_idle, o.count, o.justid);
     let Some((s, _)) = open_write(a, key)? else { return Err(nogroup(key, &o.group)) };
     let Some(mut g) = stor(st::group(a, &s, &o.group))? else { return Err(nogroup(key, &o.group)) };
-    let now = c.now_ms;
+    let now = a.now_ms;
     let mut attempts = count.saturating_mul(10);
     let mut left = count;
     let mut claimed = Vec::new();

@@ -529,10 +529,7 @@ impl ApplyCtx {
     /// Take the stream node limits an operation carries (absent: Redis's
     /// defaults, as every entry written before they were carried).
     pub fn use_stream_limits(&mut self, l: Option<&crate::pb::StreamLimits>) {
-        self.stream_limits = match l {
-            Some(l) => super::stream_node::Limits { max_entries: l.max_entries, max_bytes: l.max_bytes },
-            None => Default::default(),
-        };
+        self.stream_limits = l.map(Into::into).unwrap_or_default();
     }
 
     /// Record that `key`'s elements were rewritten without changing what the

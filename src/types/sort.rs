@@ -91,6 +91,11 @@ impl SortSpec {
     }
 }
 
+/// SORT's reply without STORE: the items, a missing one as nil.
+pub fn items_reply(items: Vec<Option<Bytes>>) -> Reply {
+    Reply::Array(items.into_iter().map(|i| i.map_or(Reply::Nil, Reply::Bulk)).collect())
+}
+
 /// SORT inside apply (`pb::Sort`): over the entry's state, as every replica
 /// sees it; with STORE, the result replaces the destination (a list; none if
 /// empty), and the reply is its length.
@@ -100,9 +105,7 @@ pub fn apply_sort(a: &mut ApplyCtx, op: &pb::Sort) -> ApplyResult {
         Ok(items) => items,
         Err(e) => return Ok(Err(e)),
     };
-    let Some(dst) = spec.store else {
-        return Ok(Ok(Reply::Array(items.into_iter().map(|i| i.map_or(Reply::Nil, Reply::Bulk)).collect())));
-    };
+    let Some(dst) = spec.store else { return Ok(Ok(items_reply(items))) };
     let values: Vec<Bytes> = items.into_iter().map(Option::unwrap_or_default).collect();
     let existed = a.exists_for_events(&dst)?;
     list::store_list(a, &dst, &values)?;

@@ -74,7 +74,7 @@ impl Harness {
 
     /// Run one command line; its reply.
     pub fn run(&mut self, line: &[&str]) -> Reply {
-        let args: Vec<Bytes> = line.iter().map(|a| Bytes::copy_from_slice(a.as_bytes())).collect();
+        let args = argv(line);
         let mut apply =
             ApplyCtx::new(&self.storage, 0, crate::cluster::SLOT_COUNT).with_programs(self.programs.clone());
         apply.begin_entry(self.index, self.now_ms);
@@ -95,7 +95,7 @@ impl Harness {
     /// One command line as a connection takes it: queued inside MULTI
     /// (`txn::queue`), run otherwise; its reply as RESP2 text.
     pub fn send(&mut self, line: &[&str]) -> String {
-        let args: Vec<Bytes> = line.iter().map(|a| Bytes::copy_from_slice(a.as_bytes())).collect();
+        let args = argv(line);
         if let Ok(spec) = table().resolve(&args) {
             if let Some(r) = super::txn::queue(&self.shared, &mut self.session, spec, &args) {
                 return resp2(r);
@@ -131,6 +131,10 @@ impl Harness {
     pub fn advance(&mut self, ms: u64) {
         self.now_ms += ms;
     }
+}
+
+fn argv(line: &[&str]) -> Vec<Bytes> {
+    line.iter().map(|a| Bytes::copy_from_slice(a.as_bytes())).collect()
 }
 
 fn resp2(r: Reply) -> String {

@@ -82,6 +82,12 @@ impl From<Sid> for crate::pb::StreamId {
     }
 }
 
+impl From<&crate::pb::StreamLimits> for Limits {
+    fn from(l: &crate::pb::StreamLimits) -> Self {
+        Limits { max_entries: l.max_entries, max_bytes: l.max_bytes }
+    }
+}
+
 impl From<&crate::pb::StreamId> for Sid {
     fn from(id: &crate::pb::StreamId) -> Self {
         Sid { ms: id.ms, seq: id.seq }
@@ -121,6 +127,13 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// The limits as a write carries them to apply: absent when they are
+    /// Redis's defaults (as in every entry written before they were carried).
+    pub fn carried(self) -> Option<crate::pb::StreamLimits> {
+        (self != Limits::default())
+            .then_some(crate::pb::StreamLimits { max_entries: self.max_entries, max_bytes: self.max_bytes })
+    }
+
     /// The LIMIT Redis uses for `MAXLEN ~` / `MINID ~` without an explicit LIMIT:
     /// 100 x `stream-node-max-entries` (0, i.e. no limit, when that is 0).
     pub fn default_trim_limit(&self) -> u64 {
