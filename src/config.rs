@@ -36,6 +36,9 @@ pub struct Config {
     pub databases: usize,
     /// Raft log entries between snapshots (the log is purged up to a snapshot).
     pub raft_snapshot_logs: u64,
+    /// MiB of Raft log entries since the last snapshot that make the next
+    /// one, and a quarter of it what stays behind a snapshot (0: by count only).
+    pub raft_log_max_mb: u64,
     /// Pin each executor to a CPU.
     pub pin: bool,
     /// The Raft log lives in per-core segment logs under `<dir>/raftlog`
@@ -173,6 +176,7 @@ impl Config {
             pin: true,
             raft_log_segments: true,
             raft_snapshot_logs: 50_000,
+            raft_log_max_mb: 64,
             cluster: None,
             stream_node_max_entries: 100,
             stream_node_max_bytes: 4096,

@@ -62,6 +62,11 @@ struct Args {
     /// Raft log entries between snapshots; the log is purged up to each snapshot.
     #[arg(long, default_value_t = 50_000)]
     raft_snapshot_logs: u64,
+    /// A region's Raft log is snapshotted once the entries since its last
+    /// snapshot hold this many MiB, and purged behind the snapshot down to a
+    /// quarter of it (0: by entry count only, `--raft-snapshot-logs`).
+    #[arg(long, default_value_t = 64)]
+    raft_log_max_mb: u64,
     /// Where the Raft log lives: `segments` (per-core segment logs under
     /// `<dir>/raftlog`, written through io_uring) or `rocksdb` (its own column
     /// family). A RocksDB log is moved into segments when a server starts with
@@ -139,6 +144,7 @@ fn main() {
     config.read_cache_mb = a.read_cache_mb;
     config.pin = !a.no_pin;
     config.raft_snapshot_logs = a.raft_snapshot_logs;
+    config.raft_log_max_mb = a.raft_log_max_mb;
     config.raft_log_segments = a.raft_log == "segments";
     if let Err(e) = config.set("proto-max-bulk-len", &a.proto_max_bulk_len) {
         eprintln!("neokv-server: --proto-max-bulk-len: {e:?}");

@@ -4,6 +4,7 @@
 //! and the table that maps each of the 16384 slots to a region and the core that
 //! owns it. Pure data: no I/O, no Raft. Depends on nothing else in the crate.
 
+pub mod load;
 pub mod nodes;
 
 pub const SLOT_COUNT: u32 = 16384;

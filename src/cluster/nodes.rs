@@ -54,6 +54,8 @@ pub struct RegionStatus {
     pub purged: u64,
     /// Ascending.
     pub voters: Vec<u64>,
+    /// Members that are not voters (yet), ascending.
+    pub learners: Vec<u64>,
     /// On the leader: each other member's matched log index.
     pub matched: Vec<(u64, u64)>,
     /// Snapshots from a leader installed here since the process started.

@@ -214,38 +214,42 @@ fn slots(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     reply(Reply::Array(out))
 }
 
-/// CLUSTER SHARDS: one shard per leading node, with the ranges it leads.
+/// CLUSTER SHARDS: one shard per region: its slot range, its leader as
+/// `master`, its other voters as `replica`, each with its health (`online`
+/// heard from within a second, `failed` not, `loading` no client address
+/// learned yet). A region without a known leader lists its voters as replicas.
 fn shards(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let nodes = nodes(ctx)?;
-    let all = members(nodes);
-    let rs = ranges(ctx.shared, nodes);
     let mut out = Vec::new();
-    for &leader in &all {
-        let led: Vec<_> = rs.iter().filter(|r| r.2 == Some(leader)).collect();
-        if led.is_empty() {
-            continue;
-        }
-        let slots = led.iter().flat_map(|r| [Reply::Int(r.0 as i64), Reply::Int(r.1 as i64)]).collect();
+    for r in ctx.shared.router.regions() {
+        let leader = nodes.leader(r.id);
         let node = |id: u64| {
-            let addr = nodes.client_addr(id).unwrap_or_default();
-            let (host, port) = host_port(&addr);
-            let role = if id == leader { "master" } else { "replica" };
-            let health = if nodes.client_addr(id).is_some() { "online" } else { "loading" };
+            let addr = nodes.client_addr(id);
+            let (host, port) = host_port(addr.as_deref().unwrap_or_default());
+            let role = if Some(id) == leader { "master" } else { "replica" };
+            let health = match addr {
+                None => "loading",
+                Some(_) if nodes.is_live(id) => "online",
+                Some(_) => "failed",
+            };
             Reply::Map(vec![
                 (Reply::bulk_str("id"), Reply::bulk_str(&node_name(id))),
                 (Reply::bulk_str("port"), Reply::Int(port)),
                 (Reply::bulk_str("ip"), Reply::bulk_str(&host)),
                 (Reply::bulk_str("endpoint"), Reply::bulk_str(&host)),
                 (Reply::bulk_str("role"), Reply::bulk_str(role)),
-                (Reply::bulk_str("replication-offset"), Reply::Int(0)),
+                (Reply::bulk_str("replication-offset"), Reply::Int(nodes.status(r.id).applied as i64)),
                 (Reply::bulk_str("health"), Reply::bulk_str(health)),
             ])
         };
-        let mut members = vec![node(leader)];
-        members.extend(all.iter().filter(|&&id| id != leader).map(|&id| node(id)));
+        let voters = nodes.voters(r.id);
+        let members = leader
+            .filter(|l| voters.contains(l))
+            .into_iter()
+            .chain(voters.iter().copied().filter(|&v| Some(v) != leader));
         out.push(Reply::Map(vec![
-            (Reply::bulk_str("slots"), Reply::Array(slots)),
-            (Reply::bulk_str("nodes"), Reply::Array(members)),
+            (Reply::bulk_str("slots"), Reply::Array(vec![Reply::Int(r.start as i64), Reply::Int(r.end as i64 - 1)])),
+            (Reply::bulk_str("nodes"), Reply::Array(members.map(node).collect())),
         ]));
     }
     reply(Reply::Array(out))
@@ -446,6 +450,90 @@ fn region_info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }))))
 }
 
+/// NEOKV.REGIONS: one map per region: its id, slot ranges (inclusive pairs,
+/// as CLUSTER SHARDS gives them), its bytes in SST files (RocksDB's estimate;
+/// a memtable's are not counted), the keys stored here (metadata records,
+/// counted from one RocksDB snapshot), writes per second proposed here as its
+/// leader, its Raft log's bytes and entries here, voters, learners, leader,
+/// and the operation under way on it. Standalone, the node is the one voter
+/// and the leader of every region (node id 1).
+fn regions(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    struct Row {
+        id: u32,
+        slots: (u16, u32),
+        ops: u64,
+        log: (u64, u64),
+        voters: Vec<u64>,
+        learners: Vec<u64>,
+        leader: Option<u64>,
+    }
+    let rows: Vec<Row> = ctx
+        .shared
+        .router
+        .regions()
+        .iter()
+        .map(|r| {
+            let load = ctx.shared.load.get(r.id);
+            let figure = |f: fn(&crate::cluster::load::RegionLoad) -> &std::sync::atomic::AtomicU64| {
+                load.as_ref().map_or(0, |l| l.get(f))
+            };
+            let (voters, learners, leader) = match ctx.shared.nodes.as_deref() {
+                Some(nodes) => {
+                    let st = nodes.status(r.id);
+                    (nodes.voters(r.id), st.learners.clone(), nodes.leader(r.id))
+                }
+                None => (vec![crate::raft::NODE_ID], Vec::new(), Some(crate::raft::NODE_ID)),
+            };
+            Row {
+                id: r.id,
+                slots: (r.start, r.end),
+                ops: figure(|l| &l.ops_per_sec),
+                log: (figure(|l| &l.log_bytes), figure(|l| &l.log_entries)),
+                voters,
+                learners,
+                leader,
+            }
+        })
+        .collect();
+    let storage = ctx.shared.storage.clone();
+    Ok(super::Plan::Blocking(super::ctx::BlockingWork(Box::new(move || {
+        use crate::storage::keys::{slot_lower_bound, slot_upper_bound};
+        use crate::storage::Cf;
+        let view = storage.view();
+        let ids = |v: &[u64]| Reply::Array(v.iter().map(|&id| Reply::Int(id as i64)).collect());
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let (lo, hi) = (slot_lower_bound(r.slots.0), slot_upper_bound(r.slots.1));
+            let bytes: u64 = crate::raft::snapshot::ranges(r.id, r.slots.0, r.slots.1)
+                .iter()
+                .map(|(_, cf, from, to)| storage.range_bytes(*cf, from, to))
+                .sum();
+            let mut keys = 0i64;
+            if let Err(e) = view.scan(Cf::Metadata, &lo, &hi, false, |_, _| {
+                keys += 1;
+                true
+            }) {
+                return Reply::Error(format!("ERR {e}").into());
+            }
+            let field = |k: &str, v: Reply| (Reply::bulk_str(k), v);
+            out.push(Reply::Map(vec![
+                field("id", Reply::Int(r.id as i64)),
+                field("slots", Reply::Array(vec![Reply::Int(r.slots.0 as i64), Reply::Int(r.slots.1 as i64 - 1)])),
+                field("bytes", Reply::Int(bytes as i64)),
+                field("keys", Reply::Int(keys)),
+                field("ops_per_sec", Reply::Int(r.ops as i64)),
+                field("log_bytes", Reply::Int(r.log.0 as i64)),
+                field("log_entries", Reply::Int(r.log.1 as i64)),
+                field("voters", ids(&r.voters)),
+                field("learners", ids(&r.learners)),
+                field("leader", r.leader.map_or(Reply::Nil, |l| Reply::Int(l as i64))),
+                field("operation", Reply::bulk_str("none")),
+            ]));
+        }
+        Reply::Array(out)
+    }))))
+}
+
 /// The Redis Cluster subcommands that manage slots, epochs and replicas by
 /// hand: NeoKV's cluster does all of that itself. Their rows carry Redis's
 /// flags (so a script may not call CLUSTER RESET, as in Redis).
@@ -556,6 +644,15 @@ pub static COMMANDS: &[CommandSpec] = &[
     .cats(cat::CONNECTION),
     row("asking", 1, FAST, C, "3.0.0", "Signals that a cluster client is following an -ASK redirect.", asking)
         .cats(cat::CONNECTION),
+    row(
+        "neokv.regions",
+        1,
+        STALE,
+        C,
+        "0.1.0",
+        "NeoKV: every region's slots, size, keys, write rate, Raft log size, voters, learners and leader.",
+        regions,
+    ),
     row(
         "neokv.region",
         2,

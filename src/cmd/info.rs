@@ -96,7 +96,7 @@ pub fn render(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<(String, bool), CmdError>
             "persistence" => persistence_section(&mut s, shared, &cfg),
             "stats" => stats_section(&mut s, shared),
             "replication" => match shared.nodes.as_deref() {
-                Some(nodes) => replication_section(&mut s, nodes, &shared.run_id),
+                Some(nodes) => replication_section(&mut s, nodes, shared),
                 None => standalone_replication_section(&mut s, shared),
             },
             "cpu" => cpu_section(&mut s),
@@ -188,10 +188,13 @@ fn memory_section(s: &mut String, shared: &Shared) {
 fn persistence_section(s: &mut String, shared: &Shared, cfg: &Config) {
     let _ = write!(
             s,
-            "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\naof_enabled:1\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_write_status:ok\r\nneokv_appendfsync:{}\r\nneokv_cross_voided_at_open:{}\r\n",
+            "# Persistence\r\nloading:0\r\nasync_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\nrdb_last_save_time:{}\r\nrdb_last_bgsave_status:ok\r\naof_enabled:1\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\naof_last_write_status:ok\r\nneokv_appendfsync:{}\r\nneokv_cross_voided_at_open:{}\r\nneokv_raft_log_bytes:{}\r\nneokv_raft_log_entries:{}\r\nneokv_raft_log_snapshots_by_size:{}\r\n",
             shared.last_save.load(Ordering::Relaxed),
             cfg.appendfsync.name(),
-            shared.cross.voided_at_open.load(Ordering::Relaxed)
+            shared.cross.voided_at_open.load(Ordering::Relaxed),
+            shared.load.total(|l| &l.log_bytes),
+            shared.load.total(|l| &l.log_entries),
+            shared.load.total(|l| &l.snapshots_by_size),
         );
 }
 
@@ -305,7 +308,8 @@ pub fn replication_summary(nodes: &crate::cluster::nodes::Nodes) -> ReplicationS
 /// members as its replicas if this node leads any region), then one line per
 /// region: this node's role in it, term, leader, log and applied indexes,
 /// voters and, on the leader, each follower's matched index.
-fn replication_section(s: &mut String, nodes: &crate::cluster::nodes::Nodes, run_id: &str) {
+fn replication_section(s: &mut String, nodes: &crate::cluster::nodes::Nodes, shared: &Shared) {
+    let run_id = &shared.run_id;
     let rep = replication_summary(nodes);
     let role = if rep.led > 0 { "master" } else { "slave" };
     let _ = write!(s, "# Replication\r\nrole:{role}\r\n");
@@ -344,7 +348,7 @@ fn replication_section(s: &mut String, nodes: &crate::cluster::nodes::Nodes, run
         let matched: Vec<String> = st.matched.iter().map(|(id, m)| format!("{id}:{m}")).collect();
         let _ = write!(
             s,
-            "region{r}:role={role},term={},leader={},last_log={},applied={},voters={},matched={},snapshots_in={},purged={},state={},vote={},core_wait_ms={}\r\n",
+            "region{r}:role={role},term={},leader={},last_log={},applied={},voters={},matched={},snapshots_in={},purged={},log_bytes={},state={},vote={},core_wait_ms={}\r\n",
             st.term,
             st.leader.unwrap_or(0),
             st.last_log,
@@ -353,6 +357,7 @@ fn replication_section(s: &mut String, nodes: &crate::cluster::nodes::Nodes, run
             matched.join("|"),
             st.snapshots_in,
             st.purged,
+            shared.load.get(r).map_or(0, |l| l.get(|l| &l.log_bytes)),
             st.state,
             if st.vote_committed { "committed" } else { "open" },
             st.probe_sent.map_or(0, |t| t.elapsed().as_millis())

@@ -30,6 +30,7 @@ use super::network::Network;
 use super::outcome::{Unknown, Unwritable, WriteError, WriteResult};
 use super::state_machine::{RegionDeps, StateMachine, READ_AHEAD_MS};
 use super::{Member, Proposal, Raft, StartError, NODE_ID};
+use crate::cluster::load::RegionLoad;
 use crate::cluster::nodes::Nodes;
 use crate::cluster::RegionRoute;
 use crate::pb::peer_frame::Body;
@@ -40,6 +41,7 @@ use crate::types::now_ms;
 use crate::types::watches::{Watched, Watches};
 
 mod members;
+mod retention;
 mod serve;
 
 pub use members::{ChangeError, MemberChange};
@@ -140,6 +142,11 @@ pub struct GroupOpts {
     pub lease_reads: bool,
     /// The core's segment log, where the region's Raft log lives (`None`: in RocksDB).
     pub log: Option<Rc<crate::storage::seglog::SegLog>>,
+    /// Bytes of log entries since the last snapshot that make the next one
+    /// (`--raft-log-max-mb`; 0: by count only), see `retention`.
+    pub log_max_bytes: u64,
+    /// Where the region's figures go (`cluster::load`).
+    pub load: Arc<RegionLoad>,
 }
 
 /// A transaction whose watched keys must not have changed before it runs.
@@ -210,6 +217,8 @@ pub struct Region {
     slots: (u16, u32),
     /// The core's segment log (`None`: the Raft log is in RocksDB).
     seg: Option<Rc<crate::storage::seglog::SegLog>>,
+    /// The region's figures (writes proposed here; the log's, by `retention`).
+    load: Arc<RegionLoad>,
 }
 
 /// A read waiting for a read index; answered with the time to judge expiry at.
@@ -277,6 +286,7 @@ impl Region {
         let region = route.id;
         let raft_err = |e: &dyn std::fmt::Display| StartError::Raft { region, e: e.to_string() };
         let log = LogStore::open(deps.storage.clone(), route.id, opts.log.as_ref()).await?;
+        let log_sizes = log.sizes();
         let (storage, watches, nodes) = (deps.storage.clone(), deps.watches.clone(), deps.nodes.clone());
         let links = match &opts.network {
             Network::Cluster { links, .. } => Some(links.clone()),
@@ -322,7 +332,9 @@ impl Region {
             incoming: RefCell::new(None),
             slots: (route.start, route.end),
             seg: opts.log.clone(),
+            load: opts.load.clone(),
         });
+        glommio::spawn_local(retention::run(region.clone(), log_sizes, opts.load, opts.log_max_bytes)).detach();
         match nodes {
             // Standalone: the caller waits (`caught_up`) once every region is
             // started, since a cross-region entry applies only when every
@@ -669,6 +681,7 @@ impl Region {
     /// answer each `txs` with its command's reply.
     async fn propose(&self, cmds: Vec<WriteCmd>, txs: Vec<ReplyTx>, now: u64) {
         self.inflight.set(self.inflight.get() + 1);
+        self.load.writes.fetch_add(cmds.len() as u64, std::sync::atomic::Ordering::Relaxed);
         // One entry holds at most MAX_CMDS_PER_ENTRY commands (each creates at most
         // one composite key, whose version must fit under the entry's index).
         let mut cmds = cmds.into_iter().peekable();
@@ -800,6 +813,9 @@ async fn track_leader(region: Rc<Region>, nodes: Arc<Nodes>) {
                     s.voters.clear();
                     s.voters.extend(members.voter_ids());
                     s.voters.sort_unstable();
+                    s.learners.clear();
+                    s.learners.extend(members.learner_ids());
+                    s.learners.sort_unstable();
                 }
                 s.matched.clear();
                 if let Some(r) = &w.replication {

@@ -208,11 +208,12 @@ impl Core {
                 }
                 None => Network::Standalone,
             };
-            let (snapshot_logs, lease_reads) = {
+            let (snapshot_logs, lease_reads, log_max_bytes) = {
                 let cfg = self.shared.config();
-                (cfg.raft_snapshot_logs, cfg.lease_reads)
+                (cfg.raft_snapshot_logs, cfg.lease_reads, cfg.raft_log_max_mb << 20)
             };
-            let opts = GroupOpts { snapshot_logs, network, lease_reads, log: log.clone() };
+            let load = self.shared.load.region(route.id);
+            let opts = GroupOpts { snapshot_logs, network, lease_reads, log: log.clone(), log_max_bytes, load };
             let region = Region::start(deps.clone(), route, opts).await?;
             self.regions.borrow_mut().insert(route.id, region);
         }

@@ -124,6 +124,8 @@ pub struct Shared {
     pub nodes: Option<Arc<crate::cluster::nodes::Nodes>>,
     /// The databases and SWAPDB's mapping of them.
     pub dbs: Arc<crate::types::dbs::Dbs>,
+    /// Each hosted region's figures: its log's size, its write rate.
+    pub load: Arc<crate::cluster::load::Load>,
 }
 
 impl Shared {
@@ -165,6 +167,7 @@ impl Shared {
         let dbs = crate::types::dbs::Dbs::load(&storage, config.databases)
             .unwrap_or_else(|_| crate::types::dbs::Dbs::new(config.databases));
         Shared {
+            load: Arc::default(),
             dbs: Arc::new(dbs),
             nodes,
             access,

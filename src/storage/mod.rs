@@ -607,6 +607,13 @@ impl Storage {
         Ok(())
     }
 
+    /// RocksDB's estimate of the bytes `[from, to)` of `cf` takes in SST
+    /// files (what is still only in a memtable is not counted).
+    pub fn range_bytes(&self, cf: Cf, from: &[u8], to: &[u8]) -> u64 {
+        let range = rocksdb::Range::new(from, to);
+        self.inner.db.get_approximate_sizes_cf(self.cf(cf), &[range]).into_iter().sum()
+    }
+
     /// RocksDB's estimate of the live data size, for INFO.
     pub fn approximate_size(&self) -> u64 {
         let mut total = 0;

@@ -1690,4 +1690,38 @@ fn wait_role_and_info_describe_the_regions() {
     }
     let cluster: String = redis::cmd("INFO").arg("cluster").query(&mut con).unwrap();
     assert!(cluster.contains("cluster_enabled:1"), "{cluster}");
+
+    // NEOKV.REGIONS: every region with the three nodes as voters; the key's
+    // region led where INFO says, holding the key and some log.
+    let regions: Vec<std::collections::HashMap<String, redis::Value>> =
+        redis::cmd("NEOKV.REGIONS").query(&mut con).unwrap();
+    assert_eq!(regions.len(), 12);
+    let ids = |v: &[u64]| redis::Value::Array(v.iter().map(|&i| redis::Value::Int(i as i64)).collect());
+    for r in &regions {
+        assert_eq!(r["voters"], ids(&[1, 2, 3]), "{r:?}");
+        assert_eq!(r["learners"], ids(&[]), "{r:?}");
+        assert!(matches!(r["leader"], redis::Value::Int(1..=3)), "{r:?}");
+    }
+    let mine = &regions[slot * 12 / 16384];
+    assert_eq!(mine["leader"], redis::Value::Int(leader as i64), "{mine:?}");
+    assert!(matches!(mine["keys"], redis::Value::Int(1..)), "{mine:?}");
+    assert!(matches!(mine["log_bytes"], redis::Value::Int(1..)), "{mine:?}");
+
+    // CLUSTER SHARDS: one shard per region, its leader the master and the
+    // other voters replicas, all online.
+    let shards: Vec<std::collections::HashMap<String, redis::Value>> =
+        redis::cmd("CLUSTER").arg("SHARDS").query(&mut con).unwrap();
+    assert_eq!(shards.len(), 12);
+    for (shard, region) in shards.iter().zip(&regions) {
+        assert_eq!(shard["slots"], region["slots"]);
+        let members: Vec<std::collections::HashMap<String, redis::Value>> =
+            redis::FromRedisValue::from_redis_value(&shard["nodes"]).unwrap();
+        assert_eq!(members.len(), 3, "{shard:?}");
+        let text = |v: &redis::Value| String::from_utf8(redis::FromRedisValue::from_redis_value(v).unwrap()).unwrap();
+        let redis::Value::Int(leader) = region["leader"] else { panic!("{region:?}") };
+        assert_eq!(text(&members[0]["id"]), format!("{leader:040}"), "{shard:?}");
+        assert_eq!(text(&members[0]["role"]), "master");
+        assert!(members[1..].iter().all(|m| text(&m["role"]) == "replica"), "{shard:?}");
+        assert!(members.iter().all(|m| text(&m["health"]) == "online"), "{shard:?}");
+    }
 }

@@ -27,6 +27,7 @@ mod protocol;
 mod pubsub;
 mod random_picks;
 mod regions;
+mod retention;
 mod script;
 mod script_fuzz;
 mod server;

@@ -217,3 +217,54 @@ fn a_blocking_move_across_regions_is_woken() {
     assert_eq!(w.cmd(&["LRANGE", &dst, "0", "-1"]), "*1\r\n$1\r\nx\r\n");
     assert_eq!(w.cmd(&["EXISTS", &src]), ":0\r\n");
 }
+
+/// NEOKV.REGIONS reports every region: its slots, its keys (they add up to
+/// DBSIZE), its write rate while writes go on, its Raft log, and this node
+/// as its one voter and leader.
+#[test]
+fn neokv_regions_reports_every_region() {
+    let s = Server::start_with(&["--cores", "2", "--regions", "4"]);
+    let mut con = s.client();
+    for i in 0..400 {
+        let _: () = redis::cmd("SET").arg(format!("key:{i}")).arg(i).query(&mut con).unwrap();
+    }
+    // A writer that goes on while the rates are measured (over a second).
+    let port = s.port;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut r = crate::common::Raw::connect(port);
+            let mut i = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                assert_eq!(r.cmd(&["INCR", &format!("hot:{}", i % 64)]), format!(":{}\r\n", i / 64 + 1));
+                i += 1;
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(2500));
+    let regions: Vec<std::collections::HashMap<String, redis::Value>> =
+        redis::cmd("NEOKV.REGIONS").query(&mut con).unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writer.join().unwrap();
+    let int = |v: &redis::Value| match v {
+        redis::Value::Int(n) => *n,
+        other => panic!("not an integer: {other:?}"),
+    };
+    assert_eq!(regions.len(), 4, "{regions:?}");
+    let (mut keys, mut next_slot) = (0, 0);
+    for (i, r) in regions.iter().enumerate() {
+        assert_eq!(int(&r["id"]), i as i64);
+        let redis::Value::Array(slots) = &r["slots"] else { panic!("{r:?}") };
+        assert_eq!((int(&slots[0]), int(&slots[1])), (next_slot, next_slot + 4095), "{r:?}");
+        next_slot += 4096;
+        keys += int(&r["keys"]);
+        assert!(int(&r["log_bytes"]) > 0 && int(&r["log_entries"]) > 0, "{r:?}");
+        assert!(int(&r["ops_per_sec"]) > 0, "every region takes some of the hot keys' writes: {r:?}");
+        assert_eq!(r["voters"], redis::Value::Array(vec![redis::Value::Int(1)]), "{r:?}");
+        assert_eq!(r["learners"], redis::Value::Array(vec![]), "{r:?}");
+        assert_eq!(int(&r["leader"]), 1);
+    }
+    let dbsize: i64 = redis::cmd("DBSIZE").query(&mut con).unwrap();
+    assert_eq!((keys, dbsize), (464, 464));
+}

@@ -1040,6 +1040,23 @@ impl SegLog {
         Ok(())
     }
 
+    /// The payload length of each entry the log holds for `region`, by index
+    /// (what retention by size counts, `raft::log_store::LogSizes`).
+    pub fn entry_sizes(&self, region: u32) -> Vec<(u64, u32)> {
+        let inner = self.inner.borrow();
+        let Some(log) = inner.regions.get(&region) else { return Vec::new() };
+        log.entries
+            .iter()
+            .map(|(&i, loc)| {
+                let len = match &loc.at {
+                    At::Mem(b) => b.len() as u32,
+                    At::Both { len, .. } | At::Disk { len, .. } => *len,
+                };
+                (i, len)
+            })
+            .collect()
+    }
+
     /// Every region the log holds anything of (entries, a committed id, a
     /// vote or a purge point), ascending.
     pub fn regions(&self) -> Vec<u32> {
