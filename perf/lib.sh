@@ -42,26 +42,28 @@ cpu_per() { # ticks-before ticks-after requests scale digits -> CPU seconds × s
 }
 ratio() { python3 -c "import sys; a,b=float(sys.argv[1] or 0),float(sys.argv[2] or 0); print(f'{a/b:.2f}x' if b else 'n/a')" "$1" "$2"; }
 
-# A three-node cluster on free loopback ports: NPORTS[n] are the client ports,
-# node n's pid is in $TMP/noden.pid and its log in $TMP/noden.log. Every node
-# gets the flags in CLUSTER_ARGS. Returns once every node lists three masters
-# (leaders spread).
+# A cluster of NODES nodes (default 3) on free loopback ports: NPORTS[n] are
+# the client ports, node n's pid is in $TMP/noden.pid, its log in
+# $TMP/noden.log and its data in $TMP/noden (CLUSTER_DIR overrides $TMP).
+# Every node gets the flags in CLUSTER_ARGS. Returns once every node lists
+# every node as a master (leaders spread).
 start_cluster_node() { # n
   # shellcheck disable=SC2086
-  "$BIN" --port "${NPORTS[$1]}" --dir "$TMP/node$1" --node-id "$1" --cluster-port "${CPORTS[$1]}" \
+  "$BIN" --port "${NPORTS[$1]}" --dir "${CLUSTER_DIR:-$TMP}/node$1" --node-id "$1" --cluster-port "${CPORTS[$1]}" \
     --peers "$PEERS" --no-pin ${CLUSTER_ARGS:-} >>"$TMP/node$1.log" 2>&1 &
   echo $! > "$TMP/node$1.pid"
 }
 start_cluster() {
   declare -ga CPORTS NPORTS
-  local n
-  for n in 1 2 3; do NPORTS[$n]=$(free_port); CPORTS[$n]=$(free_port); done
-  PEERS="1=127.0.0.1:${CPORTS[1]},2=127.0.0.1:${CPORTS[2]},3=127.0.0.1:${CPORTS[3]}"
-  for n in 1 2 3; do start_cluster_node "$n"; done
-  for n in 1 2 3; do
+  local n count=${NODES:-3} peers=()
+  NPORTS=(); CPORTS=()
+  for n in $(seq 1 "$count"); do NPORTS[$n]=$(free_port); CPORTS[$n]=$(free_port); peers+=("$n=127.0.0.1:${CPORTS[$n]}"); done
+  PEERS=$(IFS=,; echo "${peers[*]}")
+  for n in $(seq 1 "$count"); do start_cluster_node "$n"; done
+  for n in $(seq 1 "$count"); do
     wait_port "${NPORTS[$n]}"
     for _ in $(seq 1 300); do
-      [ "$(redis-cli -p "${NPORTS[$n]}" cluster nodes | awk 'NF > 8' | wc -l)" -ge 3 ] && break
+      [ "$(redis-cli -p "${NPORTS[$n]}" cluster nodes | awk 'NF > 8' | wc -l)" -ge "$count" ] && break
       sleep 0.1
     done
   done

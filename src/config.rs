@@ -63,6 +63,8 @@ pub struct ClusterConfig {
     pub peers: BTreeMap<u64, String>,
     /// A fresh node waits to be added to a running cluster (`--join`).
     pub join: bool,
+    /// Voters per region (`--replicas`; at most the nodes of `peers`).
+    pub replicas: usize,
 }
 
 /// Parameters and their defaults as Redis 7 prints them.

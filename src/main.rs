@@ -41,6 +41,10 @@ struct Args {
     /// with CLUSTER ADDNODE) instead of forming a new one with the --peers.
     #[arg(long, requires = "node_id")]
     join: bool,
+    /// Cluster mode: voters per region (at most the node count): each region
+    /// lives on this many nodes, spread evenly.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=64))]
+    replicas: u32,
     /// Cluster mode: how a leader makes a read linearizable: `readindex` (a
     /// quorum confirms its leadership, shared by the reads of a reactor turn) or
     /// `lease` (no round trip while its leader lease runs; assumes clocks that
@@ -118,7 +122,7 @@ fn main() {
             if !peers.contains_key(&node_id) {
                 fail(&format!("--peers must list this node ({node_id}) too"));
             }
-            Some(ClusterConfig { node_id, port, peers, join: a.join })
+            Some(ClusterConfig { node_id, port, peers, join: a.join, replicas: a.replicas as usize })
         }
         _ => None,
     };

@@ -6,6 +6,7 @@
 
 pub mod load;
 pub mod nodes;
+pub mod placement;
 
 pub const SLOT_COUNT: u32 = 16384;
 

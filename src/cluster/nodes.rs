@@ -56,6 +56,15 @@ pub struct RegionStatus {
     pub voters: Vec<u64>,
     /// Members that are not voters (yet), ascending.
     pub learners: Vec<u64>,
+    /// This node is in the region's membership (a voter or a learner) as its
+    /// own group knows it: the fields above are the group's. Otherwise they
+    /// are what the region's leader last reported ([`Nodes::learn`]).
+    pub member: bool,
+    /// The region's leader reported voters and learners without this node
+    /// while its own group still counted it in: its replica moved elsewhere
+    /// and the group never applied the membership that says so (a removed
+    /// node is sent nothing more). The reports stand until one lists it again.
+    pub left: bool,
     /// On the leader: each other member's matched log index.
     pub matched: Vec<(u64, u64)>,
     /// Snapshots from a leader installed here since the process started.
@@ -168,8 +177,13 @@ pub struct Nodes {
     /// Started with `--join`: a fresh node waits to be added (CLUSTER ADDNODE)
     /// instead of initialising its regions with the `--peers` as voters.
     pub join: bool,
-    /// The nodes of `--peers`: the voters a fresh cluster starts with.
+    /// The nodes of `--peers`: the nodes a fresh cluster starts with.
     initial: Vec<u64>,
+    /// Voters per region (`--replicas`).
+    replicas: usize,
+    /// The voters each region of a fresh cluster starts with
+    /// (`placement::initial` over `initial`).
+    placement: Vec<Vec<u64>>,
     /// Each region's Raft state as last seen here.
     status: Vec<Mutex<RegionStatus>>,
     /// Per region: the log index of the last entry whose writes were
@@ -217,6 +231,8 @@ impl Nodes {
             me,
             join,
             initial: peers.keys().copied().collect(),
+            replicas: peers.len(),
+            placement: vec![peers.keys().copied().collect(); regions],
             status: (0..regions).map(|_| Mutex::new(RegionStatus::default())).collect(),
             acked: (0..regions).map(|_| AtomicU64::new(0)).collect(),
             removed: RwLock::new(vec![BTreeSet::new(); regions]),
@@ -225,6 +241,79 @@ impl Nodes {
             leaders: (0..regions).map(|_| AtomicU64::new(0)).collect(),
             heard: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// Place `replicas` voters per region (at most every node; see
+    /// `cluster::placement`) instead of every node.
+    pub fn with_replicas(mut self, replicas: usize) -> Nodes {
+        self.replicas = replicas.max(1);
+        self.placement = super::placement::initial(self.leaders.len(), &self.initial, self.replicas);
+        self
+    }
+
+    /// Voters per region (`--replicas`; a fresh cluster of fewer nodes starts
+    /// with every node a voter, and regions gain the nodes added later).
+    pub fn replicas(&self) -> usize {
+        self.replicas
+    }
+
+    /// Why a node whose hello says `regions` and `replicas` cannot be of this
+    /// node's cluster (0: not said), if it cannot.
+    pub fn layout_conflict(&self, id: u64, regions: u32, replicas: u32) -> Option<String> {
+        if regions != 0 && regions as usize != self.regions() {
+            return Some(format!(
+                "node {id} has {regions} regions, this node {} (start it with --regions {})",
+                self.regions(),
+                self.regions()
+            ));
+        }
+        if replicas != 0 && replicas as usize != self.replicas && !self.join {
+            return Some(format!(
+                "node {id} places {replicas} voters per region, this node {} (start it with --replicas {})",
+                self.replicas, self.replicas
+            ));
+        }
+        None
+    }
+
+    /// The voters `region` starts with in a fresh cluster.
+    pub fn initial_voters(&self, region: u32) -> Vec<u64> {
+        self.placement.get(region as usize).cloned().unwrap_or_default()
+    }
+
+    /// `region`'s leader reported it without this node, which its own group
+    /// has not learned ([`RegionStatus::left`]).
+    pub fn left(&self, region: u32) -> bool {
+        self.status.get(region as usize).and_then(|s| s.lock().ok()).is_some_and(|s| s.left)
+    }
+
+    /// This node is in `region`'s membership (as its own group knows).
+    pub fn hosts(&self, region: u32) -> bool {
+        self.status.get(region as usize).and_then(|s| s.lock().ok()).is_some_and(|s| s.member)
+    }
+
+    /// What `region`'s leader `leader` reports of it in term `term`: taken
+    /// unless this node is a member (its own group knows better) or knows a
+    /// later term.
+    pub fn learn(&self, region: u32, term: u64, leader: u64, voters: &[u64], learners: &[u64]) {
+        let Some(Ok(mut s)) = self.status.get(region as usize).map(|s| s.lock()) else { return };
+        let listed = voters.contains(&self.me) || learners.contains(&self.me);
+        if listed {
+            s.left = false;
+        } else if s.member && !s.leading && term >= s.term {
+            s.member = false;
+            s.left = true;
+        }
+        if s.member || term < s.term {
+            return;
+        }
+        s.term = term;
+        s.leader = Some(leader);
+        s.leading = false;
+        s.voters = voters.to_vec();
+        s.learners = learners.to_vec();
+        drop(s);
+        self.set_leader(region, Some(leader));
     }
 
     /// This node's incarnation and the cluster id it knows (0: none yet), for
@@ -361,7 +450,7 @@ impl Nodes {
         leader == want || self.is_removed(want) || !self.is_live(want)
     }
 
-    /// The voters a fresh cluster starts with: every node of `--peers`.
+    /// The nodes a fresh cluster starts with: every node of `--peers`.
     pub fn initial_members(&self) -> Vec<u64> {
         self.initial.clone()
     }
@@ -371,11 +460,12 @@ impl Nodes {
         self.leaders.len()
     }
 
-    /// A region's voters as last seen here, ascending (the `--peers` until known).
+    /// A region's voters as last seen here, ascending (those it starts with
+    /// until known).
     pub fn voters(&self, region: u32) -> Vec<u64> {
         match self.status.get(region as usize).and_then(|s| s.lock().ok()).map(|s| s.voters.clone()) {
             Some(v) if !v.is_empty() => v,
-            _ => self.initial.clone(),
+            _ => self.initial_voters(region),
         }
     }
 
@@ -469,11 +559,11 @@ impl Nodes {
         }
     }
 
-    /// The node that should lead `region` when every node is up: leaders are
-    /// spread round-robin over the region's voters (the `--peers` at first).
+    /// The node that should lead `region` when every node is up
+    /// (`placement::preferred`: leaders spread over the nodes).
     pub fn preferred_leader(&self, region: u32) -> u64 {
-        let ids = self.voters(region);
-        ids.get(region as usize % ids.len().max(1)).copied().unwrap_or(self.me)
+        let all: Vec<u64> = self.all().into_iter().map(|(id, _)| id).collect();
+        super::placement::preferred(region, &self.voters(region), &all).unwrap_or(self.me)
     }
 }
 
@@ -519,6 +609,43 @@ mod tests {
         assert!(n.is_removed(2) && !n.is_removed(3));
         let all: Vec<u64> = n.all().into_iter().map(|(id, _)| id).collect();
         assert_eq!(all, [1, 3, 4]);
+    }
+
+    #[test]
+    fn regions_placed_elsewhere_are_known_by_their_leaders_reports() {
+        let peers = parse_peers("1=h:1,2=h:2,3=h:3,4=h:4,5=h:5").unwrap();
+        let n = Nodes::new(1, "h:10".into(), peers, 20, false).with_replicas(3);
+        assert_eq!(n.replicas(), 3);
+        assert_eq!(n.initial_voters(0), [1, 2, 3]);
+        assert_eq!(n.initial_voters(3), [1, 4, 5]);
+        assert_eq!(n.voters(2), [3, 4, 5], "placement until known");
+        assert_eq!((n.preferred_leader(2), n.preferred_leader(3)), (3, 4));
+        // A report of a region this node is not in is taken, an older term's is not.
+        n.learn(2, 5, 4, &[3, 4, 5], &[]);
+        assert_eq!(n.leader(2), Some(4));
+        n.learn(2, 4, 3, &[3, 4, 5], &[]);
+        assert_eq!(n.leader(2), Some(4));
+        n.learn(2, 6, 5, &[2, 4, 5], &[3]);
+        assert_eq!((n.leader(2), n.voters(2), n.status(2).learners), (Some(5), vec![2, 4, 5], vec![3]));
+        // Of a region it is in, its own group knows better.
+        n.update_status(0, |s| {
+            s.member = true;
+            s.term = 2;
+        });
+        n.set_leader(0, Some(1));
+        n.learn(0, 9, 2, &[1, 2, 3], &[]);
+        assert_eq!(n.leader(0), Some(1));
+        assert!(n.hosts(0) && !n.hosts(2));
+        // Its replica moved away, which its own group never learned: the
+        // leader's report without it stands, until one lists it again.
+        n.learn(0, 2, 2, &[2, 3, 4], &[]);
+        assert!(!n.hosts(0) && n.left(0));
+        assert_eq!((n.leader(0), n.voters(0)), (Some(2), vec![2, 3, 4]));
+        n.learn(0, 2, 2, &[2, 3, 4], &[1]);
+        assert!(!n.left(0));
+        // More replicas than nodes: every node.
+        let peers = parse_peers("1=h:1,2=h:2").unwrap();
+        assert_eq!(Nodes::new(1, "h:10".into(), peers, 4, false).with_replicas(3).initial_voters(1), [1, 2]);
     }
 }
 

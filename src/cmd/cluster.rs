@@ -51,7 +51,7 @@ pub fn route<'k>(
     let region = shared.router.region_of_slot(slot).id;
     match nodes.leader(region) {
         Some(l) if l == nodes.me => Ok(Some(region)),
-        _ if follower_reads => Ok(Some(region)),
+        _ if follower_reads && nodes.hosts(region) => Ok(Some(region)),
         Some(l) => match nodes.client_addr(l) {
             Some(addr) => Err(Reply::Error(format!("MOVED {slot} {addr}").into())),
             None => Err(Reply::error(CLUSTERDOWN)),
@@ -95,6 +95,11 @@ pub fn read_scope(shared: &Shared, session: &Session, spec: &CommandSpec, args: 
         // An invalid slot is the handler's error to give.
         let Some(slot) = args.get(2).and_then(|a| slot_arg(a).ok()) else { return ReadScope::None };
         let region = router.region_of_slot(slot).id;
+        // A node without a replica of the slot's region counts its own keys
+        // there (none), as a Redis Cluster node does for a slot it does not serve.
+        if !led(region) && !nodes.hosts(region) {
+            return ReadScope::None;
+        }
         return ReadScope::One { region, on_follower: !led(region) };
     }
     let at = spec.keys_of(args).unwrap_or_default();
@@ -113,7 +118,9 @@ pub fn read_scope(shared: &Shared, session: &Session, spec: &CommandSpec, args: 
         return ReadScope::None;
     }
     let every = program && session.follower_reads;
-    ReadScope::Many(router.regions().iter().map(|r| (r.id, !led(r.id))).filter(|&(_, f)| every || !f).collect())
+    // A follower's read runs only where the node holds a replica.
+    let mine = |r: u32, f: bool| !f || (every && nodes.hosts(r));
+    ReadScope::Many(router.regions().iter().map(|r| (r.id, !led(r.id))).filter(|&(r, f)| mine(r, f)).collect())
 }
 
 /// Cluster mode: whether a script's `redis.call` of `spec` may touch its keys
@@ -167,11 +174,6 @@ fn ranges(shared: &Shared, nodes: &Nodes) -> Vec<(u16, u16, Option<u64>)> {
     shared.router.regions().iter().map(|r| (r.start, (r.end - 1) as u16, nodes.leader(r.id))).collect()
 }
 
-/// The members every region has (this version: every node of the cluster).
-fn members(nodes: &Nodes) -> Vec<u64> {
-    nodes.all().into_iter().map(|(id, _)| id).collect()
-}
-
 fn node_entry(nodes: &Nodes, id: u64) -> Reply {
     let (host, port) = host_port(&nodes.client_addr(id).unwrap_or_default());
     Reply::Array(vec![
@@ -182,7 +184,7 @@ fn node_entry(nodes: &Nodes, id: u64) -> Reply {
     ])
 }
 
-/// CLUSTER SLOTS: every region's range, its leader first, the other members after.
+/// CLUSTER SLOTS: every region's range, its leader first, its other voters after.
 ///
 /// Every node leads some regions and follows in the others, which Redis
 /// Cluster never shows; clients such as redis-py take a node's role from the
@@ -192,7 +194,7 @@ fn node_entry(nodes: &Nodes, id: u64) -> Reply {
 /// as a master those first ranges list no followers.
 fn slots(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let nodes = nodes(ctx)?;
-    let all = members(nodes);
+    let router = &ctx.shared.router;
     let mut led: Vec<(u16, u16, u64)> =
         ranges(ctx.shared, nodes).into_iter().filter_map(|(s, e, l)| l.map(|l| (s, e, l))).collect();
     let mut first: Vec<(u16, u16, u64)> = Vec::new();
@@ -207,7 +209,9 @@ fn slots(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     for (n, (start, end, leader)) in first.into_iter().chain(led).enumerate() {
         let mut e = vec![Reply::Int(start as i64), Reply::Int(end as i64), node_entry(nodes, leader)];
         if n >= bare {
-            e.extend(all.iter().filter(|&&id| id != leader).map(|&id| node_entry(nodes, id)));
+            // The region's other voters are its replicas.
+            let voters = nodes.voters(router.region_of_slot(start).id);
+            e.extend(voters.iter().filter(|&&id| id != leader).map(|&id| node_entry(nodes, id)));
         }
         out.push(Reply::Array(e));
     }

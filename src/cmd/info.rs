@@ -286,7 +286,7 @@ pub fn replication_summary(nodes: &crate::cluster::nodes::Nodes) -> ReplicationS
     let mut sum = ReplicationSummary { led: 0, offset: 0, followers: Vec::new() };
     let mut followers = std::collections::BTreeMap::<u64, u64>::new();
     let mut applied = 0;
-    for r in 0..nodes.regions() as u32 {
+    for r in (0..nodes.regions() as u32).filter(|&r| nodes.hosts(r)) {
         let st = nodes.status(r);
         applied += st.applied;
         if st.leading {
@@ -335,7 +335,7 @@ fn replication_section(s: &mut String, nodes: &crate::cluster::nodes::Nodes, sha
         nodes.regions(),
         rep.led
     );
-    for r in 0..nodes.regions() as u32 {
+    for r in (0..nodes.regions() as u32).filter(|&r| nodes.hosts(r)) {
         let st = nodes.status(r);
         let role = if st.leading {
             "leader"

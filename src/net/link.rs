@@ -190,13 +190,9 @@ impl Link {
             .ok_or(CallError::Timeout(ttl))?
             .map_err(unreachable)?;
         match answer.body {
-            Some(Body::Hello(h)) if h.regions != 0 && h.regions as usize != self.nodes.regions() => {
-                return Err(CallError::Unreachable(format!(
-                    "node {} has {} regions, this node {}: they cannot form one cluster",
-                    h.node_id,
-                    h.regions,
-                    self.nodes.regions()
-                )))
+            Some(Body::Hello(h)) if self.nodes.layout_conflict(h.node_id, h.regions, h.replicas).is_some() => {
+                let why = self.nodes.layout_conflict(h.node_id, h.regions, h.replicas).unwrap_or_default();
+                return Err(CallError::Unreachable(format!("{why}: they cannot form one cluster")));
             }
             Some(Body::Hello(h)) if h.node_id == self.target => {
                 self.nodes.admit(h.node_id, h.incarnation, h.cluster_id, h.joining).map_err(CallError::Unreachable)?;

@@ -303,8 +303,12 @@ impl Region {
         let fresh = !raft.is_initialized().await.map_err(|e| raft_err(&e))?;
         // A node joining a running cluster (`--join`) waits for a leader to add it.
         let joining = nodes.as_ref().is_some_and(|n| n.join);
-        if fresh && !joining {
-            let ids = nodes.as_ref().map_or_else(|| vec![NODE_ID], |n| n.initial_members());
+        // In a cluster, only the nodes the region is placed on initialise it
+        // (`cluster::placement`); elsewhere its group stays empty and idle
+        // until a membership change adds the node.
+        let placed = nodes.as_ref().is_none_or(|n| n.initial_voters(route.id).contains(&n.me));
+        if fresh && !joining && placed {
+            let ids = nodes.as_ref().map_or_else(|| vec![NODE_ID], |n| n.initial_voters(route.id));
             // Addresses stay out of the log: every node must initialise with the
             // same configuration, and where a node is reached is each node's own
             // business (`--peers`; a test may put a proxy there).
@@ -341,7 +345,7 @@ impl Region {
             // participant reaches it.
             None => {}
             Some(nodes) => {
-                if fresh && !joining && nodes.preferred_leader(route.id) == me {
+                if fresh && !joining && placed && nodes.preferred_leader(route.id) == me {
                     let _ = region.raft.trigger().elect(false).await;
                 }
                 glommio::spawn_local(track_leader(region.clone(), nodes.clone())).detach();
@@ -793,8 +797,19 @@ async fn track_leader(region: Rc<Region>, nodes: Arc<Nodes>) {
                     nodes.learn_cluster_addr(*id, &n.addr);
                 }
             }
-            nodes.set_leader(region.id, w.current_leader);
+            // A region this node is not in (placed elsewhere, or not yet
+            // added): what its leader reports stands (`Nodes::learn`).
+            let member = members.get_node(&nodes.me).is_some() && !nodes.left(region.id);
+            if !member {
+                nodes.update_status(region.id, |s| s.member = false);
+            } else {
+                nodes.set_leader(region.id, w.current_leader);
+            }
             nodes.update_status(region.id, |s| {
+                if !member {
+                    return;
+                }
+                s.member = true;
                 s.leader = w.current_leader;
                 s.leading = w.state == ServerState::Leader;
                 s.state = match w.state {

@@ -700,23 +700,27 @@ fn apply_entries(
                     }
                     // Tests: the entry is committed and in the log, not applied.
                     crate::failpoint::crash("apply");
+                    if let Some(Op::Forget(f)) = &c.op {
+                        // CLUSTER FORGET: that incarnation is refused for good.
+                        state.2.insert(f.node_id, f.incarnation);
+                        state.3.push((f.node_id, f.incarnation));
+                        out.push(Reply::Ok);
+                        continue;
+                    }
                     out.push(apply_cmd(ctx, c).map_err(io_err)?);
                 }
                 out
             }
             EntryPayload::Membership(m) => {
-                // A node the new membership no longer holds (voter or learner),
-                // or holds as another incarnation, was removed as the one it
-                // was; one it holds again was added back (a new incarnation:
-                // the transport refuses the removed one).
+                // A node the new membership holds as another incarnation was
+                // removed as the one it was. One it no longer holds left the
+                // region only (its replica moved elsewhere): removal from the
+                // cluster is CLUSTER FORGET's own record (`Op::Forget`). One it
+                // holds again was added back (a new incarnation: the transport
+                // refuses the removed one).
                 for (id, was) in state.1.membership().nodes() {
-                    match m.get_node(id) {
-                        Some(now) if now.incarnation == was.incarnation => {}
-                        Some(_) => state.3.push((*id, was.incarnation)),
-                        None => {
-                            state.3.push((*id, was.incarnation));
-                            state.2.insert(*id, was.incarnation);
-                        }
+                    if m.get_node(id).is_some_and(|now| now.incarnation != was.incarnation) {
+                        state.3.push((*id, was.incarnation));
                     }
                 }
                 state.2.retain(|id, _| m.get_node(id).is_none());

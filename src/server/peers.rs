@@ -50,14 +50,8 @@ async fn serve_link(core: Rc<Core>, mut stream: TcpStream) {
     // so the refused node can tell its operator.
     let verdict = match first.body {
         Some(Body::Hello(h)) if h.cluster_name == CLUSTER_NAME && h.node_id != nodes.me => {
-            if h.regions != 0 && h.regions as usize != nodes.regions() {
-                Err(format!(
-                    "this cluster has {} regions, node {} has {} (start it with --regions {})",
-                    nodes.regions(),
-                    h.node_id,
-                    h.regions,
-                    nodes.regions()
-                ))
+            if let Some(why) = nodes.layout_conflict(h.node_id, h.regions, h.replicas) {
+                Err(why)
             } else {
                 nodes.admit(h.node_id, h.incarnation, h.cluster_id, h.joining).map(|()| h)
             }
@@ -74,6 +68,7 @@ async fn serve_link(core: Rc<Core>, mut stream: TcpStream) {
                 client_addr: nodes.client_addr(nodes.me).unwrap_or_default(),
                 cluster_name: CLUSTER_NAME.into(),
                 regions: nodes.regions() as u32,
+                replicas: if nodes.join { 0 } else { nodes.replicas() as u32 },
                 incarnation,
                 cluster_id,
                 joining: nodes.join,
@@ -109,7 +104,12 @@ async fn serve_link(core: Rc<Core>, mut stream: TcpStream) {
         let (core, out) = (core.clone(), out.clone());
         glommio::spawn_local(async move {
             let _permit = permit;
-            let body = core.serve_peer(frame.region, body).await;
+            let body = match body {
+                // A node's report of the regions it leads: taken here, on
+                // whichever core the link landed (`Nodes` is shared).
+                Body::Leads(req) => crate::shard::reports::receive(&core, peer, req),
+                body => core.serve_peer(frame.region, body).await,
+            };
             let mut bytes = Vec::new();
             encode(&pb::PeerFrame { id: frame.id, region: frame.region, body: Some(body) }, &mut bytes);
             let _ = out.unbounded_send(bytes);

@@ -1,6 +1,7 @@
 //! Membership changes of the whole cluster (CLUSTER ADDNODE, CLUSTER FORGET):
-//! every region is one Raft group, so a node joins or leaves each of them, one
-//! change per region on that region's leader, wherever it is. The node that
+//! a region is one Raft group on `--replicas` of the nodes, so a node joining
+//! or leaving moves replicas between nodes (`change_everywhere`), each step
+//! one change on that region's leader, wherever it is. The node that
 //! got the command drives them all at once: a region it leads changes here
 //! (on the owning core), any other is sent to its leader over the links; a
 //! region without a leader, or whose leader moved, is tried again until a
@@ -10,13 +11,16 @@
 //! holds the log (by appends or a snapshot), then makes it a voter; the new
 //! node then leads its share of the regions (`raft::region`'s rebalance).
 //! Removing: leadership of a region the node leads is handed to another voter
-//! first. Every replica records each id a membership change removed (with the
-//! applied state and in snapshots): such an id is refused by ADDNODE and its
-//! links are refused, so a node with a reused id can never split a region.
+//! first. A node leaving a region's membership stays in the cluster (a move);
+//! CLUSTER FORGET then writes to every region's log that the node's
+//! incarnation is forgotten (`pb::Forget`), and every replica records it (with
+//! the applied state and in snapshots): such an id is refused by ADDNODE and
+//! its links are refused, so a node with a reused id can never split a region.
 
 use std::time::{Duration, Instant};
 
 use super::Core;
+use crate::cluster::placement;
 use crate::net::link::CallError;
 use crate::net::Class;
 use crate::pb::peer_frame::Body;
@@ -25,7 +29,14 @@ use crate::raft::region::{ChangeError, MemberChange};
 /// How long one change may take in all (a learner may need a snapshot first).
 const DEADLINE: Duration = Duration::from_secs(120);
 
-/// Apply `change` to every region; `Err` says which regions did not change and why.
+/// CLUSTER ADDNODE / FORGET as moves of replicas (`cluster::placement`):
+/// adding a node gives it its share of the replicas (`share_for`: in each
+/// region chosen, the node is added, then the busiest node's replica there
+/// removed); removing one re-creates each of its replicas on the node
+/// holding the fewest first (`replace`), then removes it from every region
+/// (a learner too) and records it forgotten there (`pb::Forget`), so no
+/// region has fewer than `--replicas` voters because of the command. Regions change at once, each its steps in order; `Err`
+/// says which did not and why.
 pub async fn change_everywhere(core: &Core, mut change: MemberChange) -> Result<(), String> {
     let Some(nodes) = core.shared.nodes.clone() else { return Err("cluster support disabled".into()) };
     if let MemberChange::Add { id, addr, incarnation } = &mut change {
@@ -34,7 +45,58 @@ pub async fn change_everywhere(core: &Core, mut change: MemberChange) -> Result<
         *incarnation = nodes.peer_incarnation(*id).ok_or_else(|| format!("node {id}: linked, but not admitted"))?;
     }
     let regions = nodes.regions() as u32;
-    let results = futures_util::future::join_all((0..regions).map(|r| change_region(core, r, change.clone()))).await;
+    let voters: Vec<Vec<u64>> = (0..regions).map(|r| nodes.voters(r)).collect();
+    let mut all: Vec<u64> = nodes.all().into_iter().map(|(id, _)| id).collect();
+    // Each region's steps, in order.
+    let mut steps: Vec<Vec<MemberChange>> = vec![Vec::new(); regions as usize];
+    match &change {
+        MemberChange::Add { id, .. } => {
+            if !all.contains(id) {
+                all.push(*id);
+                all.sort_unstable();
+            }
+            // Each region of its share gains it, then drops the replica it
+            // takes over (a node leaving a region stays in the cluster).
+            for m in placement::share_for(*id, &voters, &all, nodes.replicas()) {
+                let s = &mut steps[m.region as usize];
+                s.push(change.clone());
+                if m.remove != *id {
+                    s.push(MemberChange::Remove { id: m.remove });
+                }
+            }
+        }
+        MemberChange::Remove { id } => {
+            // Replicas go to nodes that answer (one down would hold a learner
+            // that never catches up); the node leaving counts, as the one
+            // whose regions are moved.
+            let live: Vec<u64> = all.iter().copied().filter(|&n| n == *id || nodes.is_live(n)).collect();
+            for m in placement::replace(*id, &voters, &live, nodes.replicas()) {
+                if m.add != *id {
+                    steps[m.region as usize].push(add_of(core, &nodes, m.add)?);
+                }
+            }
+            // Every region drops it (a learner, a voter the placement did not
+            // see), then records it forgotten: the incarnation its
+            // memberships name (0 for a founding member), refused for good.
+            let known = nodes.peer_incarnation(*id).ok_or_else(|| {
+                format!("node {id} is not known to this node: run CLUSTER FORGET on a node that has met it")
+            })?;
+            let incarnation = if nodes.is_founding(*id, known) { 0 } else { known };
+            for s in &mut steps {
+                s.push(change.clone());
+                s.push(MemberChange::Forget { id: *id, incarnation });
+            }
+        }
+        // Only a step of the above.
+        MemberChange::Forget { .. } => return Err("not a cluster-wide change".into()),
+    }
+    let results = futures_util::future::join_all(steps.into_iter().enumerate().map(|(r, steps)| async move {
+        for step in steps {
+            change_region(core, r as u32, step).await?;
+        }
+        Ok::<(), ChangeError>(())
+    }))
+    .await;
     let mut failed = Vec::new();
     for (region, r) in results.into_iter().enumerate() {
         match r {
@@ -48,6 +110,19 @@ pub async fn change_everywhere(core: &Core, mut change: MemberChange) -> Result<
     } else {
         Err(format!("not every region changed (run it again to finish): {}", failed.join("; ")))
     }
+}
+
+/// The change that adds node `id` (already of the cluster) to a region: its
+/// node-to-node address and the incarnation this node accepts of it.
+fn add_of(core: &Core, nodes: &crate::cluster::nodes::Nodes, id: u64) -> Result<MemberChange, String> {
+    let addr = nodes.cluster_addr(id).ok_or_else(|| format!("node {id}: no node-to-node address known"))?;
+    let incarnation = if id == nodes.me {
+        nodes.incarnation().0
+    } else {
+        nodes.peer_incarnation(id).ok_or_else(|| format!("node {id}: not linked yet"))?
+    };
+    let _ = core;
+    Ok(MemberChange::Add { id, addr, incarnation })
 }
 
 /// Before a node is added: this node can link to it, and it is an
@@ -118,6 +193,9 @@ async fn remote(
             crate::pb::MembersReq { op: 1, node_id: *id, addr: addr.clone(), incarnation: *incarnation }
         }
         MemberChange::Remove { id } => crate::pb::MembersReq { op: 2, node_id: *id, ..Default::default() },
+        MemberChange::Forget { id, incarnation } => {
+            crate::pb::MembersReq { op: 3, node_id: *id, incarnation: *incarnation, ..Default::default() }
+        }
     };
     // A leader's step is bounded (raft::region::CHANGE_STEP); a leader that
     // cannot be heard from is not waited on longer than that.

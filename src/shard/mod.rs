@@ -13,6 +13,7 @@ pub mod expire;
 pub mod members;
 pub mod observe;
 pub mod pubsub;
+pub mod reports;
 pub mod shared;
 
 use std::cell::RefCell;
@@ -141,6 +142,8 @@ impl Core {
                 client_addr: n.client_addr(n.me).unwrap_or_default(),
                 cluster_name: crate::net::CLUSTER_NAME.into(),
                 regions: n.regions() as u32,
+                // A node joining takes the cluster's layout, whatever its own.
+                replicas: if n.join { 0 } else { n.replicas() as u32 },
                 // Filled in at each connect (the cluster id may be learned later).
                 incarnation: 0,
                 cluster_id: 0,
@@ -342,6 +345,9 @@ impl Core {
 
     /// Start active expiry for every local region.
     pub fn start_background(self: &Rc<Self>) {
+        if self.id == 0 && self.links.is_some() {
+            glommio::spawn_local(reports::run(self.clone())).detach();
+        }
         for route in self.shared.router.regions().iter().filter(|r| r.core == self.id) {
             if let Some(region) = self.local_region(route.id) {
                 glommio::spawn_local(expire::run(self.clone(), region, route.clone())).detach();

@@ -154,15 +154,10 @@ impl Shared {
             let persist: crate::cluster::nodes::Persist = Box::new(move |i: &Identity| {
                 crate::storage::identity::save(&dir, &i.encode()).map_err(|e| format!("save the node identity: {e}"))
             });
-            Arc::new(Nodes::with_identity(
-                c.node_id,
-                client_addr,
-                c.peers.clone(),
-                regions,
-                c.join,
-                identity,
-                Some(persist),
-            ))
+            Arc::new(
+                Nodes::with_identity(c.node_id, client_addr, c.peers.clone(), regions, c.join, identity, Some(persist))
+                    .with_replicas(c.replicas),
+            )
         });
         let dbs = crate::types::dbs::Dbs::load(&storage, config.databases)
             .unwrap_or_else(|_| crate::types::dbs::Dbs::new(config.databases));

@@ -61,6 +61,8 @@ pub fn apply_cmd(ctx: &mut ApplyCtx, cmd: &WriteCmd) -> Result<Reply, StorageErr
         Op::Restore(o) => dump::apply_restore(ctx, o),
         Op::Sort(o) => sort::apply_sort(ctx, o),
         Op::Geosearch(o) => geo_search::apply_geosearch(ctx, o),
+        // Recorded by the state machine before a command reaches here.
+        Op::Forget(_) => Ok(Ok(Reply::Ok)),
         Op::Swapdb(o) => {
             ctx.swap_dbs(o.a as u16, o.b as u16)?;
             Ok(Ok(Reply::Ok))

@@ -531,7 +531,7 @@ pub fn send(c: &Cluster, args: &[&str], limit: Duration) -> Result<redis::Value,
     Client::new(c).cmd(args, limit)
 }
 
-fn int(v: &redis::Value) -> i64 {
+pub fn int(v: &redis::Value) -> i64 {
     match v {
         redis::Value::Int(i) => *i,
         v => panic!("not an integer: {v:?}"),
@@ -1471,9 +1471,10 @@ fn members_seen(port: u16) -> BTreeMap<u64, usize> {
 }
 
 /// Membership changes online, under a write load: a fourth node joins
-/// (CLUSTER ADDNODE: learner, caught up, voter) and takes a share of the
-/// leaders; then node 1, a leader of several regions, is removed (CLUSTER
-/// FORGET). No acknowledged increment is lost, the three remaining replicas
+/// (CLUSTER ADDNODE: in each region of its share, a learner, caught up, a
+/// voter, and the busiest node's replica dropped) and takes a share of the
+/// replicas and of the leaders; then node 1, a leader of several regions, is
+/// removed (CLUSTER FORGET: each of its replicas re-created first). No acknowledged increment is lost, the three remaining replicas
 /// of every region agree (applied index and digest), and node 1's id can
 /// never come back: ADDNODE refuses it and, restarted with its data, its
 /// links are refused and no node lists it.
@@ -1518,7 +1519,29 @@ fn a_node_joins_and_another_leaves_under_load() {
     let r =
         ask(c.nodes[0].port, &["CLUSTER", "ADDNODE", "4", &format!("127.0.0.1:{cport4}")], Duration::from_secs(150));
     assert_eq!(r.as_deref(), Some("+OK\r\n"), "ADDNODE 4");
-    eprintln!("node 4 is a voter of every region after {:?}", started.elapsed());
+    eprintln!("node 4 took its share of the replicas after {:?}", started.elapsed());
+    // Its share: nine of the 36 replicas, each region still on three nodes
+    // (the replica it took over dropped from the busiest node).
+    // (A node's view follows its own replicas' applies and the leaders'
+    // reports: it may lag the reply by a moment.)
+    let held = |port: u16, want: BTreeMap<u64, i32>| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let regions = regions_of(port);
+            let mut held = BTreeMap::new();
+            for r in &regions {
+                for v in ids_of(&r["voters"]) {
+                    *held.entry(v).or_insert(0) += 1;
+                }
+            }
+            if held == want && regions.iter().all(|r| ids_of(&r["voters"]).len() == 3) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "replicas held {held:?}, want {want:?}: {regions:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    held(c.nodes[3].port, BTreeMap::from([(1, 9), (2, 9), (3, 9), (4, 9)]));
     // It gets its share of the leaders (the rebalance hands them over once it holds the log).
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
@@ -1554,6 +1577,8 @@ fn a_node_joins_and_another_leaves_under_load() {
             std::thread::sleep(Duration::from_millis(100));
         }
     }
+    // Each of node 1's replicas was re-created on the node its region lacked.
+    held(c.nodes[1].port, BTreeMap::from([(2, 12), (3, 12), (4, 12)]));
     // No acknowledged increment is lost, none applied twice.
     let counts = counts.lock().unwrap().clone();
     let mut client = Client::new(&c);
@@ -1723,5 +1748,121 @@ fn wait_role_and_info_describe_the_regions() {
         assert_eq!(text(&members[0]["role"]), "master");
         assert!(members[1..].iter().all(|m| text(&m["role"]) == "replica"), "{shard:?}");
         assert!(members.iter().all(|m| text(&m["health"]) == "online"), "{shard:?}");
+    }
+}
+
+pub type RegionMap = std::collections::HashMap<String, redis::Value>;
+
+/// NEOKV.REGIONS of the node on `port`.
+pub fn regions_of(port: u16) -> Vec<RegionMap> {
+    let mut con = redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap().get_connection().unwrap();
+    redis::cmd("NEOKV.REGIONS").query(&mut con).unwrap()
+}
+
+pub fn ids_of(v: &redis::Value) -> Vec<u64> {
+    match v {
+        redis::Value::Array(a) => a.iter().map(|x| int(x) as u64).collect(),
+        other => panic!("not a list of ids: {other:?}"),
+    }
+}
+
+/// Five nodes, `--replicas 3`: every region lives on exactly three of them,
+/// twelve regions each, four leaders each, and every node sees the same
+/// voters and leader of every region, those it is not in included (learned
+/// from the leaders' reports). Any node answers a key of any slot, or
+/// redirects it to the leader of its region; a node holds data only of its
+/// own regions. A killed node's regions elect among their other voters and
+/// every key reads back, the redirects following the new leaders.
+#[test]
+fn five_nodes_with_three_replicas_each_hold_their_share() {
+    let mut c = Cluster::start_with(5, &["--replicas", "3"]);
+    c.wait_settled(Duration::from_secs(30));
+    let ports: Vec<u16> = c.nodes.iter().map(|n| n.port).collect();
+    // Every node's view agrees (reports arrive five times a second).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let views = loop {
+        let views: Vec<Vec<RegionMap>> = ports.iter().map(|&p| regions_of(p)).collect();
+        let key = |v: &Vec<RegionMap>| -> Vec<(Vec<u64>, i64)> {
+            v.iter().map(|r| (ids_of(&r["voters"]), int(&r["leader"]))).collect()
+        };
+        if views.iter().all(|v| key(v) == key(&views[0])) {
+            break views;
+        }
+        assert!(Instant::now() < deadline, "the nodes' views of the regions differ: {views:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let regions = &views[0];
+    assert_eq!(regions.len(), 20);
+    let mut held = BTreeMap::new();
+    let mut led = BTreeMap::new();
+    for r in regions {
+        let voters = ids_of(&r["voters"]);
+        assert_eq!(voters.len(), 3, "{r:?}");
+        for v in &voters {
+            *held.entry(*v).or_insert(0) += 1;
+        }
+        let leader = int(&r["leader"]) as u64;
+        assert!(voters.contains(&leader), "{r:?}");
+        *led.entry(leader).or_insert(0) += 1;
+    }
+    assert_eq!(held, (1..=5).map(|n| (n, 12)).collect::<BTreeMap<u64, i32>>(), "replicas per node");
+    assert_eq!(led, (1..=5).map(|n| (n, 4)).collect::<BTreeMap<u64, i32>>(), "leaders per node");
+    eprintln!("replicas per node {held:?}, leaders {led:?}");
+
+    // Writes through any node (redirects followed), reads from every node:
+    // each answers or redirects to the region's leader.
+    let keys: Vec<String> = (0..400).map(|i| format!("placed:{i}")).collect();
+    let mut client = Client::new(&c);
+    for k in &keys {
+        client.cmd(&["SET", k, k], Duration::from_secs(5)).unwrap();
+    }
+    let leader_port = |k: &str| {
+        let slot = key_slot(k.as_bytes()) as usize;
+        let l = int(&regions[slot * 20 / 16384]["leader"]) as usize;
+        c.nodes[l - 1].port
+    };
+    for (i, &p) in ports.iter().enumerate() {
+        for k in keys.iter().skip(i).step_by(17) {
+            let got = ask(p, &["GET", k], Duration::from_secs(2)).unwrap();
+            let want_port = leader_port(k);
+            if p == want_port {
+                assert_eq!(got, format!("${}\r\n{k}\r\n", k.len()), "GET {k} on its leader");
+            } else {
+                let slot = key_slot(k.as_bytes());
+                assert_eq!(got, format!("-MOVED {slot} 127.0.0.1:{want_port}\r\n"), "GET {k} on node {}", i + 1);
+            }
+        }
+    }
+    // A node stores keys only of the regions it holds.
+    for (i, &p) in ports.iter().enumerate() {
+        for r in regions_of(p) {
+            let here = ids_of(&r["voters"]).contains(&(i as u64 + 1));
+            let keys = int(&r["keys"]);
+            assert!(here || keys == 0, "node {} stores {keys} keys of region {:?} it is not in", i + 1, r["id"]);
+        }
+    }
+    let total: i64 = ports
+        .iter()
+        .map(|&p| {
+            ask(p, &["DBSIZE"], Duration::from_secs(2)).unwrap().trim_start_matches(':').trim().parse::<i64>().unwrap()
+        })
+        .sum();
+    assert_eq!(total, 400, "DBSIZE over the masters");
+
+    // Node 1 dies: its four regions elect among their other voters.
+    c.node(1).kill9();
+    let started = Instant::now();
+    for k in &keys {
+        let v = client.cmd(&["GET", k], Duration::from_secs(20)).unwrap();
+        assert_eq!(v, redis::Value::BulkString(k.clone().into_bytes()), "{k} after node 1 died");
+    }
+    eprintln!("every key read back {:?} after node 1 died", started.elapsed());
+    for k in keys.iter().step_by(7) {
+        client.cmd(&["APPEND", k, "+"], Duration::from_secs(10)).unwrap();
+    }
+    let after = regions_of(ports[1]);
+    for r in &after {
+        let leader = int(&r["leader"]) as u64;
+        assert!(leader != 1 && ids_of(&r["voters"]).contains(&leader), "{r:?}");
     }
 }

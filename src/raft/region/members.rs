@@ -26,6 +26,13 @@ pub enum MemberChange {
     Remove {
         id: u64,
     },
+    /// CLUSTER FORGET's record, once the node left the region: that
+    /// incarnation of it is refused for good (`pb::Forget`; 0: a founding
+    /// member's).
+    Forget {
+        id: u64,
+        incarnation: u64,
+    },
 }
 
 /// How long one step of a membership change may take on a region's leader
@@ -128,6 +135,16 @@ impl Region {
                 let add = ChangeMembers::AddVoterIds(std::collections::BTreeSet::from([id]));
                 let voter = self.raft.change_membership(add, false);
                 crate::net::within(CHANGE_STEP, voter).await.ok_or_else(step_timeout)?.map_err(map)?;
+            }
+            MemberChange::Forget { id, incarnation } => {
+                if membership.get_node(&id).is_some() {
+                    return Err(ChangeError::Failed(format!("node {id} is still a member of region {}", self.id)));
+                }
+                let op = crate::pb::write_cmd::Op::Forget(crate::pb::Forget { node_id: id, incarnation });
+                let cmd = crate::pb::WriteCmd { op: Some(op), ..Default::default() };
+                let batch = crate::pb::RaftBatch { now_ms: self.stamp(), cmds: vec![cmd], ..Default::default() };
+                let write = self.raft.client_write(crate::raft::Proposal(batch));
+                crate::net::within(CHANGE_STEP, write).await.ok_or_else(step_timeout)?.map_err(map)?;
             }
             MemberChange::Remove { id } => {
                 if membership.get_node(&id).is_none() {

@@ -44,6 +44,7 @@ impl Region {
                 let change = match r.op {
                     1 => MemberChange::Add { id: r.node_id, addr: r.addr, incarnation: r.incarnation },
                     2 => MemberChange::Remove { id: r.node_id },
+                    3 => MemberChange::Forget { id: r.node_id, incarnation: r.incarnation },
                     op => return error_body(FAILED, format!("membership change {op}")),
                 };
                 match self.change_members(change).await {
