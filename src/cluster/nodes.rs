@@ -189,7 +189,8 @@ pub struct Nodes {
     /// Per region: the log index of the last entry whose writes were
     /// acknowledged here (as leader), at least that of any write answered so far.
     acked: Vec<AtomicU64>,
-    /// Per region, the ids its membership changes removed and did not add back.
+    /// Per region, the ids CLUSTER FORGET removed (`pb::Forget`) and no
+    /// membership change added back.
     removed: RwLock<Vec<BTreeSet<u64>>>,
     /// Where each node listens for node-to-node links.
     cluster_addrs: RwLock<BTreeMap<u64, String>>,
@@ -247,7 +248,12 @@ impl Nodes {
     /// `cluster::placement`) instead of every node.
     pub fn with_replicas(mut self, replicas: usize) -> Nodes {
         self.replicas = replicas.max(1);
-        self.placement = super::placement::initial(self.leaders.len(), &self.initial, self.replicas);
+        // A node joining a running cluster places nothing: it learns where
+        // the regions are from the others' reports.
+        self.placement = match self.join {
+            true => vec![Vec::new(); self.leaders.len()],
+            false => super::placement::initial(self.leaders.len(), &self.initial, self.replicas),
+        };
         self
     }
 
@@ -373,7 +379,7 @@ impl Nodes {
         Ok(())
     }
 
-    /// Incarnations a membership change removed (CLUSTER FORGET), as
+    /// Incarnations CLUSTER FORGET removed (`pb::Forget`), as
     /// `(id, incarnation)`, 0 for a founding member: refused for good; a node
     /// brought back under the same id must be a new incarnation (an empty
     /// directory, `--join`). A removal names the incarnation it removed, so
@@ -448,11 +454,6 @@ impl Nodes {
         }
         let want = self.preferred_leader(region);
         leader == want || self.is_removed(want) || !self.is_live(want)
-    }
-
-    /// The nodes a fresh cluster starts with: every node of `--peers`.
-    pub fn initial_members(&self) -> Vec<u64> {
-        self.initial.clone()
     }
 
     /// How many regions the slots are split into here.

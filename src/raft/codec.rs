@@ -20,8 +20,8 @@ pub fn log_id(term: u64, node: u64, index: u64) -> LogId {
     LogId::new(LeaderId { term, node_id: node }, index)
 }
 
-/// A region's record of the nodes its membership changes removed and did not
-/// add back: id → the incarnation removed (0: a founding member).
+/// A region's record of the nodes CLUSTER FORGET removed (`pb::Forget`) and no
+/// membership added back: id → the incarnation removed (0: a founding member).
 pub type Removed = BTreeMap<u64, u64>;
 
 pub fn membership_to_pb(m: &Membership) -> pb::Membership {
@@ -129,7 +129,7 @@ pub fn encode_applied_at(applied: Option<&LogId>, membership: &StoredMembership,
     encode_applied_full(applied, membership, now_ms, &Removed::new())
 }
 
-/// [`encode_applied_at`] with the nodes removed from the region's membership
+/// [`encode_applied_at`] with the nodes removed from the cluster ([`Removed`])
 /// and not added back, each with the incarnation it was removed as.
 pub fn encode_applied_full(
     applied: Option<&LogId>,

@@ -91,8 +91,9 @@ pub struct StateMachine {
     slot_end: u32,
     applied: Option<LogId>,
     membership: StoredMembership,
-    /// The nodes this region's membership changes removed and did not add
-    /// back, each with the incarnation removed (kept with the applied state,
+    /// The nodes CLUSTER FORGET removed (`pb::Forget`; before it, every
+    /// membership change that dropped a node) and no membership added back,
+    /// each with the incarnation removed (kept with the applied state,
     /// shipped with snapshots): that incarnation never links again.
     removed: Removed,
     /// Commands voided by SHUTDOWN NOSAVE (log index, position in the entry)

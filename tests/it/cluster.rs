@@ -1866,3 +1866,40 @@ fn five_nodes_with_three_replicas_each_hold_their_share() {
         assert!(leader != 1 && ids_of(&r["voters"]).contains(&leader), "{r:?}");
     }
 }
+
+/// Nodes of one cluster must agree on `--replicas`: they place regions by it,
+/// and two placements of one region could elect two leaders. A node restarted
+/// with another count is refused by the others (and refuses them); they
+/// serve every slot without it, and show it as failed.
+#[test]
+fn a_node_with_another_replica_count_is_refused() {
+    let mut c = Cluster::start(3);
+    c.wait_settled(Duration::from_secs(20));
+    c.node(3).kill9();
+    c.node(3).respawn_with(&["--replicas", "2"]);
+    std::thread::sleep(Duration::from_secs(3));
+    let mut client = Client::new(&c);
+    for i in 0..60 {
+        let k = format!("refused:{i}");
+        client.cmd(&["SET", &k, "v"], Duration::from_secs(10)).unwrap();
+        assert_eq!(client.cmd(&["GET", &k], Duration::from_secs(10)).unwrap(), redis::Value::BulkString(b"v".to_vec()));
+    }
+    let shards: Vec<std::collections::HashMap<String, redis::Value>> =
+        redis::cmd("CLUSTER").arg("SHARDS").query(&mut c.nodes[0].client()).unwrap();
+    for shard in &shards {
+        let members: Vec<std::collections::HashMap<String, redis::Value>> =
+            redis::FromRedisValue::from_redis_value(&shard["nodes"]).unwrap();
+        for m in &members {
+            let id: String = redis::FromRedisValue::from_redis_value(&m["id"]).unwrap();
+            let health: String = redis::FromRedisValue::from_redis_value(&m["health"]).unwrap();
+            let role: String = redis::FromRedisValue::from_redis_value(&m["role"]).unwrap();
+            if id == format!("{:040}", 3) {
+                assert_eq!((health.as_str(), role.as_str()), ("failed", "replica"), "{shard:?}");
+            } else {
+                assert_eq!(health, "online", "{shard:?}");
+            }
+        }
+    }
+    let info = ask(c.nodes[2].port, &["CLUSTER", "INFO"], Duration::from_secs(2)).unwrap_or_default();
+    assert!(!info.contains("cluster_state:ok"), "the refused node says it is ok: {info}");
+}
