@@ -5,7 +5,9 @@
 //! CLUSTERDOWN while it has none, CROSSSLOT for keys of different slots).
 //!
 //! Each node is shown as a master of the slot ranges whose regions it leads and
-//! the other members of each region as its replicas; node ids are the numeric
+//! the other voters of each region as its replicas (a region lives on
+//! `--replicas` of the nodes; a node not in it knows them from the leaders'
+//! reports, `shard::reports`); node ids are the numeric
 //! ids padded to Redis's 40 characters. A standalone server answers the CLUSTER
 //! commands with Redis's "cluster support disabled" error.
 
@@ -29,8 +31,9 @@ fn nodes<'a>(ctx: &'a Ctx<'_>) -> Result<&'a Nodes, CmdError> {
 }
 
 /// Where a command with `keys` must run, in cluster mode: `Ok(Some(region))`
-/// when this node leads the region of their slot (or `follower_reads` is set
-/// and the command only reads), MOVED or CLUSTERDOWN otherwise. Keys of
+/// when this node leads the region of their slot (or `follower_reads` is set,
+/// the command only reads and this node holds a replica of the region), MOVED
+/// or CLUSTERDOWN otherwise. Keys of
 /// different slots are CROSSSLOT, as in Redis Cluster. `Ok(None)` without keys.
 pub fn route<'k>(
     shared: &Shared,

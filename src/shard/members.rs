@@ -35,8 +35,8 @@ const DEADLINE: Duration = Duration::from_secs(120);
 /// removed); removing one re-creates each of its replicas on the node
 /// holding the fewest first (`replace`), then removes it from every region
 /// (a learner too) and records it forgotten there (`pb::Forget`), so no
-/// region has fewer than `--replicas` voters because of the command. Regions change at once, each its steps in order; `Err`
-/// says which did not and why.
+/// region has fewer than `--replicas` voters because of the command. Regions
+/// change at once, each its steps in order; `Err` says which did not and why.
 pub async fn change_everywhere(core: &Core, mut change: MemberChange) -> Result<(), String> {
     let Some(nodes) = core.shared.nodes.clone() else { return Err("cluster support disabled".into()) };
     if let MemberChange::Add { id, addr, incarnation } = &mut change {
@@ -72,7 +72,7 @@ pub async fn change_everywhere(core: &Core, mut change: MemberChange) -> Result<
             let live: Vec<u64> = all.iter().copied().filter(|&n| n == *id || nodes.is_live(n)).collect();
             for m in placement::replace(*id, &voters, &live, nodes.replicas()) {
                 if m.add != *id {
-                    steps[m.region as usize].push(add_of(core, &nodes, m.add)?);
+                    steps[m.region as usize].push(add_of(&nodes, m.add)?);
                 }
             }
             // Every region drops it (a learner, a voter the placement did not
@@ -114,14 +114,13 @@ pub async fn change_everywhere(core: &Core, mut change: MemberChange) -> Result<
 
 /// The change that adds node `id` (already of the cluster) to a region: its
 /// node-to-node address and the incarnation this node accepts of it.
-fn add_of(core: &Core, nodes: &crate::cluster::nodes::Nodes, id: u64) -> Result<MemberChange, String> {
+fn add_of(nodes: &crate::cluster::nodes::Nodes, id: u64) -> Result<MemberChange, String> {
     let addr = nodes.cluster_addr(id).ok_or_else(|| format!("node {id}: no node-to-node address known"))?;
     let incarnation = if id == nodes.me {
         nodes.incarnation().0
     } else {
         nodes.peer_incarnation(id).ok_or_else(|| format!("node {id}: not linked yet"))?
     };
-    let _ = core;
     Ok(MemberChange::Add { id, addr, incarnation })
 }
 
