@@ -190,16 +190,18 @@ impl Link {
             .ok_or(CallError::Timeout(ttl))?
             .map_err(unreachable)?;
         match answer.body {
-            Some(Body::Hello(h)) if self.nodes.layout_conflict(h.node_id, h.regions, h.replicas).is_some() => {
-                let why = self.nodes.layout_conflict(h.node_id, h.regions, h.replicas).unwrap_or_default();
-                return Err(CallError::Unreachable(format!("{why}: they cannot form one cluster")));
-            }
-            Some(Body::Hello(h)) if h.node_id == self.target => {
+            Some(Body::Hello(h)) => {
+                if let Some(why) = self.nodes.layout_conflict(h.node_id, h.regions, h.replicas) {
+                    return Err(CallError::Unreachable(format!("{why}: they cannot form one cluster")));
+                }
+                if h.node_id != self.target {
+                    return Err(CallError::Unreachable(format!(
+                        "{addr} is node {}, not node {}",
+                        h.node_id, self.target
+                    )));
+                }
                 self.nodes.admit(h.node_id, h.incarnation, h.cluster_id, h.joining).map_err(CallError::Unreachable)?;
                 self.nodes.learn_client_addr(h.node_id, &h.client_addr);
-            }
-            Some(Body::Hello(h)) => {
-                return Err(CallError::Unreachable(format!("{addr} is node {}, not node {}", h.node_id, self.target)))
             }
             Some(Body::Error(e)) => {
                 // Refused (removed from the cluster, another layout): say so once.

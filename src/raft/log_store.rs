@@ -69,7 +69,7 @@ impl LogSizes {
     /// they do already); replaces an earlier wake.
     pub fn wake_after(&mut self, index: u64, bytes: u64) -> futures_channel::oneshot::Receiver<()> {
         let (tx, rx) = futures_channel::oneshot::channel();
-        let at = self.end_at(index).max(self.base) + bytes;
+        let at = self.end_at(index) + bytes;
         if self.last_end() >= at {
             let _ = tx.send(());
         } else {
@@ -96,7 +96,8 @@ impl LogSizes {
         self.ends.values().next_back().copied().unwrap_or(self.base)
     }
 
-    /// The running total through `index` (the base below the first entry).
+    /// The running total through `index` (the base below the first entry
+    /// held: never less than it).
     fn end_at(&self, index: u64) -> u64 {
         self.ends.range(..=index).next_back().map_or(self.base, |(_, &e)| e)
     }
@@ -108,7 +109,7 @@ impl LogSizes {
 
     /// Bytes of the entries held after `index`.
     pub fn after(&self, index: u64) -> u64 {
-        self.last_end() - self.end_at(index).max(self.base)
+        self.last_end() - self.end_at(index)
     }
 
     /// Entries held.
@@ -121,7 +122,7 @@ impl LogSizes {
     /// before it), `None` if they are within `keep` already.
     pub fn purge_point(&self, upto: u64, keep: u64) -> Option<u64> {
         let through = self.end_at(upto);
-        if through.saturating_sub(self.base) <= keep {
+        if through - self.base <= keep {
             return None;
         }
         let mut point = None;

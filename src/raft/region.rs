@@ -804,43 +804,43 @@ async fn track_leader(region: Rc<Region>, nodes: Arc<Nodes>) {
                 nodes.update_status(region.id, |s| s.member = false);
             } else {
                 nodes.set_leader(region.id, w.current_leader);
+                nodes.update_status(region.id, |s| {
+                    // Voters and learners from the group: when they change,
+                    // and when the node goes by its group again after reports.
+                    let refresh = new_membership || !s.member;
+                    s.member = true;
+                    s.leader = w.current_leader;
+                    s.leading = w.state == ServerState::Leader;
+                    s.state = match w.state {
+                        ServerState::Leader => "leader",
+                        ServerState::Candidate => "candidate",
+                        ServerState::Follower => "follower",
+                        ServerState::Learner => "learner",
+                        ServerState::Shutdown => "shutdown",
+                    };
+                    s.vote_committed = w.vote.is_committed();
+                    s.term = w.current_term;
+                    s.last_log = w.last_log_index.unwrap_or(0);
+                    s.applied = w.last_applied.map_or(0, |l| l.index);
+                    s.purged = w.purged.map_or(0, |l| l.index);
+                    if refresh {
+                        s.voters.clear();
+                        s.voters.extend(members.voter_ids());
+                        s.voters.sort_unstable();
+                        s.learners.clear();
+                        s.learners.extend(members.learner_ids());
+                        s.learners.sort_unstable();
+                    }
+                    s.matched.clear();
+                    if let Some(r) = &w.replication {
+                        s.matched.extend(
+                            r.iter()
+                                .filter(|(id, _)| **id != nodes.me)
+                                .map(|(id, l)| (*id, l.as_ref().map_or(0, |l| l.index))),
+                        );
+                    }
+                });
             }
-            nodes.update_status(region.id, |s| {
-                if !member {
-                    return;
-                }
-                s.member = true;
-                s.leader = w.current_leader;
-                s.leading = w.state == ServerState::Leader;
-                s.state = match w.state {
-                    ServerState::Leader => "leader",
-                    ServerState::Candidate => "candidate",
-                    ServerState::Follower => "follower",
-                    ServerState::Learner => "learner",
-                    ServerState::Shutdown => "shutdown",
-                };
-                s.vote_committed = w.vote.is_committed();
-                s.term = w.current_term;
-                s.last_log = w.last_log_index.unwrap_or(0);
-                s.applied = w.last_applied.map_or(0, |l| l.index);
-                s.purged = w.purged.map_or(0, |l| l.index);
-                if new_membership {
-                    s.voters.clear();
-                    s.voters.extend(members.voter_ids());
-                    s.voters.sort_unstable();
-                    s.learners.clear();
-                    s.learners.extend(members.learner_ids());
-                    s.learners.sort_unstable();
-                }
-                s.matched.clear();
-                if let Some(r) = &w.replication {
-                    s.matched.extend(
-                        r.iter()
-                            .filter(|(id, _)| **id != nodes.me)
-                            .map(|(id, l)| (*id, l.as_ref().map_or(0, |l| l.index))),
-                    );
-                }
-            });
         }
         if m.changed().await.is_err() {
             nodes.set_leader(region.id, None);

@@ -92,7 +92,7 @@ pub(super) async fn run(region: Rc<Region>, sizes: Rc<RefCell<LogSizes>>, load: 
             if region.raft.trigger().snapshot().await.is_err() {
                 return;
             }
-            load.set(|l| &l.snapshots_by_size, load.get(|l| &l.snapshots_by_size) + 1);
+            load.snapshots_by_size.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             asked = Some((Instant::now(), snapshot));
         }
         if asked.is_none() {
