@@ -65,6 +65,9 @@ pub struct ClusterConfig {
     pub join: bool,
     /// Voters per region (`--replicas`; at most the nodes of `peers`).
     pub replicas: usize,
+    /// A region whose data passes this many MiB splits in two
+    /// (`--region-split-mb`; 0: never).
+    pub region_split_mb: u64,
 }
 
 /// Parameters and their defaults as Redis 7 prints them.

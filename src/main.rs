@@ -45,6 +45,10 @@ struct Args {
     /// lives on this many nodes, spread evenly.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=64))]
     replicas: u32,
+    /// Cluster mode: a region whose data passes this many MiB splits in two,
+    /// at a slot boundary near the middle of its bytes (0: never).
+    #[arg(long, default_value_t = 96)]
+    region_split_mb: u64,
     /// Cluster mode: how a leader makes a read linearizable: `readindex` (a
     /// quorum confirms its leadership, shared by the reads of a reactor turn) or
     /// `lease` (no round trip while its leader lease runs; assumes clocks that
@@ -122,7 +126,14 @@ fn main() {
             if !peers.contains_key(&node_id) {
                 fail(&format!("--peers must list this node ({node_id}) too"));
             }
-            Some(ClusterConfig { node_id, port, peers, join: a.join, replicas: a.replicas as usize })
+            Some(ClusterConfig {
+                node_id,
+                port,
+                peers,
+                join: a.join,
+                replicas: a.replicas as usize,
+                region_split_mb: a.region_split_mb,
+            })
         }
         _ => None,
     };

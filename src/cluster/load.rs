@@ -24,6 +24,9 @@ pub struct RegionLoad {
     pub writes: AtomicU64,
     /// Writes per second, over the last measuring period.
     pub ops_per_sec: AtomicU64,
+    /// What is being done to the region, or why something is not
+    /// (`raft::region::split`); empty: nothing.
+    operation: std::sync::Mutex<String>,
 }
 
 impl RegionLoad {
@@ -33,6 +36,18 @@ impl RegionLoad {
 
     pub fn set(&self, f: impl Fn(&RegionLoad) -> &AtomicU64, v: u64) {
         f(self).store(v, Ordering::Relaxed)
+    }
+
+    pub fn operation(&self) -> String {
+        self.operation.lock().map(|o| o.clone()).unwrap_or_default()
+    }
+
+    pub fn set_operation(&self, what: &str) {
+        if let Ok(mut o) = self.operation.lock() {
+            if *o != what {
+                *o = what.to_string();
+            }
+        }
     }
 }
 

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// A node's 40-character id as Redis Cluster clients expect it (CLUSTER NODES,
 /// CLUSTER SLOTS): the numeric id, zero-padded, so it reads back at a glance.
@@ -167,6 +167,24 @@ impl Identity {
     }
 }
 
+/// What a node knows of one region ([`Nodes`]).
+#[derive(Debug, Default)]
+struct Known {
+    /// The voters it starts with in a fresh cluster (`placement::initial`;
+    /// none for a region made by a split).
+    initial: Vec<u64>,
+    /// Its Raft state as last seen here.
+    status: Mutex<RegionStatus>,
+    /// The log index of the last entry whose writes were acknowledged here
+    /// (as leader), at least that of any write answered so far.
+    acked: AtomicU64,
+    /// Its leader as last seen here; 0: none known.
+    leader: AtomicU64,
+    /// The ids CLUSTER FORGET removed (`pb::Forget`) and no membership
+    /// change added back.
+    removed: Mutex<BTreeSet<u64>>,
+}
+
 /// Writes this node's identity durably (`storage::identity::save`), set by
 /// the server: `Nodes` itself does no I/O.
 pub type Persist = Box<dyn Fn(&Identity) -> Result<(), String> + Send + Sync>;
@@ -181,23 +199,15 @@ pub struct Nodes {
     initial: Vec<u64>,
     /// Voters per region (`--replicas`).
     replicas: usize,
-    /// The voters each region of a fresh cluster starts with
-    /// (`placement::initial` over `initial`).
-    placement: Vec<Vec<u64>>,
-    /// Each region's Raft state as last seen here.
-    status: Vec<Mutex<RegionStatus>>,
-    /// Per region: the log index of the last entry whose writes were
-    /// acknowledged here (as leader), at least that of any write answered so far.
-    acked: Vec<AtomicU64>,
-    /// Per region, the ids CLUSTER FORGET removed (`pb::Forget`) and no
-    /// membership change added back.
-    removed: RwLock<Vec<BTreeSet<u64>>>,
+    /// How many regions a fresh cluster starts with (`--regions`).
+    initial_regions: usize,
+    /// What this node knows of each region: every region of a fresh
+    /// cluster, then those made by splits or learned from reports.
+    regions: RwLock<BTreeMap<u32, Arc<Known>>>,
     /// Where each node listens for node-to-node links.
     cluster_addrs: RwLock<BTreeMap<u64, String>>,
     /// Where each node serves clients (this node's own from its config).
     client_addrs: RwLock<BTreeMap<u64, String>>,
-    /// The leader of each region as last seen here; 0: none known.
-    leaders: Vec<AtomicU64>,
     /// When each other node was last heard from (any frame on a link, either way).
     heard: Mutex<BTreeMap<u64, std::time::Instant>>,
     /// This node's identity and its peers' incarnations.
@@ -233,13 +243,14 @@ impl Nodes {
             join,
             initial: peers.keys().copied().collect(),
             replicas: peers.len(),
-            placement: vec![peers.keys().copied().collect(); regions],
-            status: (0..regions).map(|_| Mutex::new(RegionStatus::default())).collect(),
-            acked: (0..regions).map(|_| AtomicU64::new(0)).collect(),
-            removed: RwLock::new(vec![BTreeSet::new(); regions]),
+            initial_regions: regions,
+            regions: RwLock::new(
+                (0..regions as u32)
+                    .map(|r| (r, Arc::new(Known { initial: peers.keys().copied().collect(), ..Known::default() })))
+                    .collect(),
+            ),
             cluster_addrs: RwLock::new(peers),
             client_addrs: RwLock::new(BTreeMap::from([(me, client_addr)])),
-            leaders: (0..regions).map(|_| AtomicU64::new(0)).collect(),
             heard: Mutex::new(BTreeMap::new()),
         }
     }
@@ -250,10 +261,16 @@ impl Nodes {
         self.replicas = replicas.max(1);
         // A node joining a running cluster places nothing: it learns where
         // the regions are from the others' reports.
-        self.placement = match self.join {
-            true => vec![Vec::new(); self.leaders.len()],
-            false => super::placement::initial(self.leaders.len(), &self.initial, self.replicas),
+        let placement = match self.join {
+            true => vec![Vec::new(); self.initial_regions],
+            false => super::placement::initial(self.initial_regions, &self.initial, self.replicas),
         };
+        let regions = placement
+            .into_iter()
+            .enumerate()
+            .map(|(r, initial)| (r as u32, Arc::new(Known { initial, ..Known::default() })))
+            .collect();
+        self.regions = RwLock::new(regions);
         self
     }
 
@@ -266,11 +283,10 @@ impl Nodes {
     /// Why a node whose hello says `regions` and `replicas` cannot be of this
     /// node's cluster (0: not said), if it cannot.
     pub fn layout_conflict(&self, id: u64, regions: u32, replicas: u32) -> Option<String> {
-        if regions != 0 && regions as usize != self.regions() {
+        if regions != 0 && regions as usize != self.initial_regions {
             return Some(format!(
                 "node {id} has {regions} regions, this node {} (start it with --regions {})",
-                self.regions(),
-                self.regions()
+                self.initial_regions, self.initial_regions
             ));
         }
         if replicas != 0 && replicas as usize != self.replicas && !self.join {
@@ -284,25 +300,26 @@ impl Nodes {
 
     /// The voters `region` starts with in a fresh cluster.
     pub fn initial_voters(&self, region: u32) -> Vec<u64> {
-        self.placement.get(region as usize).cloned().unwrap_or_default()
+        self.known(region).map(|k| k.initial.clone()).unwrap_or_default()
     }
 
     /// `region`'s leader reported it without this node, which its own group
     /// has not learned ([`RegionStatus::left`]).
     pub fn left(&self, region: u32) -> bool {
-        self.status.get(region as usize).and_then(|s| s.lock().ok()).is_some_and(|s| s.left)
+        self.known(region).is_some_and(|k| k.status.lock().is_ok_and(|s| s.left))
     }
 
     /// This node is in `region`'s membership (as its own group knows).
     pub fn hosts(&self, region: u32) -> bool {
-        self.status.get(region as usize).and_then(|s| s.lock().ok()).is_some_and(|s| s.member)
+        self.known(region).is_some_and(|k| k.status.lock().is_ok_and(|s| s.member))
     }
 
     /// What `region`'s leader `leader` reports of it in term `term`: taken
     /// unless this node is a member (its own group knows better) or knows a
     /// later term.
     pub fn learn(&self, region: u32, term: u64, leader: u64, voters: &[u64], learners: &[u64]) {
-        let Some(Ok(mut s)) = self.status.get(region as usize).map(|s| s.lock()) else { return };
+        let k = self.known_or_add(region);
+        let Ok(mut s) = k.status.lock() else { return };
         let listed = voters.contains(&self.me) || learners.contains(&self.me);
         if listed {
             s.left = false;
@@ -456,15 +473,55 @@ impl Nodes {
         leader == want || self.is_removed(want) || !self.is_live(want)
     }
 
-    /// How many regions the slots are split into here.
-    pub fn regions(&self) -> usize {
-        self.leaders.len()
+    /// How many regions a fresh cluster starts with (`--regions`).
+    pub fn initial_regions(&self) -> usize {
+        self.initial_regions
+    }
+
+    /// Every region known here, ascending.
+    pub fn region_ids(&self) -> Vec<u32> {
+        self.regions.read().map(|r| r.keys().copied().collect()).unwrap_or_default()
+    }
+
+    fn known(&self, region: u32) -> Option<Arc<Known>> {
+        self.regions.read().ok()?.get(&region).cloned()
+    }
+
+    fn known_or_add(&self, region: u32) -> Arc<Known> {
+        if let Some(k) = self.known(region) {
+            return k;
+        }
+        let mut r = self.regions.write().unwrap_or_else(|e| e.into_inner());
+        r.entry(region).or_default().clone()
+    }
+
+    /// `child`, split from `parent` here: it starts with what is known of
+    /// its parent (its voters, learners, leader, term and removed nodes).
+    pub fn split(&self, parent: u32, child: u32) {
+        let Some(p) = self.known(parent) else { return };
+        let k = self.known_or_add(child);
+        if let (Ok(from), Ok(mut to)) = (p.status.lock(), k.status.lock()) {
+            *to = from.clone();
+            to.snapshots_in = 0;
+            to.matched = Vec::new();
+        }
+        if let (Ok(from), Ok(mut to)) = (p.removed.lock(), k.removed.lock()) {
+            *to = from.clone();
+        }
+        k.leader.store(p.leader.load(Ordering::Acquire), Ordering::Release);
+    }
+
+    /// `region` is gone here (merged into another): forget it.
+    pub fn drop_region(&self, region: u32) {
+        if let Ok(mut r) = self.regions.write() {
+            r.remove(&region);
+        }
     }
 
     /// A region's voters as last seen here, ascending (those it starts with
     /// until known).
     pub fn voters(&self, region: u32) -> Vec<u64> {
-        match self.status.get(region as usize).and_then(|s| s.lock().ok()).map(|s| s.voters.clone()) {
+        match self.known(region).and_then(|k| k.status.lock().ok().map(|s| s.voters.clone())) {
             Some(v) if !v.is_empty() => v,
             _ => self.initial_voters(region),
         }
@@ -472,40 +529,39 @@ impl Nodes {
 
     /// Update what is known of `region`'s Raft state (its owning core, as it changes).
     pub fn update_status(&self, region: u32, f: impl FnOnce(&mut RegionStatus)) {
-        if let Some(Ok(mut s)) = self.status.get(region as usize).map(|s| s.lock()) {
-            f(&mut s);
-        }
+        let k = self.known_or_add(region);
+        let mut s = k.status.lock().unwrap_or_else(|e| e.into_inner());
+        f(&mut s);
     }
 
     pub fn status(&self, region: u32) -> RegionStatus {
-        self.status.get(region as usize).and_then(|s| s.lock().ok()).map(|s| s.clone()).unwrap_or_default()
+        self.known(region).and_then(|k| k.status.lock().ok().map(|s| s.clone())).unwrap_or_default()
     }
 
     /// An entry of `region` holding acknowledged writes was applied at `index`.
     pub fn set_acked(&self, region: u32, index: u64) {
-        if let Some(a) = self.acked.get(region as usize) {
-            a.fetch_max(index, Ordering::AcqRel);
+        if let Some(k) = self.known(region) {
+            k.acked.fetch_max(index, Ordering::AcqRel);
         }
     }
 
     /// At least the log index of every write of `region` acknowledged so far.
     pub fn acked(&self, region: u32) -> u64 {
-        self.acked.get(region as usize).map_or(0, |a| a.load(Ordering::Acquire))
+        self.known(region).map_or(0, |k| k.acked.load(Ordering::Acquire))
     }
 
     /// Removed from the cluster: some region's membership removed it and has
     /// not added it back.
     pub fn is_removed(&self, id: u64) -> bool {
-        self.removed.read().is_ok_and(|r| r.iter().any(|s| s.contains(&id)))
+        self.regions.read().is_ok_and(|r| r.values().any(|k| k.removed.lock().is_ok_and(|s| s.contains(&id))))
     }
 
     /// `region`'s removed ids, as its applied state says.
     pub fn set_removed(&self, region: u32, ids: &BTreeSet<u64>) {
-        let Ok(mut r) = self.removed.write() else { return };
-        if let Some(s) = r.get_mut(region as usize) {
-            if s != ids {
-                *s = ids.clone();
-            }
+        let k = self.known_or_add(region);
+        let mut s = k.removed.lock().unwrap_or_else(|e| e.into_inner());
+        if *s != *ids {
+            *s = ids.clone();
         }
     }
 
@@ -539,7 +595,7 @@ impl Nodes {
     /// Every node of the cluster (a voter of some region, or this node), with
     /// its client address if learned.
     pub fn all(&self) -> Vec<(u64, Option<String>)> {
-        let mut ids: BTreeSet<u64> = (0..self.regions() as u32).flat_map(|r| self.voters(r)).collect();
+        let mut ids: BTreeSet<u64> = self.region_ids().into_iter().flat_map(|r| self.voters(r)).collect();
         ids.insert(self.me);
         ids.into_iter()
             .filter(|&id| id == self.me || !self.is_removed(id))
@@ -548,16 +604,14 @@ impl Nodes {
     }
 
     pub fn leader(&self, region: u32) -> Option<u64> {
-        match self.leaders.get(region as usize)?.load(Ordering::Acquire) {
+        match self.regions.read().ok()?.get(&region)?.leader.load(Ordering::Acquire) {
             0 => None,
             id => Some(id),
         }
     }
 
     pub fn set_leader(&self, region: u32, leader: Option<u64>) {
-        if let Some(l) = self.leaders.get(region as usize) {
-            l.store(leader.unwrap_or(0), Ordering::Release);
-        }
+        self.known_or_add(region).leader.store(leader.unwrap_or(0), Ordering::Release);
     }
 
     /// The node that should lead `region` when every node is up

@@ -39,7 +39,7 @@ pub fn route<'k>(
     shared: &Shared,
     keys: impl IntoIterator<Item = &'k [u8]>,
     follower_reads: bool,
-) -> Result<Option<u32>, Reply> {
+) -> Result<Option<(u32, u64)>, Reply> {
     let Some(nodes) = shared.nodes.as_deref() else { return Ok(None) };
     let mut slot = None;
     for k in keys {
@@ -51,10 +51,11 @@ pub fn route<'k>(
         }
     }
     let Some(slot) = slot else { return Ok(None) };
-    let region = shared.router.region_of_slot(slot).id;
+    let router = shared.router();
+    let (region, epoch) = (router.region_of_slot(slot).id, router.slot_epoch(slot));
     match nodes.leader(region) {
-        Some(l) if l == nodes.me => Ok(Some(region)),
-        _ if follower_reads && nodes.hosts(region) => Ok(Some(region)),
+        Some(l) if l == nodes.me => Ok(Some((region, epoch))),
+        _ if follower_reads && nodes.hosts(region) => Ok(Some((region, epoch))),
         Some(l) => match nodes.client_addr(l) {
             Some(addr) => Err(Reply::Error(format!("MOVED {slot} {addr}").into())),
             None => Err(Reply::error(CLUSTERDOWN)),
@@ -92,7 +93,7 @@ pub fn read_scope(shared: &Shared, session: &Session, spec: &CommandSpec, args: 
     if spec.is_write() && spec.flags & READS_INLINE == 0 && !program {
         return ReadScope::None;
     }
-    let router = &shared.router;
+    let router = shared.router();
     let led = |region: u32| nodes.leader(region) == Some(nodes.me);
     if spec.flags & READS_SLOT != 0 {
         // An invalid slot is the handler's error to give.
@@ -109,9 +110,9 @@ pub fn read_scope(shared: &Shared, session: &Session, spec: &CommandSpec, args: 
     if !at.is_empty() {
         let keys = || at.iter().map(|&i| &args[i][..]);
         return match route(shared, keys(), false) {
-            Ok(Some(region)) => ReadScope::One { region, on_follower: false },
+            Ok(Some((region, _))) => ReadScope::One { region, on_follower: false },
             Err(_) if session.follower_reads && !spec.is_write() => match route(shared, keys(), true) {
-                Ok(Some(region)) => ReadScope::One { region, on_follower: true },
+                Ok(Some((region, _))) => ReadScope::One { region, on_follower: true },
                 _ => ReadScope::None,
             },
             _ => ReadScope::None,
@@ -137,7 +138,7 @@ pub fn script_call_local(shared: &Shared, session: &Session, spec: &CommandSpec,
     }
     let Some(at) = spec.keys_of(args) else { return Ok(()) };
     let confirmed = session.confirmed.as_deref().unwrap_or(&[]);
-    let router = &shared.router;
+    let router = shared.router();
     if at.iter().all(|&i| confirmed.contains(&router.region_of_key(&args[i]).id)) {
         return Ok(());
     }
@@ -155,7 +156,7 @@ pub fn led_ranges(shared: &Shared) -> crate::types::keyspace::SlotRanges {
     let nodes = shared.nodes.as_deref()?;
     Some(
         shared
-            .router
+            .router()
             .regions()
             .iter()
             .filter(|r| nodes.leader(r.id) == Some(nodes.me))
@@ -172,9 +173,11 @@ fn host_port(addr: &str) -> (String, i64) {
     }
 }
 
-/// Each region's slot range `[start, end]` with its leader, if known.
+/// Each run of slots of one region `[start, end]` with its leader, if known
+/// (a region is one range; one seen cut by a newer region this node was not
+/// told of yet shows as two).
 fn ranges(shared: &Shared, nodes: &Nodes) -> Vec<(u16, u16, Option<u64>)> {
-    shared.router.regions().iter().map(|r| (r.start, (r.end - 1) as u16, nodes.leader(r.id))).collect()
+    shared.router().runs().iter().map(|(s, e, r)| (*s, (e - 1) as u16, nodes.leader(r.id))).collect()
 }
 
 fn node_entry(nodes: &Nodes, id: u64) -> Reply {
@@ -197,7 +200,7 @@ fn node_entry(nodes: &Nodes, id: u64) -> Reply {
 /// as a master those first ranges list no followers.
 fn slots(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let nodes = nodes(ctx)?;
-    let router = &ctx.shared.router;
+    let router = ctx.shared.router();
     let mut led: Vec<(u16, u16, u64)> =
         ranges(ctx.shared, nodes).into_iter().filter_map(|(s, e, l)| l.map(|l| (s, e, l))).collect();
     let mut first: Vec<(u16, u16, u64)> = Vec::new();
@@ -228,7 +231,8 @@ fn slots(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 fn shards(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let nodes = nodes(ctx)?;
     let mut out = Vec::new();
-    for r in ctx.shared.router.regions() {
+    let router = ctx.shared.router();
+    for (start, end, r) in router.runs() {
         let leader = nodes.leader(r.id);
         let node = |id: u64| {
             let addr = nodes.client_addr(id);
@@ -255,7 +259,7 @@ fn shards(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
             .into_iter()
             .chain(voters.iter().copied().filter(|&v| Some(v) != leader));
         out.push(Reply::Map(vec![
-            (Reply::bulk_str("slots"), Reply::Array(vec![Reply::Int(r.start as i64), Reply::Int(r.end as i64 - 1)])),
+            (Reply::bulk_str("slots"), Reply::Array(vec![Reply::Int(start as i64), Reply::Int(end as i64 - 1)])),
             (Reply::bulk_str("nodes"), Reply::Array(members.map(node).collect())),
         ]));
     }
@@ -296,7 +300,7 @@ fn info(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     let ok_slots: u64 = rs.iter().filter(|r| r.2.is_some()).map(|r| (r.1 - r.0) as u64 + 1).sum();
     let leaders: std::collections::BTreeSet<u64> = rs.iter().filter_map(|r| r.2).collect();
     let known = nodes.all().len();
-    let settled = ctx.shared.router.regions().iter().all(|r| nodes.settled(r.id));
+    let settled = ctx.shared.router().regions().iter().all(|r| nodes.settled(r.id));
     let state = if ok_slots == SLOT_COUNT as u64 && settled { "ok" } else { "fail" };
     let lines = [
         format!("cluster_state:{state}"),
@@ -423,7 +427,7 @@ fn asking(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 /// same entries answer the same; tests compare them after a catch-up.
 fn region_info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let slot = slot_arg(&args[1])?;
-    let route = ctx.shared.router.region_of_slot(slot).clone();
+    let route = ctx.shared.router().region_of_slot(slot).clone();
     let storage = ctx.shared.storage.clone();
     Ok(super::Plan::Blocking(super::ctx::BlockingWork(Box::new(move || {
         use crate::storage::keys::{slot_lower_bound, slot_upper_bound, state_key, StateKind};
@@ -458,16 +462,20 @@ fn region_info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 /// NEOKV.REGIONS: one map per region: its id, slot ranges (inclusive pairs,
-/// as CLUSTER SHARDS gives them), its bytes in SST files (RocksDB's estimate;
+/// as CLUSTER SHARDS gives them), its epoch (how many splits made its range),
+/// its bytes in SST files (RocksDB's estimate;
 /// a memtable's are not counted), the keys stored here (metadata records,
 /// counted from one RocksDB snapshot), writes per second proposed here as its
 /// leader, its Raft log's bytes and entries here, voters, learners, leader,
-/// and the operation under way on it. Standalone, the node is the one voter
+/// and the operation under way on it, or why one is refused (`none`: no
+/// split due; `raft::region::split`). Standalone, the node is the one voter
 /// and the leader of every region (node id 1).
 fn regions(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     struct Row {
         id: u32,
         slots: (u16, u32),
+        epoch: u64,
+        operation: String,
         ops: u64,
         log: (u64, u64),
         voters: Vec<u64>,
@@ -476,7 +484,7 @@ fn regions(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     }
     let rows: Vec<Row> = ctx
         .shared
-        .router
+        .router()
         .regions()
         .iter()
         .map(|r| {
@@ -491,9 +499,12 @@ fn regions(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
                 }
                 None => (vec![crate::raft::NODE_ID], Vec::new(), Some(crate::raft::NODE_ID)),
             };
+            let operation = load.as_ref().map(|l| l.operation()).filter(|o| !o.is_empty());
             Row {
                 id: r.id,
                 slots: (r.start, r.end),
+                epoch: r.epoch,
+                operation: operation.unwrap_or_else(|| "none".into()),
                 ops: figure(|l| &l.ops_per_sec),
                 log: (figure(|l| &l.log_bytes), figure(|l| &l.log_entries)),
                 voters,
@@ -526,6 +537,7 @@ fn regions(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
             out.push(Reply::Map(vec![
                 field("id", Reply::Int(r.id as i64)),
                 field("slots", Reply::Array(vec![Reply::Int(r.slots.0 as i64), Reply::Int(r.slots.1 as i64 - 1)])),
+                field("epoch", Reply::Int(r.epoch as i64)),
                 field("bytes", Reply::Int(bytes as i64)),
                 field("keys", Reply::Int(keys)),
                 field("ops_per_sec", Reply::Int(r.ops as i64)),
@@ -534,7 +546,7 @@ fn regions(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
                 field("voters", ids(&r.voters)),
                 field("learners", ids(&r.learners)),
                 field("leader", r.leader.map_or(Reply::Nil, |l| Reply::Int(l as i64))),
-                field("operation", Reply::bulk_str("none")),
+                field("operation", Reply::bulk_str(&r.operation)),
             ]));
         }
         Reply::Array(out)

@@ -167,6 +167,10 @@ pub struct Ctx<'a> {
     /// The region of the command's keys, found by dispatch from the table's key
     /// positions (`None` for a command without keys).
     pub region: Option<u32>,
+    /// One more than the epoch `region` had when dispatch routed the command
+    /// to it (cluster mode; 0 otherwise): its writes carry it, and apply
+    /// refuses them if the region split since (`pb::WriteCmd::epoch`).
+    pub epoch: u64,
     env: Env<'a>,
 }
 
@@ -182,7 +186,7 @@ impl<'a> Ctx<'a> {
         region: Option<u32>,
         env: Env<'a>,
     ) -> Ctx<'a> {
-        Ctx { shared, session, spec, table, region, env }
+        Ctx { shared, session, spec, table, region, epoch: 0, env }
     }
 
     /// The connection's core, when the handler runs on one.
@@ -261,9 +265,9 @@ impl<'a> Ctx<'a> {
             let (start, end) = apply.slots();
             return Some(vec![(start, end)]);
         }
-        let router = &self.shared.router;
+        let router = self.shared.router();
         let confirmed = self.session.confirmed.as_deref().unwrap_or(&[]);
-        Some(confirmed.iter().map(|&r| router.region(r)).map(|r| (r.start, r.end)).collect())
+        Some(confirmed.iter().filter_map(|&r| router.get(r)).map(|r| (r.start, r.end)).collect())
     }
 
     /// This node's `stream-node-max-*` for an operation's log entry (`None`
@@ -435,7 +439,8 @@ impl<'a> Ctx<'a> {
     /// A write of `op` to `region` (`shard::cross::ALL_REGIONS`: a
     /// cross-region write); detached, to the one being applied.
     pub fn write_to(&mut self, region: u32, op: Op, shape: Shape) -> CmdResult {
-        let cmd = WriteCmd { op: Some(op), db: self.session.db as u32 };
+        let epoch = if Some(region) == self.region { self.epoch } else { 0 };
+        let cmd = WriteCmd { op: Some(op), db: self.session.db as u32, epoch };
         match &mut self.env {
             Env::Conn(_) => Ok(Plan::Write { region, cmd, shape }),
             Env::ReadOnly(_) => Err(err(READONLY_SCRIPT)),
@@ -446,7 +451,7 @@ impl<'a> Ctx<'a> {
     /// A write to every region (FLUSHALL); detached, to the one being applied.
     pub fn broadcast(&mut self, op: Op) -> CmdResult {
         match &self.env {
-            Env::Conn(_) => Ok(Plan::Broadcast(WriteCmd { op: Some(op), db: self.session.db as u32 })),
+            Env::Conn(_) => Ok(Plan::Broadcast(WriteCmd { op: Some(op), db: self.session.db as u32, epoch: 0 })),
             _ => self.write(op, Shape::Natural),
         }
     }
@@ -461,8 +466,8 @@ impl<'a> Ctx<'a> {
         Ok(Plan::Block(Block {
             region: self.region.unwrap_or(0),
             attempt: Attempt::Write {
-                cmd: WriteCmd { op: Some(op), db: self.session.db as u32 },
-                retry: WriteCmd { op: Some(retry), db: self.session.db as u32 },
+                cmd: WriteCmd { op: Some(op), db: self.session.db as u32, epoch: self.epoch },
+                retry: WriteCmd { op: Some(retry), db: self.session.db as u32, epoch: self.epoch },
             },
             db: self.session.db,
             keys: keys.to_vec(),

@@ -23,7 +23,8 @@ use crate::shard::Shared;
 
 /// The regions a fan-out write from this node goes to (see the module doc).
 pub fn regions(shared: &Shared) -> Vec<u32> {
-    let all = shared.router.regions().iter().map(|r| r.id);
+    let router = shared.router();
+    let all = router.regions().iter().map(|r| r.id);
     match shared.nodes.as_deref() {
         None => all.collect(),
         Some(nodes) => all.filter(|&r| nodes.leader(r) == Some(nodes.me)).collect(),

@@ -156,7 +156,7 @@ fn server_section(s: &mut String, shared: &Shared, cfg: &Config) {
             now.as_secs() & ((1 << 24) - 1),
             std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
             cfg.cores,
-            shared.router.regions().len(),
+            shared.router().regions().len(),
         );
 }
 
@@ -286,7 +286,7 @@ pub fn replication_summary(nodes: &crate::cluster::nodes::Nodes) -> ReplicationS
     let mut sum = ReplicationSummary { led: 0, offset: 0, followers: Vec::new() };
     let mut followers = std::collections::BTreeMap::<u64, u64>::new();
     let mut applied = 0;
-    for r in (0..nodes.regions() as u32).filter(|&r| nodes.hosts(r)) {
+    for r in nodes.region_ids().into_iter().filter(|&r| nodes.hosts(r)) {
         let st = nodes.status(r);
         applied += st.applied;
         if st.leading {
@@ -332,10 +332,10 @@ fn replication_section(s: &mut String, nodes: &crate::cluster::nodes::Nodes, sha
         s,
         "master_failover_state:no-failover\r\nmaster_replid:{run_id}\r\nmaster_repl_offset:{}\r\nneokv_regions:{}\r\nneokv_regions_led:{}\r\n",
         rep.offset,
-        nodes.regions(),
+        nodes.region_ids().len(),
         rep.led
     );
-    for r in (0..nodes.regions() as u32).filter(|&r| nodes.hosts(r)) {
+    for r in nodes.region_ids().into_iter().filter(|&r| nodes.hosts(r)) {
         let st = nodes.status(r);
         let role = if st.leading {
             "leader"

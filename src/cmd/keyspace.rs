@@ -298,7 +298,7 @@ fn flush(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.shared.access.clear();
     // Standalone with several regions: one cross-region write, so no client
     // sees some regions flushed and others not.
-    if ctx.core().is_some() && ctx.shared.nodes.is_none() && ctx.shared.router.regions().len() > 1 {
+    if ctx.core().is_some() && ctx.shared.nodes.is_none() && ctx.shared.router().regions().len() > 1 {
         ctx.region = Some(crate::shard::cross::ALL_REGIONS);
         return ctx.write(Op::Flush(pb::Flush { db_only }), Shape::Natural);
     }

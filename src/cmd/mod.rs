@@ -122,12 +122,14 @@ pub fn run(core: &Core, session: &mut Session, spec: &'static CommandSpec, args:
         let keys = at.iter().flatten().map(|&i| &args[i][..]);
         // READONLY: a follower serves reads (the connection waited for the
         // leader's read index before running them).
+        // Writes carry the epoch they were routed by, plus one (0: unchecked).
         cluster::route(&core.shared, keys, session.follower_reads && !spec.is_write())
+            .map(|r| r.map(|(r, epoch)| (r, epoch + 1)))
     } else {
-        route::region_at(core, at.as_deref(), args)
+        route::region_at(core, at.as_deref(), args).map(|r| r.map(|r| (r, 0)))
     };
-    let region = match routed {
-        Ok(r) => r,
+    let (region, epoch) = match routed {
+        Ok(r) => (r.map(|(r, _)| r), r.map_or(0, |(_, e)| e)),
         Err(e) => {
             session.rejected = true;
             return Plan::Reply(e);
@@ -137,6 +139,7 @@ pub fn run(core: &Core, session: &mut Session, spec: &'static CommandSpec, args:
         route::record_access(core, session, spec, at, args);
     }
     let mut ctx = Ctx::new(&core.shared, session, table(), spec, region, Env::Conn(core));
+    ctx.epoch = epoch;
     match f(&mut ctx, args) {
         Ok(p) => p,
         Err(e) => Plan::Reply(e.into_reply()),

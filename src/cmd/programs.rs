@@ -39,6 +39,12 @@ impl Programs for Executor {
         }
     }
 
+    fn split(&self, apply: &mut ApplyCtx, parent: u32, child: u32) {
+        if let Some(shared) = self.shared.upgrade() {
+            super::script::split_functions(&shared, apply, parent, child);
+        }
+    }
+
     fn exec(&self, apply: &mut ApplyCtx, op: &pb::Exec) -> Result<Reply, StorageError> {
         let Some(shared) = self.shared.upgrade() else { return Ok(Reply::error("ERR server shutting down")) };
         let mut rng = Rng::new(op.seed);

@@ -22,7 +22,7 @@ pub fn region_of(core: &Core, spec: &CommandSpec, args: &[Bytes]) -> Result<Opti
 /// [`region_of`] for key positions already found.
 pub fn region_at(core: &Core, at: Option<&[usize]>, args: &[Bytes]) -> Result<Option<u32>, Reply> {
     let Some(at) = at else { return Ok(None) };
-    let router = &core.shared.router;
+    let router = core.shared.router();
     let mut region = None;
     for &i in at {
         let r = router.region_of_key(&args[i]).id;

@@ -112,7 +112,7 @@ fn sort_generic(ctx: &mut Ctx<'_>, args: &[Bytes], read_only: bool) -> CmdResult
     let detached = ctx.detached();
     if spec.store.is_some() || (cluster && !read_only && !detached) {
         // Sorted (and stored) inside apply: see the module doc.
-        let standalone_regions = !cluster && ctx.shared.router.regions().len() > 1;
+        let standalone_regions = !cluster && ctx.shared.router().regions().len() > 1;
         let region = if standalone_regions && spec.reads_other_keys() {
             crate::shard::cross::ALL_REGIONS
         } else {

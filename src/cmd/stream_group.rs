@@ -43,7 +43,7 @@ fn xreadgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Some(ms) if all_new && !ctx.detached() => {
             let first = message(ctx, S::Xreadgroup(op));
             let retry = pb::Stream { retry: true, ..first.clone() };
-            let cmd = |m: pb::Stream| WriteCmd { op: Some(Op::Stream(m)), db: ctx.session.db as u32 };
+            let cmd = |m: pb::Stream| WriteCmd { op: Some(Op::Stream(m)), db: ctx.session.db as u32, epoch: ctx.epoch };
             Ok(Plan::Block(Block {
                 region: ctx.region.unwrap_or(0),
                 attempt: Attempt::Write { cmd: cmd(first), retry: cmd(retry) },

@@ -77,7 +77,7 @@ fn watch(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if ctx.detached() {
         return Err(err("ERR WATCH is not allowed here"));
     }
-    let router = &ctx.shared.router;
+    let router = ctx.shared.router();
     for key in &args[1..] {
         let mk = Bytes::from(crate::types::mkey_in(ctx.session.db, key));
         if ctx.session.watched.iter().any(|w| w.key == mk) {
@@ -107,7 +107,10 @@ fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         unwatch_all(ctx.shared, &watched);
         return Err(err(EXECABORT));
     }
-    let router = &ctx.shared.router;
+    let router = ctx.shared.router();
+    // Cluster mode: the epoch the keys' slot is routed by (apply refuses the
+    // transaction if its region split meanwhile).
+    let mut epoch = 0;
     let mut region = None;
     let mut span = |r: u32| match region {
         None => {
@@ -129,7 +132,11 @@ fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
                 record_access(core, ctx.session, q.spec, &at, &q.args);
             }
             for i in at {
-                same &= span(router.region_of_key(&q.args[i]).id);
+                let slot = crate::cluster::key_slot(&q.args[i]);
+                same &= span(router.region_of_slot(slot).id);
+                if epoch == 0 && ctx.shared.nodes.is_some() {
+                    epoch = router.slot_epoch(slot) + 1;
+                }
             }
             op.cmds.push(pb::Argv { args: q.args.clone() });
         }
@@ -166,7 +173,7 @@ fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     }
     op.seed = ctx.random();
     let db = ctx.session.db as u32;
-    let cmd = (!op.cmds.is_empty()).then(|| WriteCmd { op: Some(Op::Exec(op)), db });
+    let cmd = (!op.cmds.is_empty()).then(|| WriteCmd { op: Some(Op::Exec(op)), db, epoch });
     // Without keys, standalone: region 0 (any would do). In cluster mode a
     // region this node leads: the transaction's keyless reads (DBSIZE, SCAN,
     // ...) cover that region's slots, read inside apply at the entry's place.

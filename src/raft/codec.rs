@@ -10,6 +10,7 @@ use openraft::EntryPayload;
 use prost::Message;
 
 use super::{Entry, LogId, Member, Membership, Proposal, StoredMembership, Vote};
+use crate::cluster::Descriptor;
 use crate::pb;
 
 pub fn invalid(msg: impl Into<String>) -> io::Error {
@@ -137,11 +138,28 @@ pub fn encode_applied_full(
     now_ms: u64,
     removed: &Removed,
 ) -> Vec<u8> {
+    encode_applied_spanned(applied, membership, now_ms, removed, None)
+}
+
+/// [`encode_applied_full`] with the region's slots and epoch, once a split
+/// changed them (`None`: as a fresh cluster's `--regions` cut them).
+pub fn encode_applied_spanned(
+    applied: Option<&LogId>,
+    membership: &StoredMembership,
+    now_ms: u64,
+    removed: &Removed,
+    span: Option<&Descriptor>,
+) -> Vec<u8> {
     let mut pe = pb::LogEntry {
         removed_nodes: removed.keys().copied().collect(),
         removed_incarnations: removed.values().copied().collect(),
         ..Default::default()
     };
+    if let Some(d) = span {
+        pe.slot_start = d.start as u32;
+        pe.slot_end = d.end;
+        pe.epoch = d.epoch;
+    }
     if now_ms > 0 {
         pe.batch = Some(pb::RaftBatch { now_ms, ..Default::default() });
     }
@@ -189,6 +207,25 @@ pub fn decode_applied_full(b: &[u8]) -> io::Result<(Option<LogId>, StoredMembers
     Ok((applied, StoredMembership::new(mid, m), now_ms, removed))
 }
 
+/// The slots and epoch of `region` an applied-state record holds (`None`:
+/// never split, the range `--regions` cut).
+pub fn decode_span(region: u32, b: &[u8]) -> io::Result<Option<Descriptor>> {
+    let rest = match b.first() {
+        Some(1) => b.get(25..).ok_or_else(|| invalid("applied state"))?,
+        Some(0) => &b[1..],
+        _ => return Err(invalid("applied state")),
+    };
+    let pe = pb::LogEntry::decode(Bytes::copy_from_slice(rest)).map_err(|e| invalid(format!("applied state: {e}")))?;
+    if pe.slot_end == 0 {
+        return Ok(None);
+    }
+    let d = Descriptor { id: region, start: pe.slot_start as u16, end: pe.slot_end, epoch: pe.epoch };
+    match pe.slot_start < pe.slot_end && pe.slot_end <= crate::cluster::SLOT_COUNT {
+        true => Ok(Some(d)),
+        false => Err(invalid("applied state: slot range")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,7 +235,7 @@ mod tests {
         let set = pb::Set { key: Bytes::from_static(b"k"), value: Bytes::from_static(b"v"), ..Default::default() };
         let batch = pb::RaftBatch {
             now_ms: 42,
-            cmds: vec![pb::WriteCmd { op: Some(pb::write_cmd::Op::Set(set)), db: 0 }],
+            cmds: vec![pb::WriteCmd { op: Some(pb::write_cmd::Op::Set(set)), db: 0, epoch: 0 }],
             ..Default::default()
         };
         for payload in [
@@ -237,6 +274,11 @@ mod tests {
         assert_eq!((a, m3, now), (Some(log_id(2, 1, 5)), m.clone(), 1_700_000_000_123));
         let gone = Removed::from([(2u64, 0), (9, 31)]);
         let back = decode_applied_full(&encode_applied_full(Some(&log_id(2, 1, 5)), &m, 7, &gone)).unwrap();
-        assert_eq!(back, (Some(log_id(2, 1, 5)), m, 7, gone));
+        assert_eq!(back, (Some(log_id(2, 1, 5)), m.clone(), 7, gone.clone()));
+        assert_eq!(decode_span(3, &encode_applied_full(Some(&log_id(2, 1, 5)), &m, 7, &gone)).unwrap(), None);
+        let d = Descriptor { id: 3, start: 100, end: 200, epoch: 4 };
+        let b = encode_applied_spanned(Some(&log_id(2, 1, 5)), &m, 7, &gone, Some(&d));
+        assert_eq!(decode_span(3, &b).unwrap(), Some(d));
+        assert_eq!(decode_applied_full(&b).unwrap(), (Some(log_id(2, 1, 5)), m, 7, gone));
     }
 }

@@ -32,8 +32,8 @@ struct NetError(String);
 #[derive(Clone)]
 pub struct Source {
     pub storage: Storage,
-    pub slot_start: u16,
-    pub slot_end: u32,
+    /// The region's slots and epoch as its state machine has them.
+    pub span: std::rc::Rc<std::cell::Cell<crate::cluster::Descriptor>>,
 }
 
 /// The network factory of one region.
@@ -181,9 +181,15 @@ impl RaftNetworkV2<TypeConfig> for Peer {
             .get(Cf::RaftState, &state_key(self.region, StateKind::Applied))
             .map_err(|e| unreachable(e.to_string()))?
             .ok_or_else(|| unreachable("nothing applied yet".into()))?;
+        // The slots of the same moment as the data (a split may apply while
+        // the snapshot is shipped): those of the applied state, if a split
+        // set them, else the range the region always had.
+        let span = crate::raft::codec::decode_span(self.region, &applied)
+            .map_err(|e| unreachable(e.to_string()))?
+            .unwrap_or_else(|| src.span.get());
         let id = format!("{:016x}", rand::random::<u64>());
         let mut cancel = std::pin::pin!(cancel);
-        let ranges = snapshot::ranges(self.region, src.slot_start, src.slot_end);
+        let ranges = snapshot::ranges(self.region, span.start, span.end);
         let mut queue = ranges.into_iter();
         let mut current = queue.next();
         let mut seq = 0;
@@ -219,6 +225,9 @@ impl RaftNetworkV2<TypeConfig> for Peer {
                 done,
                 applied: if done { applied.clone() } else { Default::default() },
                 seq,
+                slot_start: span.start as u32,
+                slot_end: span.end,
+                epoch: span.epoch,
             };
             seq += 1;
             let send = self.call(Body::Snapshot(chunk), &option);

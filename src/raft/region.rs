@@ -29,7 +29,7 @@ use super::log_store::LogStore;
 use super::network::Network;
 use super::outcome::{Unknown, Unwritable, WriteError, WriteResult};
 use super::state_machine::{RegionDeps, StateMachine, READ_AHEAD_MS};
-use super::{Member, Proposal, Raft, StartError, NODE_ID};
+use super::{Member, Proposal, Raft, StartError, Vote, NODE_ID};
 use crate::cluster::load::RegionLoad;
 use crate::cluster::nodes::Nodes;
 use crate::cluster::RegionRoute;
@@ -43,6 +43,7 @@ use crate::types::watches::{Watched, Watches};
 mod members;
 mod retention;
 mod serve;
+pub mod split;
 
 pub use members::{ChangeError, MemberChange};
 use serve::Incoming;
@@ -147,6 +148,15 @@ pub struct GroupOpts {
     pub log_max_bytes: u64,
     /// Where the region's figures go (`cluster::load`).
     pub load: Arc<RegionLoad>,
+    /// The region's slots and epoch (its state machine sets them; the
+    /// network's snapshot source and active expiry read them).
+    pub span: Rc<Cell<crate::cluster::Descriptor>>,
+    /// Campaign at once (a region just split off on the node that led its
+    /// parent: it takes the lead with no wait for an election timeout).
+    pub campaign: bool,
+    /// Split the region once its data passes this many bytes (cluster mode,
+    /// `--region-split-mb`; 0: never), see `split`.
+    pub split_bytes: u64,
 }
 
 /// A transaction whose watched keys must not have changed before it runs.
@@ -213,8 +223,8 @@ pub struct Region {
     read_policy: openraft::ReadPolicy,
     /// A snapshot being received: its id, the next chunk expected, where it goes.
     incoming: RefCell<Option<Incoming>>,
-    /// The region's slots, `[start, end)`.
-    slots: (u16, u32),
+    /// The region's slots and epoch, as its state machine has them.
+    span: Rc<Cell<crate::cluster::Descriptor>>,
     /// The core's segment log (`None`: the Raft log is in RocksDB).
     seg: Option<Rc<crate::storage::seglog::SegLog>>,
     /// The region's figures (writes proposed here; the log's, by `retention`).
@@ -285,7 +295,7 @@ impl Region {
     pub async fn start(deps: RegionDeps, route: &RegionRoute, opts: GroupOpts) -> Result<Rc<Region>, StartError> {
         let region = route.id;
         let raft_err = |e: &dyn std::fmt::Display| StartError::Raft { region, e: e.to_string() };
-        let log = LogStore::open(deps.storage.clone(), route.id, opts.log.as_ref()).await?;
+        let mut log = LogStore::open(deps.storage.clone(), route.id, opts.log.as_ref()).await?;
         let log_sizes = log.sizes();
         let (storage, watches, nodes) = (deps.storage.clone(), deps.watches.clone(), deps.nodes.clone());
         let links = match &opts.network {
@@ -295,9 +305,21 @@ impl Region {
         let me = nodes.as_ref().map_or(NODE_ID, |n| n.me);
         let read_policy =
             if opts.lease_reads { openraft::ReadPolicy::LeaseRead } else { openraft::ReadPolicy::ReadIndex };
-        let sm = StateMachine::open(deps, route.id, route.start, route.end)
+        let mut sm = StateMachine::open(deps, route.id, opts.span.clone())
             .map_err(|e| StartError::StateMachine { region, e })?;
         let applied_now = sm.applied_now();
+        // A region made by a split starts from its applied state (the split's
+        // entry) with no log and no vote: it takes the vote of that entry's
+        // leader, so its first election is of a later term than its log.
+        {
+            use openraft::storage::{RaftLogReader, RaftLogStorage, RaftStateMachine};
+            let io = |e: std::io::Error| StartError::Log { region, e };
+            if log.read_vote().await.map_err(io)?.is_none() {
+                if let Some(applied) = sm.applied_state().await.map_err(io)?.0 {
+                    log.save_vote(&Vote { leader_id: applied.leader_id, committed: false }).await.map_err(io)?;
+                }
+            }
+        }
         let config = raft_config(opts.snapshot_logs, nodes.is_some())?;
         let raft = Raft::new(me, Arc::new(config), opts.network, log, sm).await.map_err(|e| raft_err(&e))?;
         let fresh = !raft.is_initialized().await.map_err(|e| raft_err(&e))?;
@@ -334,10 +356,12 @@ impl Region {
             nodes: nodes.clone(),
             read_policy,
             incoming: RefCell::new(None),
-            slots: (route.start, route.end),
+            span: opts.span.clone(),
             seg: opts.log.clone(),
             load: opts.load.clone(),
         });
+        glommio::spawn_local(split::run(region.clone(), region.storage.clone(), opts.split_bytes, opts.load.clone()))
+            .detach();
         glommio::spawn_local(retention::run(region.clone(), log_sizes, opts.load, opts.log_max_bytes)).detach();
         match nodes {
             // Standalone: the caller waits (`caught_up`) once every region is
@@ -345,7 +369,7 @@ impl Region {
             // participant reaches it.
             None => {}
             Some(nodes) => {
-                if fresh && !joining && placed && nodes.preferred_leader(route.id) == me {
+                if (fresh && !joining && placed && nodes.preferred_leader(route.id) == me) || opts.campaign {
                     let _ = region.raft.trigger().elect(false).await;
                 }
                 glommio::spawn_local(track_leader(region.clone(), nodes.clone())).detach();
@@ -354,6 +378,11 @@ impl Region {
             }
         }
         Ok(region)
+    }
+
+    /// The region's slots and epoch now.
+    pub fn span(&self) -> crate::cluster::Descriptor {
+        self.span.get()
     }
 
     /// Standalone: wait until this region leads and has applied everything it

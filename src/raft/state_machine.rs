@@ -21,10 +21,14 @@ use futures_util::StreamExt;
 use openraft::storage::{EntryResponder, RaftStateMachine, Snapshot};
 use openraft::{EntryPayload, OptionalSend, RaftSnapshotBuilder};
 
-use super::codec::{decode_applied, decode_applied_full, encode_applied, encode_applied_full, invalid, Removed};
+use super::codec::{
+    decode_applied, decode_applied_full, decode_span, encode_applied, encode_applied_full, encode_applied_spanned,
+    invalid, Removed,
+};
 use super::cross::{Arrival, Met, Txn, CUT};
 use super::{LogId, SnapshotMeta, StoredMembership, TypeConfig};
 use crate::cluster::nodes::Nodes;
+use crate::cluster::{child_id, Descriptor};
 use crate::pb::write_cmd::Op;
 use crate::protocol::Reply;
 use crate::storage::keys::{decode_meta_key, decode_voided_key, state_key, voided_key, StateKind};
@@ -55,6 +59,9 @@ pub enum SnapshotData {
         /// The nodes the leader's replica had seen removed (and the
         /// incarnations removed).
         removed: Removed,
+        /// The region's slots and epoch as of the snapshot, if a split
+        /// changed them.
+        span: Option<Descriptor>,
     },
 }
 
@@ -81,14 +88,33 @@ pub struct RegionDeps {
     /// The owning core's metadata read cache, filled with what apply writes
     /// (`None` in tools and tests).
     pub cache: Option<Rc<crate::types::cache::ReadCache>>,
+    /// Told when a region's slots change here: a split applied, a snapshot
+    /// installed with another range (the owning core routes by it and starts
+    /// the new region; `None` in tools and tests).
+    pub on_span: Option<Rc<dyn Fn(SpanChange)>>,
 }
+
+/// A change of a region's slots, as apply makes it ([`RegionDeps::on_span`]).
+#[derive(Debug, Clone, Copy)]
+pub enum SpanChange {
+    /// `parent` split: it keeps its range now, `child` was made.
+    Split { parent: Descriptor, child: Descriptor },
+    /// A snapshot installed the region with this range.
+    Installed(Descriptor),
+}
+
+/// The reply to a command routed to its region by an epoch the region has
+/// left behind (it split: the command's slot may be another region's now).
+/// Nothing was done; Redis Cluster clients send it again.
+pub const MOVED_ON: &str = "TRYAGAIN the slot's region split while the command was on its way; nothing was done";
 
 pub struct StateMachine {
     storage: Storage,
     deps: RegionDeps,
     region: u32,
-    slot_start: u16,
-    slot_end: u32,
+    /// The region's slots and epoch (shared with its core: snapshots are
+    /// read and expiry walks by it).
+    span: Rc<std::cell::Cell<Descriptor>>,
     applied: Option<LogId>,
     membership: StoredMembership,
     /// The nodes CLUSTER FORGET removed (`pb::Forget`; before it, every
@@ -109,14 +135,20 @@ pub struct StateMachine {
 }
 
 impl StateMachine {
-    /// Open the state machine of `region` (slots `[slot_start, slot_end)`), loading
-    /// its applied state.
-    pub fn open(deps: RegionDeps, region: u32, slot_start: u16, slot_end: u32) -> io::Result<Self> {
+    /// Open the state machine of `region`, loading its applied state; `span`
+    /// holds its slots as routed (set here to those of its applied state, if
+    /// a split changed them).
+    pub fn open(deps: RegionDeps, region: u32, span: Rc<std::cell::Cell<Descriptor>>) -> io::Result<Self> {
         let storage = deps.storage.clone();
         finish_interrupted_install(&deps, region)?;
         let (applied, membership, now, removed) =
             match storage.get(Cf::RaftState, &state_key(region, StateKind::Applied)).map_err(io_err)? {
-                Some(b) => decode_applied_full(&b)?,
+                Some(b) => {
+                    if let Some(d) = decode_span(region, &b)? {
+                        span.set(d);
+                    }
+                    decode_applied_full(&b)?
+                }
                 None => (None, StoredMembership::default(), 0, Removed::new()),
             };
         if let Some(n) = &deps.nodes {
@@ -130,8 +162,7 @@ impl StateMachine {
             storage,
             deps,
             region,
-            slot_start,
-            slot_end,
+            span,
             applied,
             membership,
             removed,
@@ -149,7 +180,8 @@ impl StateMachine {
 
     /// Apply a run of entries (none of them cross-region) in one RocksDB batch.
     async fn apply_run(&mut self, batch: Vec<EntryResponder<TypeConfig>>) -> Result<(), io::Error> {
-        let mut ctx = ApplyCtx::new(&self.storage, self.slot_start, self.slot_end)
+        let span = self.span.get();
+        let mut ctx = ApplyCtx::new(&self.storage, span.start, span.end)
             .for_region(self.region)
             .with_dbs(self.deps.dbs.clone())
             .with_watches(self.deps.watches.clone())
@@ -169,29 +201,34 @@ impl StateMachine {
             _ => false,
         });
         let removed_before = self.deps.nodes.is_some().then(|| self.removed.clone());
-        let responders = if long {
+        let progress = Progress {
+            applied: self.applied,
+            membership: std::mem::take(&mut self.membership),
+            removed: std::mem::take(&mut self.removed),
+            removals: Vec::new(),
+            span,
+            splits: Vec::new(),
+        };
+        let (responders, progress) = if long {
             // A script may run long: the whole batch goes off the reactor in one
             // hop, so the core's connections (and SCRIPT KILL) are served meanwhile.
-            let mut state = (self.applied, self.membership.clone(), self.removed.clone(), Vec::new());
             let voided = self.voided.clone();
             let work = move || {
-                let out = apply_entries(&mut ctx, batch, &times, &mut state, &voided);
-                (ctx, state, out)
+                let mut progress = progress;
+                let out = apply_entries(&mut ctx, batch, &times, &mut progress, &voided);
+                (ctx, progress, out)
             };
-            let (back, state, out) = glommio::executor().spawn_blocking(work).await;
+            let (back, progress, out) = glommio::executor().spawn_blocking(work).await;
             ctx = back;
-            let removals;
-            (self.applied, self.membership, self.removed, removals) = state;
-            (out?, removals)
+            (out, progress)
         } else {
-            let removed = std::mem::take(&mut self.removed);
-            let mut state = (self.applied, std::mem::take(&mut self.membership), removed, Vec::new());
-            let out = apply_entries(&mut ctx, batch, &times, &mut state, &self.voided);
-            let removals;
-            (self.applied, self.membership, self.removed, removals) = state;
-            (out?, removals)
+            let mut progress = progress;
+            let out = apply_entries(&mut ctx, batch, &times, &mut progress, &self.voided);
+            (out, progress)
         };
-        let (responders, removals) = responders;
+        let Progress { applied: a, membership, removed, removals, span, splits } = progress;
+        (self.applied, self.membership, self.removed) = (a, membership, removed);
+        let responders = responders?;
         if let (Some(n), Some(before)) = (&self.deps.nodes, removed_before) {
             if before != self.removed {
                 n.set_removed(self.region, &self.removed.keys().copied().collect());
@@ -209,10 +246,11 @@ impl StateMachine {
             }
             self.voided.retain(|&(i, _)| i > index);
         }
+        let spanned = (span.epoch > 0).then_some(&span);
         ctx.put_raw(
             Cf::RaftState,
             state_key(self.region, StateKind::Applied).to_vec(),
-            encode_applied_full(self.applied.as_ref(), &self.membership, now, &self.removed),
+            encode_applied_spanned(self.applied.as_ref(), &self.membership, now, &self.removed, spanned),
         );
         let mut applied = ctx.take();
         // The index now matches what this batch leaves in storage.
@@ -246,6 +284,17 @@ impl StateMachine {
         // the node applying the batch is the leader).
         if let (Some(n), false, true) = (&self.deps.notify, applied.events.is_empty(), leads) {
             n.publish(std::mem::take(&mut applied.events));
+        }
+        // The new regions, and the range this one keeps, before anyone hears
+        // the split answered.
+        self.span.set(span);
+        for child in splits {
+            let mut parent = span;
+            parent.end = child.start as u32;
+            self.deps.watches.moved(child.start, child.end);
+            if let Some(on) = &self.deps.on_span {
+                on(SpanChange::Split { parent, child });
+            }
         }
         for (r, replies) in responders {
             r.send(replies);
@@ -288,7 +337,8 @@ impl StateMachine {
         } else {
             let txn: Txn = c.txn[..].try_into().map_err(|_| io_err("a cross entry with a malformed name"))?;
             let applied = encode_applied_full(Some(&log_id), &self.membership, now, &self.removed);
-            let me = Arrival::new(self.region, index, now, (self.slot_start, self.slot_end), applied);
+            let span = self.span.get();
+            let me = Arrival::new(self.region, index, now, (span.start, span.end), applied);
             let met = self.deps.cross.meet(txn, &c.participants, me).await.map_err(io_err)?;
             let (reply, at) = match met {
                 // The executor answers the client; this copy's reply is not shown.
@@ -526,14 +576,15 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
     /// the new applied state written, behind a marker that lets a restart finish
     /// an install a crash interrupted (`storage::ingest`).
     async fn install_snapshot(&mut self, meta: &SnapshotMeta, snapshot: SnapshotData) -> Result<(), io::Error> {
-        let SnapshotData::Received { mut staged, now_ms, removed } = snapshot else {
+        let SnapshotData::Received { mut staged, now_ms, removed, span } = snapshot else {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "a snapshot without data to install"));
         };
         // The snapshot replaces every set, whether or not it installs.
         self.kept.clear();
         // The leader's record as of the snapshot: nodes removed since, and
         // nodes added back since (a node that lost its data, re-added fresh).
-        let applied = encode_applied_full(meta.last_log_id.as_ref(), &meta.last_membership, now_ms, &removed);
+        let applied =
+            encode_applied_spanned(meta.last_log_id.as_ref(), &meta.last_membership, now_ms, &removed, span.as_ref());
         let name = staged.dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let marker =
             (state_key(self.region, StateKind::Installing).to_vec(), super::snapshot::encode_marker(&name, &applied));
@@ -560,6 +611,12 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         if let Some(p) = &self.deps.programs {
             p.region_replaced(self.region);
         }
+        if let Some(d) = span.filter(|d| *d != self.span.get()) {
+            self.span.set(d);
+            if let Some(on) = &self.deps.on_span {
+                on(SpanChange::Installed(d));
+            }
+        }
         Ok(())
     }
 
@@ -572,6 +629,31 @@ impl RaftStateMachine<TypeConfig> for StateMachine {
         };
         let (last_log_id, last_membership) = decode_applied(&b).map_err(|e| invalid(e.to_string()))?;
         Ok(Some(Snapshot { meta: SnapshotMeta { last_log_id, last_membership }, snapshot: SnapshotData::Local }))
+    }
+}
+
+/// The slots and epoch of every region whose applied state here says a
+/// split set them (at start: the routes are the fresh cluster's cut, then
+/// these).
+pub fn stored_spans(storage: &Storage) -> io::Result<Vec<Descriptor>> {
+    let mut out = Vec::new();
+    let mut err = None;
+    storage
+        .scan(Cf::RaftState, &[], &[0xff; 6], false, |k, v| {
+            if k.len() == 5 && k[4] == StateKind::Applied as u8 {
+                let region = u32::from_be_bytes([k[0], k[1], k[2], k[3]]);
+                match decode_span(region, v) {
+                    Ok(Some(d)) => out.push(d),
+                    Ok(None) => {}
+                    Err(e) => err = Some(e),
+                }
+            }
+            true
+        })
+        .map_err(io_err)?;
+    match err {
+        Some(e) => Err(e),
+        None => Ok(out),
     }
 }
 
@@ -672,16 +754,29 @@ fn publish_removed(nodes: &Nodes, region: u32, removed: &Removed) {
     nodes.forgot(&removed.iter().map(|(&id, &inc)| (id, inc)).collect::<Vec<_>>());
 }
 
+/// A region's state as a run of entries advances it (`apply_entries`).
+struct Progress {
+    applied: Option<LogId>,
+    membership: StoredMembership,
+    removed: Removed,
+    /// The removals applied in this run: (node, incarnation).
+    removals: Vec<(u64, u64)>,
+    /// The region's slots and epoch.
+    span: Descriptor,
+    /// The regions split off in this run.
+    splits: Vec<Descriptor>,
+}
+
 fn apply_entries(
     ctx: &mut ApplyCtx,
     batch: Vec<EntryResponder<TypeConfig>>,
     times: &[u64],
-    state: &mut (Option<LogId>, StoredMembership, Removed, Vec<(u64, u64)>),
+    state: &mut Progress,
     voided: &[(u64, u32)],
 ) -> Result<Responders, io::Error> {
     let mut responders = Vec::new();
     for ((entry, responder), &time) in batch.into_iter().zip(times) {
-        state.0 = Some(entry.log_id);
+        state.applied = Some(entry.log_id);
         let replies: Vec<Reply> = match entry.payload {
             EntryPayload::Blank => Vec::new(),
             EntryPayload::Normal(p) => {
@@ -701,12 +796,23 @@ fn apply_entries(
                     }
                     // Tests: the entry is committed and in the log, not applied.
                     crate::failpoint::crash("apply");
-                    if let Some(Op::Forget(f)) = &c.op {
-                        // CLUSTER FORGET: that incarnation is refused for good.
-                        state.2.insert(f.node_id, f.incarnation);
-                        state.3.push((f.node_id, f.incarnation));
-                        out.push(Reply::Ok);
+                    if c.epoch != 0 && c.epoch != state.span.epoch + 1 {
+                        out.push(Reply::error(MOVED_ON));
                         continue;
+                    }
+                    match &c.op {
+                        Some(Op::Forget(f)) => {
+                            // CLUSTER FORGET: that incarnation is refused for good.
+                            state.removed.insert(f.node_id, f.incarnation);
+                            state.removals.push((f.node_id, f.incarnation));
+                            out.push(Reply::Ok);
+                            continue;
+                        }
+                        Some(Op::Split(sp)) => {
+                            out.push(apply_split(ctx, state, entry.log_id, time, sp));
+                            continue;
+                        }
+                        _ => {}
                     }
                     out.push(apply_cmd(ctx, c).map_err(io_err)?);
                 }
@@ -719,13 +825,13 @@ fn apply_entries(
                 // cluster is CLUSTER FORGET's own record (`Op::Forget`). One it
                 // holds again was added back (a new incarnation: the transport
                 // refuses the removed one).
-                for (id, was) in state.1.membership().nodes() {
+                for (id, was) in state.membership.membership().nodes() {
                     if m.get_node(id).is_some_and(|now| now.incarnation != was.incarnation) {
-                        state.3.push((*id, was.incarnation));
+                        state.removals.push((*id, was.incarnation));
                     }
                 }
-                state.2.retain(|id, _| m.get_node(id).is_none());
-                state.1 = StoredMembership::new(Some(entry.log_id), m);
+                state.removed.retain(|id, _| m.get_node(id).is_none());
+                state.membership = StoredMembership::new(Some(entry.log_id), m);
                 Vec::new()
             }
         };
@@ -734,4 +840,41 @@ fn apply_entries(
         }
     }
     Ok(responders)
+}
+
+/// A split at `sp.at` (see `pb::Split`): the region keeps the slots below,
+/// the child's applied state (this entry's log id, the region's membership
+/// and removed nodes, the child's range) and function libraries go in this
+/// batch. A split that does not follow from the region's range and epoch
+/// (proposed twice, or by a leader that had not applied the last one) does
+/// nothing.
+fn apply_split(ctx: &mut ApplyCtx, state: &mut Progress, log_id: LogId, now: u64, sp: &crate::pb::Split) -> Reply {
+    let d = state.span;
+    let at = sp.at as u16;
+    let valid = sp.at < crate::cluster::SLOT_COUNT
+        && sp.epoch == d.epoch + 1
+        && d.start < at
+        && (at as u32) < d.end
+        && child_id(sp.epoch, at) == Some(sp.child);
+    if !valid {
+        return Reply::error(format!(
+            "ERR split of region {} at slot {} (epoch {}) does not follow from its slots {}-{} at epoch {}",
+            d.id,
+            sp.at,
+            sp.epoch,
+            d.start,
+            d.end - 1,
+            d.epoch
+        ));
+    }
+    let child = Descriptor { id: sp.child, start: at, end: d.end, epoch: sp.epoch };
+    let applied = encode_applied_spanned(Some(&log_id), &state.membership, now, &state.removed, Some(&child));
+    ctx.put_raw(Cf::RaftState, state_key(child.id, StateKind::Applied).to_vec(), applied);
+    if let Some(p) = ctx.programs() {
+        p.split(ctx, d.id, child.id);
+    }
+    state.span = Descriptor { end: at as u32, epoch: sp.epoch, ..d };
+    ctx.set_slots(d.start, at as u32);
+    state.splits.push(child);
+    Reply::Ok
 }

@@ -171,9 +171,22 @@ impl Dispatch {
         if matches!(scope, ReadScope::Many(_)) {
             self.drain().await;
         }
-        let (confirmed, time) = linearize(&self.core, spec, args, scope).await?;
-        self.session.confirmed = Some(confirmed);
-        self.session.now_ms = time;
+        let mut scope = scope;
+        // A split applied while the read waited may have moved its keys to
+        // another region: that one is confirmed then (a few times at most).
+        for _ in 0..3 {
+            let (confirmed, time) = linearize(&self.core, spec, args, scope.clone()).await?;
+            self.session.confirmed = Some(confirmed);
+            self.session.now_ms = time;
+            let now = cmd::cluster::read_scope(&self.core.shared, &self.session, spec, args);
+            if now == scope {
+                return Ok(());
+            }
+            scope = now;
+            if scope == ReadScope::None {
+                return Ok(());
+            }
+        }
         Ok(())
     }
 
@@ -423,14 +436,35 @@ async fn drain(core: &Core, pending: &mut Vec<Pending>, out: &mut BytesMut, sess
     if pending.is_empty() {
         return;
     }
-    for (region, rx, shape, done) in pending.drain(..) {
-        let r = write_reply(core, &done, rx.await.unwrap_or(Err(WriteError::Aborted)));
+    for (mut region, rx, mut shape, done) in pending.drain(..) {
+        let mut r = write_reply(core, &done, rx.await.unwrap_or(Err(WriteError::Aborted)));
+        // Routed to a region that split before the write applied: it did
+        // nothing, and runs again by the routes of now (a few times at most:
+        // each retry follows a split applied here).
+        for _ in 0..3 {
+            if !moved_on(&r) {
+                break;
+            }
+            match cmd::run(core, session, done.spec, &done.args) {
+                Plan::Write { region: to, cmd: c, shape: s } => {
+                    (region, shape) = (to, s);
+                    r = write_reply(core, &done, core.submit_write(to, c).await.unwrap_or(Err(WriteError::Aborted)));
+                }
+                Plan::Reply(answer) => r = answer,
+                _ => break,
+            }
+        }
         if let (Some(nodes), false) = (&core.shared.nodes, r.is_error()) {
             session.last_write = Some((region, nodes.acked(region)));
         }
         finish(core, session, done, shape.apply(r), out);
     }
     session.now_ms = now_ms();
+}
+
+/// Apply refused the write: its region split after it was routed.
+fn moved_on(r: &Reply) -> bool {
+    matches!(r, Reply::Error(e) if e.starts_with(crate::raft::state_machine::MOVED_ON))
 }
 
 /// CLIENT PAUSE holds this command (every command under ALL; under WRITE

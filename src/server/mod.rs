@@ -112,7 +112,10 @@ pub fn run(config: Config) -> Result<(), StartError> {
     let mut config = config;
     config.regions = region_layout(&storage, &config)?;
     check_databases(&storage, &config)?;
+    // The regions `--regions` cut, then what splits made of them here.
     let router = Router::standalone(config.regions, cores);
+    let spans = crate::raft::state_machine::stored_spans(&storage).map_err(io("read the regions' slots"))?;
+    let router = router.learn(&spans).unwrap_or(router);
     raft_log_layout(&router, &config, cores)?;
     let addr = address(format!("{}:{}", config.bind, config.port))?;
     let identity = node_identity(&storage, &config)?;
@@ -272,7 +275,7 @@ async fn core_main(
     }
     let listener = listen(addr, &core.shared).map_err(io(format!("bind {addr}")))?;
     if ready.fetch_add(1, Ordering::SeqCst) == 2 * cores - 1 {
-        println!("NeoKV ready on {addr} ({cores} cores, {} regions)", core.shared.router.regions().len());
+        println!("NeoKV ready on {addr} ({cores} cores, {} regions)", core.shared.router().regions().len());
     }
     accept_loop(core, listener).await;
     Ok(())

@@ -67,7 +67,7 @@ async fn serve_link(core: Rc<Core>, mut stream: TcpStream) {
                 node_id: nodes.me,
                 client_addr: nodes.client_addr(nodes.me).unwrap_or_default(),
                 cluster_name: CLUSTER_NAME.into(),
-                regions: nodes.regions() as u32,
+                regions: nodes.initial_regions() as u32,
                 replicas: if nodes.join { 0 } else { nodes.replicas() as u32 },
                 incarnation,
                 cluster_id,

@@ -63,7 +63,7 @@ impl Core {
         let shared = self.shared.clone();
         let queue = self.cross.clone();
         let regions: Vec<(u32, Hold)> = shared
-            .router
+            .router()
             .regions()
             .iter()
             .map(|r| {
@@ -154,7 +154,8 @@ async fn coordinate(shared: &super::Shared, regions: &[(u32, Hold)], mut batch: 
     let participants: Vec<u32> = regions.iter().map(|(id, _)| *id).collect();
     let txn: [u8; 16] = rand::random();
     let (cmds, txs): (Vec<WriteCmd>, Vec<_>) = batch.into_iter().map(|p| (p.cmd, p.tx)).unzip();
-    let entry = WriteCmd { op: Some(Op::Cross(Cross { txn: txn.to_vec().into(), participants, cmds })), db: 0 };
+    let entry =
+        WriteCmd { op: Some(Op::Cross(Cross { txn: txn.to_vec().into(), participants, cmds })), db: 0, epoch: 0 };
     let mut replies = Vec::with_capacity(gos.len());
     for go in gos {
         let (tx, rx) = oneshot::channel();

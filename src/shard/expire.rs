@@ -70,8 +70,8 @@ pub fn collect_due(
     })
 }
 
-pub async fn run(core: Rc<Core>, region: Rc<Region>, route: RegionRoute) {
-    let mut next = route.start as u32;
+pub async fn run(core: Rc<Core>, region: Rc<Region>) {
+    let mut next = region.span().start as u32;
     loop {
         glommio::timer::sleep(TICK).await;
         // Tests: keys that expire stay stored (only reads find them expired).
@@ -80,9 +80,15 @@ pub async fn run(core: Rc<Core>, region: Rc<Region>, route: RegionRoute) {
         }
         // In a cluster only the region's leader proposes deletions.
         if let Some(nodes) = &core.shared.nodes {
-            if nodes.leader(route.id) != Some(nodes.me) {
+            if nodes.leader(region.id) != Some(nodes.me) {
                 continue;
             }
+        }
+        // The region's slots as they are now (a split takes some away).
+        let d = region.span();
+        let route = RegionRoute { id: d.id, start: d.start, end: d.end, epoch: d.epoch, core: core.id };
+        if next < d.start as u32 || next >= d.end {
+            next = d.start as u32;
         }
         let mut due = Vec::new();
         match collect_due(&core.shared.storage, &route, next, now_ms(), &mut due) {
@@ -105,7 +111,8 @@ pub async fn run(core: Rc<Core>, region: Rc<Region>, route: RegionRoute) {
             op.dbs.clear();
         }
         let (tx, rx) = oneshot::channel();
-        region.submit(WriteCmd { op: Some(Op::ExpireKeys(op)), db: 0 }, tx);
+        // Refused by apply if the region split since the keys were found.
+        region.submit(WriteCmd { op: Some(Op::ExpireKeys(op)), db: 0, epoch: d.epoch + 1 }, tx);
         if let Ok(Ok(Reply::Int(n))) = rx.await {
             core.shared.expired_keys.fetch_add(n as u64, Ordering::Relaxed);
         }

@@ -44,11 +44,13 @@ pub async fn change_everywhere(core: &Core, mut change: MemberChange) -> Result<
         // The incarnation linked to is the one every region records.
         *incarnation = nodes.peer_incarnation(*id).ok_or_else(|| format!("node {id}: linked, but not admitted"))?;
     }
-    let regions = nodes.regions() as u32;
-    let voters: Vec<Vec<u64>> = (0..regions).map(|r| nodes.voters(r)).collect();
+    // By position: `placement` names a region by its place in `ids`.
+    let ids: Vec<u32> = core.shared.router().regions().iter().map(|r| r.id).collect();
+    let regions = ids.len();
+    let voters: Vec<Vec<u64>> = ids.iter().map(|&r| nodes.voters(r)).collect();
     let mut all: Vec<u64> = nodes.all().into_iter().map(|(id, _)| id).collect();
     // Each region's steps, in order.
-    let mut steps: Vec<Vec<MemberChange>> = vec![Vec::new(); regions as usize];
+    let mut steps: Vec<Vec<MemberChange>> = vec![Vec::new(); regions];
     match &change {
         MemberChange::Add { id, .. } => {
             if !all.contains(id) {
@@ -90,19 +92,20 @@ pub async fn change_everywhere(core: &Core, mut change: MemberChange) -> Result<
         // Only a step of the above.
         MemberChange::Forget { .. } => return Err("not a cluster-wide change".into()),
     }
+    let by_pos = &ids;
     let results = futures_util::future::join_all(steps.into_iter().enumerate().map(|(r, steps)| async move {
         for step in steps {
-            change_region(core, r as u32, step).await?;
+            change_region(core, by_pos[r], step).await?;
         }
         Ok::<(), ChangeError>(())
     }))
     .await;
     let mut failed = Vec::new();
-    for (region, r) in results.into_iter().enumerate() {
+    for (pos, r) in results.into_iter().enumerate() {
         match r {
             Ok(()) => {}
             Err(ChangeError::Refused(m)) => return Err(m),
-            Err(e) => failed.push(format!("region {region}: {e:?}")),
+            Err(e) => failed.push(format!("region {}: {e:?}", ids[pos])),
         }
     }
     if failed.is_empty() {

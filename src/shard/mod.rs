@@ -24,6 +24,7 @@ use std::sync::Arc;
 use futures_channel::{mpsc, oneshot};
 use futures_util::StreamExt;
 
+use crate::cluster::{Descriptor, RegionRoute};
 use crate::net::link::Links;
 use crate::net::{error_body, UNREACHABLE};
 use crate::pb::peer_frame::Body;
@@ -31,7 +32,7 @@ use crate::pb::WriteCmd;
 use crate::raft::network::{Network, Source};
 use crate::raft::outcome::{WriteError, WriteResult};
 use crate::raft::region::{ChangeError, Fenced, GroupOpts, MemberChange, ReadError, Region};
-use crate::raft::state_machine::RegionDeps;
+use crate::raft::state_machine::{RegionDeps, SpanChange};
 use crate::raft::StartError;
 use crate::storage::seglog::{raft_log_dir, SegLog, SEGMENT_BYTES};
 use crate::types::cache::ReadCache;
@@ -61,6 +62,7 @@ pub enum CoreMsg {
 const CORE_STOPPED: &str = "owning core stopped";
 const NOT_STARTED: &str = "region not started";
 const NOT_OWNED: &str = "region not owned by this core";
+const NO_REGION: &str = "no such region here";
 
 pub type Inbox = mpsc::UnboundedReceiver<CoreMsg>;
 pub type Outbox = mpsc::UnboundedSender<CoreMsg>;
@@ -77,6 +79,12 @@ pub struct Core {
     /// sorted set's score or rank counters.
     pub elements: Rc<ReadCache>,
     regions: RefCell<HashMap<u32, Rc<Region>>>,
+    /// Regions whose empty group is being opened here (`host_region`).
+    opening: RefCell<std::collections::HashSet<u32>>,
+    /// `start_regions` opened every region this core had at start: only
+    /// then are others opened (an RPC may arrive before, and a group opened
+    /// then would have no segment log, or be a second one of a region).
+    started: std::cell::Cell<bool>,
     /// This core's links to the other nodes (cluster mode).
     pub links: Option<Rc<Links>>,
     /// This core's segment log: the Raft log of the regions it owns
@@ -141,7 +149,7 @@ impl Core {
                 node_id: n.me,
                 client_addr: n.client_addr(n.me).unwrap_or_default(),
                 cluster_name: crate::net::CLUSTER_NAME.into(),
-                regions: n.regions() as u32,
+                regions: n.initial_regions() as u32,
                 // A node joining takes the cluster's layout, whatever its own.
                 replicas: if n.join { 0 } else { n.replicas() as u32 },
                 // Filled in at each connect (the cluster id may be learned later).
@@ -157,6 +165,8 @@ impl Core {
             cache: Rc::new(ReadCache::new(per_core - per_core / 4)),
             elements: Rc::new(ReadCache::new(per_core / 4)),
             regions: RefCell::new(HashMap::new()),
+            opening: RefCell::default(),
+            started: std::cell::Cell::new(false),
             links,
             raft_log: RefCell::new(None),
             outgoing: Rc::new(Outgoing {
@@ -168,8 +178,8 @@ impl Core {
     }
 
     /// Start every region this core owns; returns once each leads and has caught up.
-    pub async fn start_regions(&self) -> Result<(), StartError> {
-        let routes: Vec<_> = self.shared.router.regions().iter().filter(|r| r.core == self.id).cloned().collect();
+    pub async fn start_regions(self: &Rc<Self>) -> Result<(), StartError> {
+        let routes: Vec<_> = self.shared.router().regions().iter().filter(|r| r.core == self.id).cloned().collect();
         let (segments, dir, fsync) = {
             let cfg = self.shared.config();
             (cfg.raft_log_segments, cfg.dir.clone(), cfg.appendfsync)
@@ -184,7 +194,34 @@ impl Core {
         } else {
             None
         };
-        let deps = RegionDeps {
+        if self.shared.nodes.is_none() {
+            self.void_cut_cross_entries(&routes, log.as_ref()).await?;
+        }
+        for route in routes.iter() {
+            let region = self.open_region(route, false).await?;
+            self.regions.borrow_mut().insert(route.id, region);
+        }
+        self.started.set(true);
+        if self.shared.nodes.is_none() {
+            // Only now: a cross-region entry applies once every participant
+            // (maybe another region of this core) reaches it.
+            let started: Vec<Rc<Region>> = self.regions.borrow().values().cloned().collect();
+            for region in started {
+                region.caught_up().await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// What every region of this core shares.
+    fn region_deps(self: &Rc<Self>) -> RegionDeps {
+        let me = Rc::downgrade(self);
+        let on_span: Rc<dyn Fn(SpanChange)> = Rc::new(move |change| {
+            if let Some(core) = me.upgrade() {
+                core.span_changed(change);
+            }
+        });
+        RegionDeps {
             storage: self.shared.storage.clone(),
             epochs: self.shared.epochs.clone(),
             blocked: self.shared.blocked.clone(),
@@ -198,47 +235,91 @@ impl Core {
             // cluster's kill -9 nemesis ran 8 times in a row with followers
             // filling too, and found nothing.
             cache: Some(self.cache.clone()),
+            on_span: Some(on_span),
+        }
+    }
+
+    /// Open the group of `route` on this core (see `Region::start`);
+    /// `campaign`: it asks for an election at once.
+    async fn open_region(self: &Rc<Self>, route: &RegionRoute, campaign: bool) -> Result<Rc<Region>, StartError> {
+        let span = Rc::new(std::cell::Cell::new(Descriptor {
+            id: route.id,
+            start: route.start,
+            end: route.end,
+            epoch: route.epoch,
+        }));
+        let network = match &self.links {
+            Some(links) => {
+                let source = Source { storage: self.shared.storage.clone(), span: span.clone() };
+                Network::Cluster { links: links.clone(), region: route.id, source }
+            }
+            None => Network::Standalone,
         };
-        if self.shared.nodes.is_none() {
-            self.void_cut_cross_entries(&routes, log.as_ref()).await?;
-        }
-        for route in routes.iter() {
-            let network = match &self.links {
-                Some(links) => {
-                    let source =
-                        Source { storage: self.shared.storage.clone(), slot_start: route.start, slot_end: route.end };
-                    Network::Cluster { links: links.clone(), region: route.id, source }
+        let (snapshot_logs, lease_reads, log_max_bytes, split_bytes) = {
+            let cfg = self.shared.config();
+            let split = cfg.cluster.as_ref().map_or(0, |c| c.region_split_mb << 20);
+            (cfg.raft_snapshot_logs, cfg.lease_reads, cfg.raft_log_max_mb << 20, split)
+        };
+        let load = self.shared.load.region(route.id);
+        let log = self.raft_log.borrow().clone();
+        let opts =
+            GroupOpts { snapshot_logs, network, lease_reads, log, log_max_bytes, load, span, campaign, split_bytes };
+        Region::start(self.region_deps(), route, opts).await
+    }
+
+    /// Apply changed a region's slots here (see `SpanChange`): route by the
+    /// change; a region split off starts on this core, campaigning at once
+    /// if this node leads its parent (the leader stays the same, so clients
+    /// see no redirect).
+    fn span_changed(self: &Rc<Self>, change: SpanChange) {
+        match change {
+            SpanChange::Installed(d) => {
+                self.shared.learn_regions(&[d]);
+            }
+            SpanChange::Split { parent, child } => {
+                self.shared.learn_regions(&[parent, child]);
+                let leads = match &self.shared.nodes {
+                    Some(n) => {
+                        n.split(parent.id, child.id);
+                        n.leader(parent.id) == Some(n.me)
+                    }
+                    None => true,
+                };
+                eprintln!(
+                    "region {}: split at slot {} (epoch {}): slots {}-{} are region {} now",
+                    parent.id,
+                    child.start,
+                    child.epoch,
+                    child.start,
+                    child.end - 1,
+                    child.id
+                );
+                let route =
+                    RegionRoute { id: child.id, start: child.start, end: child.end, epoch: child.epoch, core: self.id };
+                let me = self.clone();
+                if self.local_region(child.id).is_some() || self.opening.borrow().contains(&child.id) {
+                    return;
                 }
-                None => Network::Standalone,
-            };
-            let (snapshot_logs, lease_reads, log_max_bytes) = {
-                let cfg = self.shared.config();
-                (cfg.raft_snapshot_logs, cfg.lease_reads, cfg.raft_log_max_mb << 20)
-            };
-            let load = self.shared.load.region(route.id);
-            let opts = GroupOpts { snapshot_logs, network, lease_reads, log: log.clone(), log_max_bytes, load };
-            let region = Region::start(deps.clone(), route, opts).await?;
-            self.regions.borrow_mut().insert(route.id, region);
-        }
-        if self.shared.nodes.is_none() {
-            // Only now: a cross-region entry applies once every participant
-            // (maybe another region of this core) reaches it.
-            let started: Vec<Rc<Region>> = self.regions.borrow().values().cloned().collect();
-            for region in started {
-                region.caught_up().await?;
+                self.opening.borrow_mut().insert(child.id);
+                glommio::spawn_local(async move {
+                    match me.open_region(&route, leads).await {
+                        Ok(region) => {
+                            me.regions.borrow_mut().insert(route.id, region.clone());
+                            glommio::spawn_local(expire::run(me.clone(), region)).detach();
+                        }
+                        Err(e) => eprintln!("region {}: split off, but its group did not start: {e}", route.id),
+                    }
+                    me.opening.borrow_mut().remove(&route.id);
+                })
+                .detach();
             }
         }
-        Ok(())
     }
 
     /// Standalone, at open, before any region applies: void the cross-region
     /// entries that a crash left in some participants' logs only (see
     /// `raft::cross`). Every core does this together.
-    async fn void_cut_cross_entries(
-        &self,
-        routes: &[crate::cluster::RegionRoute],
-        seg: Option<&Rc<SegLog>>,
-    ) -> Result<(), StartError> {
+    async fn void_cut_cross_entries(&self, routes: &[RegionRoute], seg: Option<&Rc<SegLog>>) -> Result<(), StartError> {
         use crate::raft::log_store::LogStore;
         use crate::raft::state_machine::StateMachine;
         let storage = &self.shared.storage;
@@ -272,7 +353,9 @@ impl Core {
     /// `Region::linearize`), asking the region's core; the time the read
     /// judges expiry at.
     pub async fn linearize(&self, region: u32, on_follower: bool) -> Result<u64, ReadError> {
-        let owner = self.shared.router.region(region).core;
+        let Some(owner) = self.shared.router().core_of(region) else {
+            return Err(ReadError::Failed(NO_REGION.into()));
+        };
         if owner == self.id {
             return match self.local_region(region) {
                 Some(r) => r.linearize(on_follower).await,
@@ -289,7 +372,9 @@ impl Core {
     /// Change the membership of `region`, led by this node, on its core.
     pub async fn change_members(&self, region: u32, change: MemberChange) -> Result<(), ChangeError> {
         let stopped = || ChangeError::Failed("owning core stopped".into());
-        let owner = self.shared.router.region(region).core;
+        let Some(owner) = self.shared.router().core_of(region) else {
+            return Err(ChangeError::Failed(NO_REGION.into()));
+        };
         if owner == self.id {
             return match self.local_region(region) {
                 Some(r) => r.change_members(change).await,
@@ -320,20 +405,22 @@ impl Core {
     }
 
     /// Serve an RPC from another node on the core that owns its region.
-    pub async fn serve_peer(&self, region: u32, body: Body) -> Body {
+    pub async fn serve_peer(self: &Rc<Self>, region: u32, body: Body) -> Body {
         if let Body::Publish(p) = body {
             let kind = if p.shard { pubsub::Kind::Shard } else { pubsub::Kind::Channel };
             let receivers = self.shared.pubsub.publish(kind, &p.channel, &p.message) as u64;
             return Body::PublishResp(crate::pb::PublishResp { receivers });
         }
-        if region as usize >= self.shared.router.regions().len() {
-            return error_body(crate::net::FAILED, format!("no region {region}"));
-        }
-        let owner = self.shared.router.region(region).core;
+        let Some(owner) = self.shared.router().core_of(region) else {
+            return error_body(UNREACHABLE, format!("no region {region} here yet"));
+        };
         if owner == self.id {
             return match self.local_region(region) {
                 Some(r) => r.serve_rpc(body).await,
-                None => error_body(UNREACHABLE, "region not started yet"),
+                None => {
+                    self.host_region(region);
+                    error_body(UNREACHABLE, "region not started yet")
+                }
             };
         }
         let (tx, rx) = oneshot::channel();
@@ -348,11 +435,52 @@ impl Core {
         if self.id == 0 && self.links.is_some() {
             glommio::spawn_local(reports::run(self.clone())).detach();
         }
-        for route in self.shared.router.regions().iter().filter(|r| r.core == self.id) {
+        for route in self.shared.router().regions().iter().filter(|r| r.core == self.id) {
             if let Some(region) = self.local_region(route.id) {
-                glommio::spawn_local(expire::run(self.clone(), region, route.clone())).detach();
+                glommio::spawn_local(expire::run(self.clone(), region)).detach();
             }
         }
+    }
+
+    /// Another node sent `id` an RPC and this core has no group for it: a
+    /// region made (by a split) after this node started, which a
+    /// membership change adds this node to, or whose split this node's
+    /// replica of the parent skipped (a snapshot taken after it). Its empty
+    /// group is opened (it waits for the leader's entries or snapshot),
+    /// unless a region this node holds still covers its first slot: that
+    /// one's split, applied here, starts it.
+    fn host_region(self: &Rc<Self>, id: u32) {
+        let Some(route) = self.shared.router().get(id).cloned() else { return };
+        let Some(nodes) = self.shared.nodes.clone() else { return };
+        if !self.started.get()
+            || route.core != self.id
+            || self.opening.borrow().contains(&id)
+            || self.local_region(id).is_some()
+        {
+            return;
+        }
+        let covered = self.regions.borrow().values().any(|r| {
+            let d = r.span();
+            d.id != id && d.start as u32 <= route.start as u32 && (route.start as u32) < d.end && nodes.hosts(d.id)
+        });
+        if covered {
+            return;
+        }
+        self.opening.borrow_mut().insert(id);
+        let me = self.clone();
+        glommio::spawn_local(async move {
+            match me.open_region(&route, false).await {
+                Ok(region) => {
+                    if me.local_region(id).is_none() {
+                        me.regions.borrow_mut().insert(id, region.clone());
+                        glommio::spawn_local(expire::run(me.clone(), region)).detach();
+                    }
+                }
+                Err(e) => eprintln!("region {id}: its group did not open here: {e}"),
+            }
+            me.opening.borrow_mut().remove(&id);
+        })
+        .detach();
     }
 
     pub fn local_region(&self, id: u32) -> Option<Rc<Region>> {
@@ -365,7 +493,10 @@ impl Core {
             return self.submit_cross(cmd, Vec::new());
         }
         let (tx, rx) = oneshot::channel();
-        let owner = self.shared.router.region(region).core;
+        let Some(owner) = self.shared.router().core_of(region) else {
+            let _ = tx.send(Err(WriteError::Unavailable(NOT_STARTED)));
+            return rx;
+        };
         if owner == self.id {
             match self.local_region(region) {
                 Some(r) => r.submit(cmd, tx),
@@ -392,7 +523,10 @@ impl Core {
         }
         let (tx, rx) = oneshot::channel();
         let f = Fenced { cmd, watched, tx };
-        let owner = self.shared.router.region(region).core;
+        let Some(owner) = self.shared.router().core_of(region) else {
+            let _ = f.tx.send(Err(WriteError::Unavailable(NOT_STARTED)));
+            return rx;
+        };
         if owner == self.id {
             match self.local_region(region) {
                 Some(r) => r.submit_fenced(f),
@@ -466,6 +600,7 @@ impl Core {
                         .detach();
                     }
                     None => {
+                        self.host_region(region);
                         let _ = tx.send(error_body(UNREACHABLE, "region not started yet"));
                     }
                 },

@@ -10,6 +10,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use super::Core;
+use crate::cluster::Descriptor;
 use crate::net::Class;
 use crate::pb::peer_frame::Body;
 use crate::pb::{LeadsReq, LeadsResp, RegionReport};
@@ -25,14 +26,20 @@ pub async fn run(core: Rc<Core>) {
         if core.shared.stopping.load(std::sync::atomic::Ordering::Relaxed) {
             return;
         }
-        let regions: Vec<RegionReport> = (0..nodes.regions() as u32)
+        let router = core.shared.router();
+        let regions: Vec<RegionReport> = router
+            .regions()
+            .iter()
             .filter_map(|r| {
-                let st = nodes.status(r);
+                let st = nodes.status(r.id);
                 (st.member && st.leading).then(|| RegionReport {
-                    region: r,
+                    region: r.id,
                     term: st.term,
                     voters: st.voters.clone(),
                     learners: st.learners.clone(),
+                    slot_start: r.start as u32,
+                    slot_end: r.end,
+                    epoch: r.epoch,
                 })
             })
             .collect();
@@ -53,6 +60,14 @@ pub async fn run(core: Rc<Core>) {
 /// A report from node `from`.
 pub fn receive(core: &Core, from: u64, req: LeadsReq) -> Body {
     if let Some(nodes) = &core.shared.nodes {
+        let spans: Vec<Descriptor> = req
+            .regions
+            .iter()
+            .filter(|r| r.slot_start < r.slot_end && r.slot_end <= crate::cluster::SLOT_COUNT)
+            .map(|r| Descriptor { id: r.region, start: r.slot_start as u16, end: r.slot_end, epoch: r.epoch })
+            .collect();
+        // Routes first: a region learned here is then known with its leader.
+        core.shared.learn_regions(&spans);
         for r in req.regions {
             nodes.learn(r.region, r.term, from, &r.voters, &r.learners);
         }

@@ -96,7 +96,9 @@ pub struct Shared {
     /// Runs transactions inside apply; set once by the server at start (the
     /// command layer implements it).
     pub programs: std::sync::OnceLock<Arc<dyn crate::types::apply::Programs>>,
-    pub router: Router,
+    /// Slot → region → core: replaced whole when a region splits here or
+    /// one is learned from another node ([`Shared::router`], [`Shared::learn_regions`]).
+    routes: RwLock<Arc<Router>>,
     pub config: RwLock<Config>,
     pub mesh: Vec<Outbox>,
     pub stats: Vec<CoreStats>,
@@ -138,7 +140,7 @@ impl Shared {
         identity: Option<crate::cluster::nodes::Identity>,
     ) -> Shared {
         let cores = mesh.len();
-        let regions = router.regions().len();
+        let regions = config.regions;
         let now = crate::types::now_ms() / 1000;
         let run_id: String =
             (0..40).map(|_| char::from_digit(rand::random_range(0..16u32), 16).unwrap_or('0')).collect();
@@ -170,14 +172,14 @@ impl Shared {
             storage,
             epochs: Arc::new(Epochs::default()),
             blocked: Default::default(),
-            watches: Arc::new(crate::types::watches::Watches::new(regions)),
+            watches: Arc::new(crate::types::watches::Watches::new()),
             cross: Arc::default(),
             programs: std::sync::OnceLock::new(),
             scripts: Default::default(),
             pubsub: Default::default(),
             observe,
             functions: RwLock::new(HashMap::new()),
-            router,
+            routes: RwLock::new(Arc::new(router)),
             config: RwLock::new(config),
             mesh,
             stats: (0..cores).map(|_| CoreStats::default()).collect(),
@@ -193,6 +195,25 @@ impl Shared {
             expired_keys: AtomicU64::new(0),
             rejected_connections: AtomicU64::new(0),
             run_id,
+        }
+    }
+
+    /// The routes as they are now: one snapshot, for one decision (a
+    /// command's region and the epoch it was routed by come from the same).
+    pub fn router(&self) -> Arc<Router> {
+        self.routes.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Take in regions' descriptors (a split applied here, another node's
+    /// report): true if the routes changed.
+    pub fn learn_regions(&self, descs: &[crate::cluster::Descriptor]) -> bool {
+        let mut r = self.routes.write().unwrap_or_else(|e| e.into_inner());
+        match r.learn(descs) {
+            Some(new) => {
+                *r = Arc::new(new);
+                true
+            }
+            None => false,
         }
     }
 

@@ -614,6 +614,39 @@ impl Storage {
         self.inner.db.get_approximate_sizes_cf(self.cf(cf), &[range]).into_iter().sum()
     }
 
+    /// The bytes (keys and values) database 0 stores in each slot of
+    /// `[start, end)`, over the data column families, counted by a scan of
+    /// a consistent view (memtables included, unlike `range_bytes`); `[i]`
+    /// is slot `start + i`.
+    pub fn slot_bytes(&self, start: u16, end: u32) -> Result<Vec<u64>> {
+        let mut out = vec![0u64; end.saturating_sub(start as u32) as usize];
+        let (lo, hi) = (keys::slot_lower_bound(start), keys::slot_upper_bound(end));
+        let view = self.view();
+        for cf in [Cf::Metadata, Cf::Subkey, Cf::ZsetScore] {
+            view.scan(cf, &lo, &hi, false, |k, v| {
+                if k.len() >= 2 {
+                    let slot = u16::from_be_bytes([k[0], k[1]]);
+                    if let Some(b) = out.get_mut(slot.wrapping_sub(start) as usize) {
+                        *b += (k.len() + v.len()) as u64;
+                    }
+                }
+                true
+            })?;
+        }
+        Ok(out)
+    }
+
+    /// Bytes in the memtables of the data column families (what
+    /// `range_bytes` leaves out).
+    pub fn memtable_bytes(&self) -> u64 {
+        [Cf::Metadata, Cf::Subkey, Cf::ZsetScore]
+            .into_iter()
+            .filter_map(|cf| {
+                self.inner.db.property_int_value_cf(self.cf(cf), "rocksdb.cur-size-all-mem-tables").ok().flatten()
+            })
+            .sum()
+    }
+
     /// RocksDB's estimate of the live data size, for INFO.
     pub fn approximate_size(&self) -> u64 {
         let mut total = 0;

@@ -63,6 +63,9 @@ pub trait Programs: Send + Sync {
     /// A snapshot from the leader replaced the region: reload what is kept of
     /// it outside RocksDB (its function libraries).
     fn region_replaced(&self, _region: u32) {}
+    /// Region `child` split off `parent` in the batch `ctx` writes: it
+    /// takes a copy of `parent`'s function libraries.
+    fn split(&self, _ctx: &mut ApplyCtx, _parent: u32, _child: u32) {}
 }
 
 /// See the module doc.
@@ -442,6 +445,12 @@ impl ApplyCtx {
         self.version_base = index << VERSION_SHIFT;
         self.versions_used = 0;
         self.pick_ends.clear();
+    }
+
+    /// The region being applied now covers `[start, end)` (a split applied
+    /// before the next command).
+    pub fn set_slots(&mut self, start: u16, end: u32) {
+        (self.slot_start, self.slot_end) = (start, end);
     }
 
     /// The slots `[start, end)` of the region being applied.

@@ -221,7 +221,10 @@ mod tests {
             pb::ExpireKeys { keys: vec![bytes::Bytes::from_static(b"t")], at_ms: vec![5_000], dbs: Vec::new() };
         let del = pb::Del { keys: vec![bytes::Bytes::from_static(b"str")] };
         for op in [Op::ExpireKeys(expire), Op::Del(del)] {
-            assert_eq!(write::apply_cmd(&mut ctx, &pb::WriteCmd { op: Some(op), db: 0 }).unwrap(), Reply::Int(1));
+            assert_eq!(
+                write::apply_cmd(&mut ctx, &pb::WriteCmd { op: Some(op), db: 0, epoch: 0 }).unwrap(),
+                Reply::Int(1)
+            );
         }
         s.write(ctx.take().batch, true).unwrap();
         let r0 = Reader::at(&s, 6_000);

@@ -20,7 +20,7 @@
 //! clean (see `raft::region`), so every replica applies the same log.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use bytes::Bytes;
@@ -59,7 +59,7 @@ pub struct Watches {
     active: AtomicUsize,
     keys: Mutex<HashMap<Bytes, Entry>>,
     /// Per region: the last applied index whose effects were recorded here.
-    applied: Vec<AtomicU64>,
+    applied: Mutex<HashMap<u32, u64>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -67,12 +67,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Watches {
-    pub fn new(regions: usize) -> Watches {
-        Watches {
-            active: AtomicUsize::new(0),
-            keys: Mutex::new(HashMap::new()),
-            applied: (0..regions.max(1)).map(|_| AtomicU64::new(0)).collect(),
-        }
+    pub fn new() -> Watches {
+        Watches { active: AtomicUsize::new(0), keys: Mutex::new(HashMap::new()), applied: Mutex::new(HashMap::new()) }
     }
 
     /// True if any client watches any key (apply skips its bookkeeping otherwise).
@@ -87,7 +83,7 @@ impl Watches {
         self.active.fetch_add(1, Ordering::SeqCst);
         let mut keys = lock(&self.keys);
         keys.entry(key.clone()).or_default().watchers += 1;
-        self.applied.get(region as usize).map(|a| a.load(Ordering::SeqCst)).unwrap_or(0)
+        lock(&self.applied).get(&region).copied().unwrap_or(0)
     }
 
     /// Forget one registration of `key`.
@@ -112,12 +108,26 @@ impl Watches {
             .collect()
     }
 
+    /// The slots `[start, end)` moved to another region (a split): indexes
+    /// of two regions do not compare, so every key watched there counts as
+    /// modified, and a transaction watching it fails (as one does in Redis
+    /// when the key changed; here it may not have).
+    pub fn moved(&self, start: u16, end: u32) {
+        if !self.any() {
+            return;
+        }
+        let mut keys = lock(&self.keys);
+        for (k, e) in keys.iter_mut() {
+            if decode_meta_key(k).is_some_and(|(s, _)| s as u32 >= start as u32 && (s as u32) < end) {
+                e.modified = u64::MAX;
+            }
+        }
+    }
+
     /// After an apply batch of `region` up to `index` is in storage: publish the
     /// index and record the watched keys it modified or reaped (metadata keys).
     pub fn applied_batch(&self, region: u32, index: u64, modified: &[Vec<u8>], expired: &[Vec<u8>]) {
-        if let Some(a) = self.applied.get(region as usize) {
-            a.store(index, Ordering::SeqCst);
-        }
+        lock(&self.applied).insert(region, index);
         if !self.any() {
             return;
         }
@@ -171,7 +181,7 @@ mod tests {
 
     #[test]
     fn a_batch_is_before_or_after_a_watch_never_both() {
-        let w = Watches::new(1);
+        let w = Watches::new();
         let k = Bytes::from(mk("k"));
         w.applied_batch(0, 5, &[mk("k")], &[]);
         let since = w.watch(&k, 0);

@@ -62,7 +62,7 @@ pub fn apply_cmd(ctx: &mut ApplyCtx, cmd: &WriteCmd) -> Result<Reply, StorageErr
         Op::Sort(o) => sort::apply_sort(ctx, o),
         Op::Geosearch(o) => geo_search::apply_geosearch(ctx, o),
         // Recorded by the state machine before a command reaches here.
-        Op::Forget(_) => Ok(Ok(Reply::Ok)),
+        Op::Forget(_) | Op::Split(_) => Ok(Ok(Reply::Ok)),
         Op::Swapdb(o) => {
             ctx.swap_dbs(o.a as u16, o.b as u16)?;
             Ok(Ok(Reply::Ok))
@@ -136,7 +136,7 @@ mod tests {
     }
 
     fn w(op: Op) -> WriteCmd {
-        WriteCmd { op: Some(op), db: 0 }
+        WriteCmd { op: Some(op), db: 0, epoch: 0 }
     }
 
     fn set(k: &str, v: &str) -> WriteCmd {
@@ -348,7 +348,7 @@ mod tests {
     #[test]
     fn an_empty_command_is_refused_not_applied() {
         let (_d, s) = open();
-        let r = run(&s, 1, &[WriteCmd { op: None, db: 0 }]);
+        let r = run(&s, 1, &[WriteCmd { op: None, db: 0, epoch: 0 }]);
         assert_eq!(r, vec![Reply::error("ERR unknown replicated operation")]);
         // Fields a handler never leaves out read as their defaults instead of failing
         // apply: a ZADD whose score list is short adds nothing for the lonely member.

@@ -33,6 +33,7 @@ mod script_fuzz;
 mod server;
 mod set;
 mod sort;
+mod split;
 mod stream;
 mod string;
 mod txn;

@@ -964,14 +964,18 @@ fn operator(c: &Cluster, x: u64, args: &[&str]) -> Option<String> {
 fn replicas_agree(name: &str, c: &Cluster) {
     let up: Vec<(u64, u16)> = c.nodes.iter().filter(|n| n.is_up()).map(|n| (n.id, n.port)).collect();
     let t = Duration::from_secs(5);
-    let regions = crate::cluster::regions_of(up[0].1).len();
-    assert!(regions > 0, "{name}: no regions in NEOKV.REGIONS");
+    let regions = crate::cluster::regions_of(up[0].1);
+    assert!(!regions.is_empty(), "{name}: no regions in NEOKV.REGIONS");
     let deadline = Instant::now() + Duration::from_secs(60);
-    for r in 0..regions {
-        let slot = (r * 16384 / regions).to_string();
+    // Each region by its first slot (regions may have split).
+    for r in &regions {
+        let id = crate::cluster::int(&r["id"]);
+        let slot = crate::cluster::ids_of(&r["slots"])[0].to_string();
         loop {
             // The voters may still change (a membership change finishing).
-            let voters = crate::cluster::ids_of(&crate::cluster::regions_of(up[0].1)[r]["voters"]);
+            let now = crate::cluster::regions_of(up[0].1);
+            let Some(r) = now.iter().find(|x| crate::cluster::int(&x["id"]) == id) else { break };
+            let voters = crate::cluster::ids_of(&r["voters"]);
             let digests: Vec<String> = up
                 .iter()
                 .filter(|(id, _)| voters.contains(id))
@@ -983,11 +987,11 @@ fn replicas_agree(name: &str, c: &Cluster) {
             if !digests.is_empty() && digests.iter().all(|d| !d.is_empty() && *d == digests[0]) {
                 break;
             }
-            assert!(Instant::now() < deadline, "{name}: the replicas of region {r} ({voters:?}) differ: {digests:?}");
+            assert!(Instant::now() < deadline, "{name}: the replicas of region {id} ({voters:?}) differ: {digests:?}");
             std::thread::sleep(Duration::from_millis(200));
         }
     }
-    eprintln!("{name}: the replicas of all {regions} regions agree");
+    eprintln!("{name}: the replicas of all {} regions agree", regions.len());
 }
 
 /// Lost updates on failover (Jepsen's RedisRaft analysis): leaders killed and

@@ -232,19 +232,19 @@ impl Host for ReadHost<'_> {
         }
         if self.first_region.is_none() {
             let at = spec.keys_of(args).unwrap_or_default();
-            self.first_region = at.first().map(|&i| self.shared.router.region_of_key(&args[i]).id);
+            self.first_region = at.first().map(|&i| self.shared.router().region_of_key(&args[i]).id);
         }
         if let Some(region) = self.trial {
             // A script that will run as a cross-region write (every region)
             // may read any key here: the snapshot holds them all.
             let elsewhere = || {
-                let router = &self.shared.router;
+                let router = self.shared.router();
                 region != crate::shard::cross::ALL_REGIONS
                     && spec
                         .keys_of(args)
                         .is_some_and(|at| at.iter().any(|&i| router.region_of_key(&args[i]).id != region))
             };
-            if spec.is_write() || (self.shared.router.regions().len() > 1 && elsewhere()) {
+            if spec.is_write() || (self.shared.router().regions().len() > 1 && elsewhere()) {
                 self.control.kill.store(true, std::sync::atomic::Ordering::Relaxed);
                 return Reply::error(script::KILLED);
             }
@@ -352,7 +352,7 @@ pub(super) fn run_in_apply(
         Some(e) => Err(e),
         None => {
             let region = host.apply.region;
-            let core = shared.router.regions().iter().find(|r| r.id == region).map_or(0, |r| r.core);
+            let core = shared.router().regions().iter().find(|r| r.id == region).map_or(0, |r| r.core);
             host.log.feed(shared, core, &r);
             Ok(r)
         }

@@ -143,7 +143,7 @@ fn run(
         // it goes to the log behind them, where it sees them.
         // Standalone with several regions, a script that may write is a
         // cross-region write: it may touch keys it did not declare.
-        if !read_only && ctx.shared.nodes.is_none() && ctx.shared.router.regions().len() > 1 {
+        if !read_only && ctx.shared.nodes.is_none() && ctx.shared.router().regions().len() > 1 {
             ctx.region = Some(crate::shard::cross::ALL_REGIONS);
         }
         // Cluster mode: a script that declares no keys runs in the region of
@@ -286,8 +286,8 @@ fn home_region(ctx: &Ctx<'_>) -> u32 {
     if let Some(&r) = ctx.session.confirmed.as_deref().and_then(|c| c.first()) {
         return r;
     }
-    let regions = ctx.shared.router.regions();
-    regions.iter().map(|r| r.id).find(|&r| nodes.leader(r) == Some(nodes.me)).unwrap_or(0)
+    let router = ctx.shared.router();
+    router.regions().iter().map(|r| r.id).find(|&r| nodes.leader(r) == Some(nodes.me)).unwrap_or(0)
 }
 
 fn fcall_generic(ctx: &mut Ctx<'_>, args: &[Bytes], ro: bool) -> CmdResult {
@@ -612,6 +612,17 @@ fn apply_functions(shared: &Shared, apply: &mut ApplyCtx, op: &pb::Functions) ->
     Ok(reply)
 }
 
+/// Region `child` split off `parent` (in `apply`'s batch): it starts with a
+/// copy of `parent`'s libraries, in storage and here.
+pub fn split_functions(shared: &Shared, apply: &mut ApplyCtx, parent: u32, child: u32) {
+    let libs = shared.functions.read().unwrap_or_else(|e| e.into_inner()).get(&parent).cloned();
+    let Some(libs) = libs else { return };
+    for lib in libs.iter() {
+        apply.put_raw(Cf::Functions, function_key(child, lib.name.as_bytes()), lib.code.clone());
+    }
+    shared.functions.write().unwrap_or_else(|e| e.into_inner()).insert(child, libs);
+}
+
 /// Load every region's libraries from storage (at start).
 pub fn load_functions(shared: &Shared) -> Result<(), String> {
     let mut by_region: HashMap<u32, Libraries> = HashMap::new();
@@ -870,7 +881,10 @@ mod tests {
     ) -> Vec<Reply> {
         let mut ctx = ApplyCtx::new(storage, 0, 16384).with_programs(exec.clone());
         ctx.begin_entry(index, now);
-        let out = ops.iter().map(|o| apply_cmd(&mut ctx, &WriteCmd { op: Some(o.clone()), db: 0 }).unwrap()).collect();
+        let out = ops
+            .iter()
+            .map(|o| apply_cmd(&mut ctx, &WriteCmd { op: Some(o.clone()), db: 0, epoch: 0 }).unwrap())
+            .collect();
         storage.write(ctx.take_batch(), false).unwrap();
         out
     }

@@ -82,7 +82,14 @@ impl Region {
             if c.seq == 0 {
                 // A new transfer replaces one in progress (dropping its stager
                 // removes what it staged).
-                let ranges = crate::raft::snapshot::ranges(self.id, self.slots.0, self.slots.1)
+                // The snapshot's slots (a split the leader applied may have
+                // changed them), else this replica's.
+                let mine = self.span();
+                let (from, to) = match c.slot_end {
+                    0 => (mine.start, mine.end),
+                    end => (c.slot_start as u16, end.min(crate::cluster::SLOT_COUNT)),
+                };
+                let ranges = crate::raft::snapshot::ranges(self.id, from, to)
                     .into_iter()
                     .map(|(_, cf, from, to)| (cf, from, to))
                     .collect();
@@ -145,7 +152,11 @@ impl Region {
             Err(e) => return failed(&e),
         };
         let meta = crate::raft::SnapshotMeta { last_log_id, last_membership };
-        let data = crate::raft::state_machine::SnapshotData::Received { staged, now_ms, removed };
+        let span = match crate::raft::codec::decode_span(self.id, &c.applied) {
+            Ok(s) => s,
+            Err(e) => return failed(&e),
+        };
+        let data = crate::raft::state_machine::SnapshotData::Received { staged, now_ms, removed, span };
         match self.raft.install_full_snapshot(vote, openraft::storage::Snapshot { meta, snapshot: data }).await {
             Ok(resp) => {
                 if let Some(n) = &self.nodes {

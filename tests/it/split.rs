@@ -1,0 +1,173 @@
+//! Regions that split by size (`--region-split-mb`): a cluster filled past
+//! the split size ends with more regions, each on the same voters as the one
+//! it came from, every slot in exactly one of them on every node, every
+//! acknowledged write readable, and the regions as they are after a restart.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use crate::cluster::{ids_of, int, regions_of, Client, Cluster, RegionMap};
+use crate::common::key_slot;
+
+fn text(v: &redis::Value) -> String {
+    match v {
+        redis::Value::BulkString(b) => String::from_utf8_lossy(b).into_owned(),
+        redis::Value::SimpleString(s) => s.clone(),
+        other => panic!("not a string: {other:?}"),
+    }
+}
+
+/// A node's regions as `(first slot, last slot, id, epoch)`, ascending.
+fn layout(port: u16) -> Vec<(i64, i64, i64, i64)> {
+    let mut out: Vec<(i64, i64, i64, i64)> = regions_of(port)
+        .iter()
+        .map(|r| {
+            let slots = ids_of(&r["slots"]);
+            (slots[0] as i64, slots[1] as i64, int(&r["id"]), int(&r["epoch"]))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Every slot once, in order.
+fn covers_every_slot(l: &[(i64, i64, i64, i64)]) -> bool {
+    let mut next = 0;
+    for &(s, e, _, _) in l {
+        if s != next || e < s {
+            return false;
+        }
+        next = e + 1;
+    }
+    next == 16384
+}
+
+/// Wait until every node shows the same layout with at least `want`
+/// regions, each with a leader; that layout.
+fn agreed_layout(c: &Cluster, want: usize, limit: Duration) -> Vec<(i64, i64, i64, i64)> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let views: Vec<_> = c.nodes.iter().map(|n| layout(n.port)).collect();
+        let led =
+            c.nodes.iter().all(|n| regions_of(n.port).iter().all(|r| matches!(r["leader"], redis::Value::Int(_))));
+        if views[0].len() >= want && views.iter().all(|v| *v == views[0]) && led {
+            assert!(covers_every_slot(&views[0]), "{:?}", views[0]);
+            return views[0].clone();
+        }
+        if Instant::now() > deadline {
+            c.dump_regions();
+            panic!("no agreed layout of {want}+ regions within {limit:?}: {views:?}");
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// Three nodes, three regions to start with, 1 MiB split size: about 12 MiB
+/// of writes make the regions split again and again while the writes go on.
+/// Every split keeps its parent's voters and starts led by its parent's
+/// leader; all nodes agree on the slots, ids and epochs; CLUSTER SHARDS and
+/// CLUSTER SLOTS list the same ranges; every key reads back; a hash
+/// deleted and made again after its slot moved to a new region shows only
+/// its new fields (versions stay unique); a restarted node comes back with
+/// the same regions.
+#[test]
+fn regions_split_by_size_under_writes_and_keep_every_key() {
+    let mut c = Cluster::start_with(3, &["--regions", "3", "--replicas", "3", "--region-split-mb", "1"]);
+    assert_eq!(layout(c.nodes[0].port).len(), 3);
+    let mut client = Client::new(&c);
+    // A hash with many fields, before any split.
+    for i in 0..200 {
+        client.cmd(&["HSET", "{old}h", &format!("f{i}"), "x"], Duration::from_secs(10)).unwrap();
+    }
+    let value = "v".repeat(1500);
+    let keys: Vec<String> = (0..8000).map(|i| format!("split:{i}")).collect();
+    let started = Instant::now();
+    for (i, k) in keys.iter().enumerate() {
+        let v = format!("{i}:{value}");
+        let r = client.cmd(&["SET", k, &v], Duration::from_secs(20)).unwrap();
+        assert_eq!(r, redis::Value::Okay, "SET {k}");
+    }
+    eprintln!("8000 SETs of 1.5 KB in {:?}", started.elapsed());
+    let l = agreed_layout(&c, 10, Duration::from_secs(60));
+    eprintln!("layout after the writes: {l:?}");
+    // A region split off has an id made of the epoch it was made at and its
+    // first slot (a region keeps its first slot when it splits again).
+    for &(s, _, id, epoch) in &l {
+        if id >= 16384 {
+            assert_eq!(id & 0x3fff, s, "region {id} starts at its slot");
+            assert!((1..=epoch).contains(&(id >> 14)), "region {id} made at an epoch up to {epoch}");
+        }
+    }
+    // Every region on the same three voters, with a leader among them.
+    for r in regions_of(c.nodes[0].port) {
+        let voters = ids_of(&r["voters"]);
+        assert_eq!(voters, vec![1, 2, 3], "{r:?}");
+        assert!(voters.contains(&(int(&r["leader"]) as u64)), "{r:?}");
+    }
+    // CLUSTER SHARDS and CLUSTER SLOTS show the same ranges, on every node.
+    for n in &c.nodes {
+        let mut con = n.client();
+        let shards: Vec<RegionMap> = redis::cmd("CLUSTER").arg("SHARDS").query(&mut con).unwrap();
+        let mut ranges: Vec<(i64, i64)> = shards
+            .iter()
+            .map(|s| {
+                let r = ids_of(&s["slots"]);
+                (r[0] as i64, r[1] as i64)
+            })
+            .collect();
+        ranges.sort();
+        let want: Vec<(i64, i64)> = l.iter().map(|r| (r.0, r.1)).collect();
+        assert_eq!(ranges, want, "CLUSTER SHARDS on node {}", n.id);
+        let slots: Vec<redis::Value> = redis::cmd("CLUSTER").arg("SLOTS").query(&mut con).unwrap();
+        let mut ranges: Vec<(i64, i64)> = slots
+            .iter()
+            .map(|s| match s {
+                redis::Value::Array(a) => (int(&a[0]), int(&a[1])),
+                o => panic!("{o:?}"),
+            })
+            .collect();
+        ranges.sort();
+        assert_eq!(ranges, want, "CLUSTER SLOTS on node {}", n.id);
+    }
+    // Every key reads back.
+    for (i, k) in keys.iter().enumerate() {
+        let got = client.cmd(&["GET", k], Duration::from_secs(10)).unwrap();
+        assert_eq!(text(&got), format!("{i}:{value}"), "GET {k}");
+    }
+    // The old hash, deleted and made again in whatever region holds it now.
+    let slot = key_slot(b"{old}h") as i64;
+    let region = l.iter().find(|r| r.0 <= slot && slot <= r.1).unwrap();
+    eprintln!("{{old}}h (slot {slot}) is in region {region:?}");
+    assert_eq!(int(&client.cmd(&["DEL", "{old}h"], Duration::from_secs(10)).unwrap()), 1);
+    client.cmd(&["HSET", "{old}h", "new", "y"], Duration::from_secs(10)).unwrap();
+    let all = client.cmd(&["HGETALL", "{old}h"], Duration::from_secs(10)).unwrap();
+    assert_eq!(all, redis::Value::Array(vec![bulk("new"), bulk("y")]), "only the new field");
+    assert_eq!(int(&client.cmd(&["HLEN", "{old}h"], Duration::from_secs(10)).unwrap()), 1);
+
+    // A node killed and restarted has the same regions, and serves them.
+    let before = layout(c.nodes[2].port);
+    c.node(3).kill9();
+    c.start_node(3);
+    c.wait_ok(Duration::from_secs(60));
+    let after = agreed_layout(&c, before.len(), Duration::from_secs(30));
+    assert_eq!(after, before, "regions after a restart");
+    let mut by_leader: BTreeMap<i64, usize> = BTreeMap::new();
+    for r in regions_of(c.nodes[0].port) {
+        *by_leader.entry(int(&r["leader"])).or_default() += 1;
+    }
+    eprintln!("leaders after the restart: {by_leader:?}");
+    for (i, k) in keys.iter().enumerate().step_by(7) {
+        let got = client.cmd(&["GET", k], Duration::from_secs(10)).unwrap();
+        assert_eq!(text(&got), format!("{i}:{value}"), "GET {k} after the restart");
+    }
+    // Node 3 stores the keys of every region (it holds all of them).
+    let mut stored = 0;
+    for r in regions_of(c.nodes[2].port) {
+        stored += int(&r["keys"]);
+    }
+    assert_eq!(stored, 8001, "keys stored on node 3");
+}
+
+fn bulk(s: &str) -> redis::Value {
+    redis::Value::BulkString(s.as_bytes().to_vec())
+}
