@@ -157,7 +157,13 @@ pub struct GroupOpts {
     /// Split the region once its data passes this many bytes (cluster mode,
     /// `--region-split-mb`; 0: never), see `split`.
     pub split_bytes: u64,
+    /// The region was just split off here (see [`Region::young`]).
+    pub split_off: bool,
 }
+
+/// How long a region just split off holds its writes while its first
+/// leader is elected, and keeps its parent's leader as its own meanwhile.
+const YOUNG: Duration = Duration::from_secs(2);
 
 /// A transaction whose watched keys must not have changed before it runs.
 pub struct Fenced {
@@ -225,6 +231,9 @@ pub struct Region {
     incoming: RefCell<Option<Incoming>>,
     /// The region's slots and epoch, as its state machine has them.
     span: Rc<Cell<crate::cluster::Descriptor>>,
+    /// Until when the region counts as just split off here (see
+    /// [`Region::young`]).
+    young_until: Option<Instant>,
     /// The core's segment log (`None`: the Raft log is in RocksDB).
     seg: Option<Rc<crate::storage::seglog::SegLog>>,
     /// The region's figures (writes proposed here; the log's, by `retention`).
@@ -357,6 +366,7 @@ impl Region {
             read_policy,
             incoming: RefCell::new(None),
             span: opts.span.clone(),
+            young_until: opts.split_off.then(|| Instant::now() + YOUNG),
             seg: opts.log.clone(),
             load: opts.load.clone(),
         });
@@ -383,6 +393,16 @@ impl Region {
     /// The region's slots and epoch now.
     pub fn span(&self) -> crate::cluster::Descriptor {
         self.span.get()
+    }
+
+    /// Just split off here, and no leader known yet: its first election is
+    /// under way (the parent's leader campaigns at once). Writes wait for it
+    /// rather than fail, and routing keeps the parent's leader meanwhile, so
+    /// clients see neither CLUSTERDOWN nor a redirect.
+    pub fn young(&self) -> bool {
+        use openraft::async_runtime::WatchReceiver;
+        self.young_until.is_some_and(|t| Instant::now() < t)
+            && self.raft.metrics().borrow_watched().current_leader.is_none()
     }
 
     /// Standalone: wait until this region leads and has applied everything it
@@ -586,6 +606,9 @@ impl Region {
                 let _ = tx.send(Err(r.clone()));
             }
             return;
+        }
+        while self.young() {
+            glommio::timer::sleep(Duration::from_millis(5)).await;
         }
         loop {
             let (cmds, waiters, fence) = self.take_until_fence();
@@ -831,6 +854,8 @@ async fn track_leader(region: Rc<Region>, nodes: Arc<Nodes>) {
             let member = members.get_node(&nodes.me).is_some() && !nodes.left(region.id);
             if !member {
                 nodes.update_status(region.id, |s| s.member = false);
+            } else if w.current_leader.is_none() && region.young() {
+                // Just split off: the parent's leader stands until the first election ends.
             } else {
                 nodes.set_leader(region.id, w.current_leader);
                 nodes.update_status(region.id, |s| {

@@ -51,6 +51,10 @@ pub async fn change_everywhere(core: &Core, mut change: MemberChange) -> Result<
     let mut all: Vec<u64> = nodes.all().into_iter().map(|(id, _)| id).collect();
     // Each region's steps, in order.
     let mut steps: Vec<Vec<MemberChange>> = vec![Vec::new(); regions];
+    // FORGET's record, for the regions made while it ran (see below).
+    let mut forget_step: Option<MemberChange> = None;
+    // Regions changed after the first round.
+    let mut done: Vec<u32> = Vec::new();
     match &change {
         MemberChange::Add { id, .. } => {
             if !all.contains(id) {
@@ -88,6 +92,7 @@ pub async fn change_everywhere(core: &Core, mut change: MemberChange) -> Result<
                 s.push(change.clone());
                 s.push(MemberChange::Forget { id: *id, incarnation });
             }
+            forget_step = Some(MemberChange::Forget { id: *id, incarnation });
         }
         // Only a step of the above.
         MemberChange::Forget { .. } => return Err("not a cluster-wide change".into()),
@@ -108,11 +113,46 @@ pub async fn change_everywhere(core: &Core, mut change: MemberChange) -> Result<
             Err(e) => failed.push(format!("region {}: {e:?}", ids[pos])),
         }
     }
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("not every region changed (run it again to finish): {}", failed.join("; ")))
+    if !failed.is_empty() {
+        return Err(format!("not every region changed (run it again to finish): {}", failed.join("; ")));
     }
+    // A region split off while the node was being removed started with the
+    // membership of its parent at the split: it goes the same way (its
+    // leader makes a replacement a voter first: `raft::region::members`).
+    if let (MemberChange::Remove { id }, Some(forget)) = (&change, forget_step) {
+        for _round in 0..3 {
+            let router = core.shared.router();
+            let missed: Vec<u32> = router
+                .regions()
+                .iter()
+                .map(|r| r.id)
+                .filter(|r| !ids.contains(r) || nodes.voters(*r).contains(id) || nodes.status(*r).learners.contains(id))
+                .filter(|r| !done.contains(r))
+                .collect();
+            if missed.is_empty() {
+                break;
+            }
+            let results = futures_util::future::join_all(missed.iter().map(|&r| {
+                let forget = forget.clone();
+                async move {
+                    change_region(core, r, MemberChange::Remove { id: *id }).await?;
+                    change_region(core, r, forget).await
+                }
+            }))
+            .await;
+            for (&r, res) in missed.iter().zip(results) {
+                match res {
+                    Ok(()) => done.push(r),
+                    Err(ChangeError::Refused(m)) => return Err(m),
+                    Err(e) => failed.push(format!("region {r}: {e:?}")),
+                }
+            }
+            if !failed.is_empty() {
+                return Err(format!("not every region changed (run it again to finish): {}", failed.join("; ")));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The change that adds node `id` (already of the cluster) to a region: its

@@ -79,8 +79,10 @@ pub struct Core {
     /// sorted set's score or rank counters.
     pub elements: Rc<ReadCache>,
     regions: RefCell<HashMap<u32, Rc<Region>>>,
-    /// Regions whose empty group is being opened here (`host_region`).
+    /// Regions whose group is being opened here (`host_region`, a split).
     opening: RefCell<std::collections::HashSet<u32>>,
+    /// Writes for a region split off here whose group is still opening.
+    held: RefCell<HashMap<u32, Vec<(WriteCmd, crate::raft::region::ReplyTx)>>>,
     /// `start_regions` opened every region this core had at start: only
     /// then are others opened (an RPC may arrive before, and a group opened
     /// then would have no segment log, or be a second one of a region).
@@ -166,6 +168,7 @@ impl Core {
             elements: Rc::new(ReadCache::new(per_core / 4)),
             regions: RefCell::new(HashMap::new()),
             opening: RefCell::default(),
+            held: RefCell::default(),
             started: std::cell::Cell::new(false),
             links,
             raft_log: RefCell::new(None),
@@ -198,7 +201,7 @@ impl Core {
             self.void_cut_cross_entries(&routes, log.as_ref()).await?;
         }
         for route in routes.iter() {
-            let region = self.open_region(route, false).await?;
+            let region = self.open_region(route, false, false).await?;
             self.regions.borrow_mut().insert(route.id, region);
         }
         self.started.set(true);
@@ -241,7 +244,12 @@ impl Core {
 
     /// Open the group of `route` on this core (see `Region::start`);
     /// `campaign`: it asks for an election at once.
-    async fn open_region(self: &Rc<Self>, route: &RegionRoute, campaign: bool) -> Result<Rc<Region>, StartError> {
+    async fn open_region(
+        self: &Rc<Self>,
+        route: &RegionRoute,
+        campaign: bool,
+        split_off: bool,
+    ) -> Result<Rc<Region>, StartError> {
         let span = Rc::new(std::cell::Cell::new(Descriptor {
             id: route.id,
             start: route.start,
@@ -262,8 +270,18 @@ impl Core {
         };
         let load = self.shared.load.region(route.id);
         let log = self.raft_log.borrow().clone();
-        let opts =
-            GroupOpts { snapshot_logs, network, lease_reads, log, log_max_bytes, load, span, campaign, split_bytes };
+        let opts = GroupOpts {
+            snapshot_logs,
+            network,
+            lease_reads,
+            log,
+            log_max_bytes,
+            load,
+            span,
+            campaign,
+            split_bytes,
+            split_off,
+        };
         Region::start(self.region_deps(), route, opts).await
     }
 
@@ -302,12 +320,21 @@ impl Core {
                 }
                 self.opening.borrow_mut().insert(child.id);
                 glommio::spawn_local(async move {
-                    match me.open_region(&route, leads).await {
+                    match me.open_region(&route, leads, true).await {
                         Ok(region) => {
                             me.regions.borrow_mut().insert(route.id, region.clone());
+                            // Writes that came while it opened, in order.
+                            for (cmd, tx) in me.held.borrow_mut().remove(&route.id).unwrap_or_default() {
+                                region.submit(cmd, tx);
+                            }
                             glommio::spawn_local(expire::run(me.clone(), region)).detach();
                         }
-                        Err(e) => eprintln!("region {}: split off, but its group did not start: {e}", route.id),
+                        Err(e) => {
+                            eprintln!("region {}: split off, but its group did not start: {e}", route.id);
+                            for (_, tx) in me.held.borrow_mut().remove(&route.id).unwrap_or_default() {
+                                let _ = tx.send(Err(WriteError::Unavailable(NOT_STARTED)));
+                            }
+                        }
                     }
                     me.opening.borrow_mut().remove(&route.id);
                 })
@@ -469,7 +496,7 @@ impl Core {
         self.opening.borrow_mut().insert(id);
         let me = self.clone();
         glommio::spawn_local(async move {
-            match me.open_region(&route, false).await {
+            match me.open_region(&route, false, false).await {
                 Ok(region) => {
                     if me.local_region(id).is_none() {
                         me.regions.borrow_mut().insert(id, region.clone());
@@ -481,6 +508,16 @@ impl Core {
             me.opening.borrow_mut().remove(&id);
         })
         .detach();
+    }
+
+    /// A write for `region`, which has no group here: held if a split is
+    /// opening it (sent on once it is open), else refused.
+    fn hold(&self, region: u32, cmd: WriteCmd, tx: crate::raft::region::ReplyTx) {
+        if self.opening.borrow().contains(&region) {
+            self.held.borrow_mut().entry(region).or_default().push((cmd, tx));
+        } else {
+            let _ = tx.send(Err(WriteError::Unavailable(NOT_STARTED)));
+        }
     }
 
     pub fn local_region(&self, id: u32) -> Option<Rc<Region>> {
@@ -500,9 +537,7 @@ impl Core {
         if owner == self.id {
             match self.local_region(region) {
                 Some(r) => r.submit(cmd, tx),
-                None => {
-                    let _ = tx.send(Err(WriteError::Unavailable(NOT_STARTED)));
-                }
+                None => self.hold(region, cmd, tx.into()),
             }
         } else {
             self.outgoing.push(&self.shared, owner, (region, cmd, tx));
@@ -552,9 +587,7 @@ impl Core {
                         let tx = crate::raft::region::ReplyTx::Batch(slot);
                         match self.local_region(region) {
                             Some(r) => r.submit(cmd, tx),
-                            None => {
-                                let _ = tx.send(Err(WriteError::Unavailable(NOT_OWNED)));
-                            }
+                            None => self.hold(region, cmd, tx),
                         }
                     }
                 }

@@ -471,6 +471,11 @@ pub struct Client {
 }
 
 impl Client {
+    /// The port the last answer came from.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     pub fn new(c: &Cluster) -> Client {
         let port = c.nodes.iter().find(|n| n.is_up()).map(|n| n.port).unwrap();
         Client { port, all: c.nodes.iter().map(|n| n.port).collect(), conns: BTreeMap::new() }
@@ -1236,7 +1241,7 @@ print(f"redis-py RedisCluster: 100 SET/GET, INCRBY, mset/mget, a pipeline of 20;
 
 /// A Python 3 that can import redis-py's cluster client (`python3` on the PATH
 /// may be another installation than Debian's).
-fn python_with_redis() -> Option<String> {
+pub fn python_with_redis() -> Option<String> {
     ["python3", "/usr/bin/python3"]
         .into_iter()
         .map(String::from)

@@ -403,6 +403,7 @@ fn client_loop(
     h: Histories,
     counts: Arc<Mutex<[u64; 4]>>,
     bank: Arc<Mutex<Bank>>,
+    flushes: bool,
 ) {
     let mut rng = Rng::new(seed ^ (id as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let mut client = StrictClient::new(ports, id);
@@ -411,7 +412,7 @@ fn client_loop(
     let mut n = 0u64;
     while !stop.load(Ordering::SeqCst) {
         n += 1;
-        if id == 0 && rng.below(150) == 0 {
+        if flushes && id == 0 && rng.below(150) == 0 {
             // FLUSHALL flushes the slots the node leads when it applies: which
             // keys it reached, its reply does not say, so in each key's
             // history it is a delete that may or may not have happened.
@@ -638,6 +639,19 @@ fn cut_between(c: &Cluster, a: &[u64], b: &[u64], cut: bool) {
 /// `faults` hit it, heal everything, read every key once more, and check each
 /// key's history. `membership` (optional) runs once mid-way.
 pub fn run(name: &str, c: &mut Cluster, faults: &[Fault], clients: usize, membership: Option<MembershipChange>) {
+    run_with(name, c, faults, clients, membership, true)
+}
+
+/// [`run`]; `flushes`: a client sends FLUSHALL now and then (a run that
+/// checks other writes of its own, a [`Filler`]'s, sends none).
+pub fn run_with(
+    name: &str,
+    c: &mut Cluster,
+    faults: &[Fault],
+    clients: usize,
+    membership: Option<MembershipChange>,
+    flushes: bool,
+) {
     let seed = seed();
     let secs = run_secs();
     eprintln!("{name}: seed {seed} (replay: NEOKV_SEED={seed}), {secs} s, {clients} clients, faults {faults:?}");
@@ -652,7 +666,7 @@ pub fn run(name: &str, c: &mut Cluster, faults: &[Fault], clients: usize, member
         .map(|i| {
             let (ports, stop, h, counts) = (ports.clone(), stop.clone(), histories.clone(), counts.clone());
             let bank = bank.clone();
-            std::thread::spawn(move || client_loop(i, ports, seed, origin, stop, h, counts, bank))
+            std::thread::spawn(move || client_loop(i, ports, seed, origin, stop, h, counts, bank, flushes))
         })
         .collect();
     let end = origin + Duration::from_secs(secs);
@@ -1100,13 +1114,16 @@ fn nemesis_membership_change_during_a_partition() {
 }
 
 /// Scale-out under faults: five nodes, each region on three of them
-/// (`--replicas 3`); mid-run a sixth node joins and takes its share of the
+/// (`--replicas 3`, 1 MiB regions that split all through the run under a
+/// filler's writes); mid-run a sixth node joins and takes its share of the
 /// replicas (ADDNODE moves them off the busiest nodes), then one of the five
 /// is forgotten (its replicas re-created first) and killed; leaders are killed,
 /// paused and cut off around it.
 #[test]
 fn nemesis_five_nodes_a_node_added_and_one_forgotten() {
-    let mut c = Cluster::start_with(5, &["--replicas", "3"]);
+    // 1 MiB regions: a filler's 8 KB values make them split all through the
+    // run (moves of regions split off included).
+    let mut c = Cluster::start_with(5, &["--replicas", "3", "--region-split-mb", "1"]);
     let change = |c: &mut Cluster, rng: &mut Rng| {
         let cport = c.join_node(6);
         let via = 1 + rng.below(5);
@@ -1124,8 +1141,77 @@ fn nemesis_five_nodes_a_node_added_and_one_forgotten() {
         assert_eq!(r.as_deref(), Some("+OK\r\n"), "FORGET {x}");
         c.node(x).kill9();
     };
+    let filler = Filler::start(&c);
     let faults = [Fault::KillLeader, Fault::PauseLeader, Fault::IsolateNode, Fault::Delay];
-    run("scale-out", &mut c, &faults, 4, Some(&change));
+    let regions_before = crate::cluster::regions_of(c.nodes[0].port).len();
+    // No FLUSHALL: every write of the filler's must stay.
+    run_with("scale-out", &mut c, &faults, 4, Some(&change), false);
+    filler.check(&c);
+    let up = c.nodes.iter().find(|n| n.is_up()).unwrap().port;
+    let regions = crate::cluster::regions_of(up);
+    eprintln!("scale-out: {regions_before} regions at the start, {} at the end", regions.len());
+    assert!(regions.len() > regions_before, "no region split during the run");
+    for r in &regions {
+        assert_eq!(crate::cluster::ids_of(&r["voters"]).len(), 3, "{r:?}");
+    }
+}
+
+/// Writes of 8 KB values to keys of their own, beside a nemesis run, to make
+/// its regions split (`--region-split-mb`); each acknowledged one must read
+/// back at the end.
+struct Filler {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<Vec<(String, String, u16, Duration)>>,
+}
+
+impl Filler {
+    fn start(c: &Cluster) -> Filler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut client = crate::cluster::Client::new(c);
+        let s = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut acked = Vec::new();
+            let mut i = 0u64;
+            let origin = Instant::now();
+            while !s.load(Ordering::Relaxed) {
+                let (k, v) = (format!("fill:{i}"), format!("{i}:{}", "f".repeat(8000)));
+                i += 1;
+                if let Ok(redis::Value::Okay) = client.cmd(&["SET", &k, &v], Duration::from_secs(5)) {
+                    acked.push((k, v, client.port(), origin.elapsed()));
+                }
+            }
+            acked
+        });
+        Filler { stop, thread }
+    }
+
+    fn check(self, c: &Cluster) {
+        self.stop.store(true, Ordering::Relaxed);
+        let acked = self.thread.join().unwrap();
+        let mut client = crate::cluster::Client::new(c);
+        for (k, v, port, at) in &acked {
+            let got = client.cmd(&["GET", k], Duration::from_secs(30)).unwrap();
+            if got != redis::Value::BulkString(v.as_bytes().to_vec()) {
+                // What each node holds of it, and of its region.
+                for n in c.nodes.iter().filter(|n| n.is_up()) {
+                    let mut con = n.client();
+                    let _: redis::RedisResult<()> = redis::cmd("READONLY").query(&mut con);
+                    let here: redis::RedisResult<Option<Vec<u8>>> = redis::cmd("GET").arg(k).query(&mut con);
+                    let slot = crate::common::key_slot(k.as_bytes());
+                    let region =
+                        crate::cluster::ask(n.port, &["NEOKV.REGION", &slot.to_string()], Duration::from_secs(2));
+                    eprintln!(
+                        "node {}: GET {k} -> {:?}; region of slot {slot}: {region:?}",
+                        n.id,
+                        here.map(|v| v.map(|b| b.len()))
+                    );
+                }
+                c.dump_regions();
+                panic!("filler write {k} lost (of {} acknowledged); port {port} answered OK at {at:?}", acked.len());
+            }
+        }
+        eprintln!("filler: {} acknowledged writes of 8 KB read back", acked.len());
+    }
 }
 
 /// `--read-policy lease`: leaders serve reads on their lease, without a quorum

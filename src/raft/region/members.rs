@@ -168,6 +168,32 @@ impl Region {
                     let leader = metrics.borrow_watched().current_leader.filter(|&l| l != me);
                     return Err(ChangeError::NotLeader(leader));
                 }
+                // Never fewer than `--replicas` voters because of a removal
+                // while a live node could hold a replica: whatever the
+                // driver planned (its view of the voters may be stale, or
+                // the region may have split off after it planned), a
+                // replacement is made a voter here first.
+                if let (true, Some(n)) = (voters.contains(&id), &self.nodes) {
+                    if voters.len() - 1 < n.replicas() {
+                        if let Some(spare) = spare(n, &membership, id) {
+                            let Some(addr) = n.cluster_addr(spare) else {
+                                return Err(ChangeError::Failed(format!("node {spare}: no address known")));
+                            };
+                            let incarnation = match spare == me {
+                                true => n.incarnation().0,
+                                false => n.peer_incarnation(spare).unwrap_or(0),
+                            };
+                            if incarnation == 0 {
+                                return Err(ChangeError::Failed(format!("node {spare}: not linked yet")));
+                            }
+                            let learner = self.raft.add_learner(spare, Member { addr, incarnation }, true);
+                            crate::net::within(CHANGE_STEP, learner).await.ok_or_else(step_timeout)?.map_err(map)?;
+                            let add = ChangeMembers::AddVoterIds(std::collections::BTreeSet::from([spare]));
+                            let voter = self.raft.change_membership(add, false);
+                            crate::net::within(CHANGE_STEP, voter).await.ok_or_else(step_timeout)?.map_err(map)?;
+                        }
+                    }
+                }
                 let change = if voters.contains(&id) {
                     ChangeMembers::RemoveVoters(std::collections::BTreeSet::from([id]))
                 } else {
@@ -179,4 +205,17 @@ impl Region {
         }
         Ok(())
     }
+}
+
+/// The node to hold a replica of a region (`membership`) in place of `gone`:
+/// a live node of the cluster, not removed, not a member yet, holding the
+/// fewest replicas as this node sees them (then the lowest id).
+fn spare(nodes: &crate::cluster::nodes::Nodes, membership: &crate::raft::Membership, gone: u64) -> Option<u64> {
+    let regions = nodes.region_ids();
+    nodes
+        .all()
+        .into_iter()
+        .map(|(id, _)| id)
+        .filter(|&id| id != gone && membership.get_node(&id).is_none() && nodes.is_live(id) && !nodes.is_removed(id))
+        .min_by_key(|&id| (regions.iter().filter(|&&r| nodes.voters(r).contains(&id)).count(), id))
 }
