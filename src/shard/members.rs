@@ -120,7 +120,10 @@ pub async fn change_everywhere(core: &Core, mut change: MemberChange) -> Result<
     // membership of its parent at the split: it goes the same way (its
     // leader makes a replacement a voter first: `raft::region::members`).
     if let (MemberChange::Remove { id }, Some(forget)) = (&change, forget_step) {
-        for _round in 0..3 {
+        for _round in 0..5 {
+            // A split proposed before the removal applies before it: its
+            // region is heard of within a report (0.2 s) or two.
+            glommio::timer::sleep(Duration::from_secs(1)).await;
             let router = core.shared.router();
             let missed: Vec<u32> = router
                 .regions()

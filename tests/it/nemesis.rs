@@ -978,6 +978,28 @@ fn operator(c: &Cluster, x: u64, args: &[&str]) -> Option<String> {
 fn replicas_agree(name: &str, c: &Cluster) {
     let up: Vec<(u64, u16)> = c.nodes.iter().filter(|n| n.is_up()).map(|n| (n.id, n.port)).collect();
     let t = Duration::from_secs(5);
+    // Regions may still be splitting (their data passed the split size):
+    // compared once every node shows the same regions, at the same epochs,
+    // twice in a row a second apart.
+    let layout = |port: u16| -> Vec<(i64, i64)> {
+        let mut l: Vec<(i64, i64)> = crate::cluster::regions_of(port)
+            .iter()
+            .map(|r| (crate::cluster::int(&r["id"]), crate::cluster::int(&r["epoch"])))
+            .collect();
+        l.sort();
+        l
+    };
+    let settle = Instant::now() + Duration::from_secs(60);
+    let mut last = Vec::new();
+    loop {
+        let views: Vec<_> = up.iter().map(|&(_, p)| layout(p)).collect();
+        if views.iter().all(|v| *v == views[0]) && views[0] == last {
+            break;
+        }
+        assert!(Instant::now() < settle, "{name}: the nodes' regions never settled: {views:?}");
+        last = views[0].clone();
+        std::thread::sleep(Duration::from_secs(1));
+    }
     let regions = crate::cluster::regions_of(up[0].1);
     assert!(!regions.is_empty(), "{name}: no regions in NEOKV.REGIONS");
     let deadline = Instant::now() + Duration::from_secs(60);

@@ -5,8 +5,10 @@
 //!
 //! RocksDB's size estimate leaves out the memtables, where a young region
 //! lives entirely, so the bytes are counted: a scan of the region's slots
-//! (on the blocking pool), made only when the estimate plus every memtable
-//! could pass the limit, and at most once per [`COUNT_EVERY`].
+//! (on the blocking pool), made only when the estimate plus the region's
+//! part of the memtables (its part of the slots, twice over) could pass the
+//! limit, at most once per [`COUNT_EVERY`] (per [`REFUSED_WAIT`] after a
+//! region found it cannot split).
 //!
 //! What it is doing, or why it does not, is the region's `operation`
 //! (`cluster::load`, shown by NEOKV.REGIONS).
@@ -20,7 +22,7 @@ use openraft::async_runtime::WatchReceiver;
 
 use super::Region;
 use crate::cluster::load::RegionLoad;
-use crate::cluster::{child_id, Descriptor};
+use crate::cluster::{child_id, Descriptor, SLOT_COUNT};
 use crate::pb::write_cmd::Op;
 use crate::pb::WriteCmd;
 use crate::protocol::Reply;
@@ -30,6 +32,9 @@ const TICK: Duration = Duration::from_secs(1);
 
 /// The least time between two counts of a region's bytes.
 const COUNT_EVERY: Duration = Duration::from_secs(5);
+
+/// The time between counts of a region that could not split.
+const REFUSED_WAIT: Duration = Duration::from_secs(60);
 
 /// Where to split a region starting at slot `start` whose slots hold
 /// `bytes` (`[i]`: slot `start + i`): the slot boundary that leaves the two
@@ -59,6 +64,9 @@ pub(super) async fn run(region: Rc<Region>, storage: Storage, limit: u64, load: 
     }
     let Some(nodes) = region.nodes.clone() else { return };
     let mut counted: Option<Instant> = None;
+    // How long after a count the next may come: longer after a refusal (a
+    // region that cannot split is not scanned every few seconds).
+    let mut wait = COUNT_EVERY;
     loop {
         glommio::timer::sleep(TICK).await;
         if region.raft.metrics().borrow_watched().running_state.is_err() {
@@ -73,14 +81,18 @@ pub(super) async fn run(region: Rc<Region>, storage: Storage, limit: u64, load: 
             .iter()
             .map(|(_, cf, from, to)| storage.range_bytes(*cf, from, to))
             .sum::<u64>();
-        if estimate < limit && estimate + storage.memtable_bytes() < limit {
+        // The region's part of the memtables, as its part of the slots (keys
+        // hash evenly over slots), twice over for a skewed one.
+        let memtable = storage.memtable_bytes() * 2 * (d.end - d.start as u32) as u64 / SLOT_COUNT as u64;
+        if estimate < limit && estimate + memtable < limit {
             load.set_operation("");
             continue;
         }
-        if counted.is_some_and(|t| t.elapsed() < COUNT_EVERY) && estimate < limit {
+        if counted.is_some_and(|t| t.elapsed() < wait) {
             continue;
         }
         counted = Some(Instant::now());
+        wait = COUNT_EVERY;
         let s = storage.clone();
         let bytes = match glommio::executor().spawn_blocking(move || s.slot_bytes(d.start, d.end)).await {
             Ok(b) => b,
@@ -99,6 +111,7 @@ pub(super) async fn run(region: Rc<Region>, storage: Storage, limit: u64, load: 
                 "split refused: {total} bytes, over the split size, in {} (one slot cannot split)",
                 one_slot(d)
             ));
+            wait = REFUSED_WAIT;
             continue;
         };
         if !nodes.status(region.id).learners.is_empty() {
