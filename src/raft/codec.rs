@@ -193,12 +193,7 @@ pub fn decode_applied_at(b: &[u8]) -> io::Result<(Option<LogId>, StoredMembershi
 
 /// [`decode_applied_at`] with the nodes removed from the membership.
 pub fn decode_applied_full(b: &[u8]) -> io::Result<(Option<LogId>, StoredMembership, u64, Removed)> {
-    let (mid, rest) = match b.first() {
-        Some(1) => (Some(decode_log_id(&b[1..])?), &b[25..]),
-        Some(0) => (None, &b[1..]),
-        _ => return Err(invalid("applied state")),
-    };
-    let pe = pb::LogEntry::decode(Bytes::copy_from_slice(rest)).map_err(|e| invalid(format!("applied state: {e}")))?;
+    let (mid, pe) = decode_record(b)?;
     let applied = (pe.kind == 1).then(|| log_id(pe.term, pe.leader_node, pe.index));
     let now_ms = pe.batch.as_ref().map_or(0, |b| b.now_ms);
     let incarnation = |i: usize| pe.removed_incarnations.get(i).copied().unwrap_or(0);
@@ -207,15 +202,21 @@ pub fn decode_applied_full(b: &[u8]) -> io::Result<(Option<LogId>, StoredMembers
     Ok((applied, StoredMembership::new(mid, m), now_ms, removed))
 }
 
-/// The slots and epoch of `region` an applied-state record holds (`None`:
-/// never split, the range `--regions` cut).
-pub fn decode_span(region: u32, b: &[u8]) -> io::Result<Option<Descriptor>> {
-    let rest = match b.first() {
-        Some(1) => b.get(25..).ok_or_else(|| invalid("applied state"))?,
-        Some(0) => &b[1..],
+/// An applied-state record: the membership's log id, then the rest.
+fn decode_record(b: &[u8]) -> io::Result<(Option<LogId>, pb::LogEntry)> {
+    let (mid, rest) = match b.first() {
+        Some(1) => (Some(decode_log_id(&b[1..])?), &b[25..]),
+        Some(0) => (None, &b[1..]),
         _ => return Err(invalid("applied state")),
     };
     let pe = pb::LogEntry::decode(Bytes::copy_from_slice(rest)).map_err(|e| invalid(format!("applied state: {e}")))?;
+    Ok((mid, pe))
+}
+
+/// The slots and epoch of `region` an applied-state record holds (`None`:
+/// never split, the range `--regions` cut).
+pub fn decode_span(region: u32, b: &[u8]) -> io::Result<Option<Descriptor>> {
+    let (_, pe) = decode_record(b)?;
     if pe.slot_end == 0 {
         return Ok(None);
     }

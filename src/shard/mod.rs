@@ -314,33 +314,40 @@ impl Core {
                 );
                 let route =
                     RegionRoute { id: child.id, start: child.start, end: child.end, epoch: child.epoch, core: self.id };
-                let me = self.clone();
-                if self.local_region(child.id).is_some() || self.opening.borrow().contains(&child.id) {
-                    return;
-                }
-                self.opening.borrow_mut().insert(child.id);
-                glommio::spawn_local(async move {
-                    match me.open_region(&route, leads, true).await {
-                        Ok(region) => {
-                            me.regions.borrow_mut().insert(route.id, region.clone());
-                            // Writes that came while it opened, in order.
-                            for (cmd, tx) in me.held.borrow_mut().remove(&route.id).unwrap_or_default() {
-                                region.submit(cmd, tx);
-                            }
-                            glommio::spawn_local(expire::run(me.clone(), region)).detach();
-                        }
-                        Err(e) => {
-                            eprintln!("region {}: split off, but its group did not start: {e}", route.id);
-                            for (_, tx) in me.held.borrow_mut().remove(&route.id).unwrap_or_default() {
-                                let _ = tx.send(Err(WriteError::Unavailable(NOT_STARTED)));
-                            }
-                        }
-                    }
-                    me.opening.borrow_mut().remove(&route.id);
-                })
-                .detach();
+                self.open_later(route, leads, true);
             }
         }
+    }
+
+    /// Open the group of `route` on this core in the background (a region
+    /// split off here, or one a peer called: see `host_region`), unless it is
+    /// open or opening already; writes that come meanwhile are held and
+    /// handed on in order once it is open (refused if it does not open).
+    fn open_later(self: &Rc<Self>, route: RegionRoute, campaign: bool, split_off: bool) {
+        if self.local_region(route.id).is_some() || !self.opening.borrow_mut().insert(route.id) {
+            return;
+        }
+        let me = self.clone();
+        glommio::spawn_local(async move {
+            let held = |me: &Core| me.held.borrow_mut().remove(&route.id).unwrap_or_default();
+            match me.open_region(&route, campaign, split_off).await {
+                Ok(region) => {
+                    me.regions.borrow_mut().insert(route.id, region.clone());
+                    for (cmd, tx) in held(&me) {
+                        region.submit(cmd, tx);
+                    }
+                    glommio::spawn_local(expire::run(me.clone(), region)).detach();
+                }
+                Err(e) => {
+                    eprintln!("region {}: its group did not open here: {e}", route.id);
+                    for (_, tx) in held(&me) {
+                        let _ = tx.send(Err(WriteError::Unavailable(NOT_STARTED)));
+                    }
+                }
+            }
+            me.opening.borrow_mut().remove(&route.id);
+        })
+        .detach();
     }
 
     /// Standalone, at open, before any region applies: void the cross-region
@@ -479,11 +486,7 @@ impl Core {
     fn host_region(self: &Rc<Self>, id: u32) {
         let Some(route) = self.shared.router().get(id).cloned() else { return };
         let Some(nodes) = self.shared.nodes.clone() else { return };
-        if !self.started.get()
-            || route.core != self.id
-            || self.opening.borrow().contains(&id)
-            || self.local_region(id).is_some()
-        {
+        if !self.started.get() || route.core != self.id || self.local_region(id).is_some() {
             return;
         }
         let covered = self.regions.borrow().values().any(|r| {
@@ -493,25 +496,11 @@ impl Core {
         if covered {
             return;
         }
-        self.opening.borrow_mut().insert(id);
-        let me = self.clone();
-        glommio::spawn_local(async move {
-            match me.open_region(&route, false, false).await {
-                Ok(region) => {
-                    if me.local_region(id).is_none() {
-                        me.regions.borrow_mut().insert(id, region.clone());
-                        glommio::spawn_local(expire::run(me.clone(), region)).detach();
-                    }
-                }
-                Err(e) => eprintln!("region {id}: its group did not open here: {e}"),
-            }
-            me.opening.borrow_mut().remove(&id);
-        })
-        .detach();
+        self.open_later(route, false, false);
     }
 
-    /// A write for `region`, which has no group here: held if a split is
-    /// opening it (sent on once it is open), else refused.
+    /// A write for `region`, which has no group here: held if it is being
+    /// opened (`open_later`), else refused.
     fn hold(&self, region: u32, cmd: WriteCmd, tx: crate::raft::region::ReplyTx) {
         if self.opening.borrow().contains(&region) {
             self.held.borrow_mut().entry(region).or_default().push((cmd, tx));
