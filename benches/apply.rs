@@ -27,6 +27,7 @@ fn apply_sets(c: &mut Criterion) {
                                 ..Default::default()
                             })),
                             db: 0,
+                            epoch: 0,
                         })
                         .collect::<Vec<_>>()
                 },

@@ -18,7 +18,7 @@ fn apply(storage: &Storage, cmd: &WriteCmd) {
 }
 
 fn setbit(key: &'static [u8], offset: u64) -> WriteCmd {
-    WriteCmd { op: Some(Op::Setbit(pb::Setbit { key: Bytes::from_static(key), offset, on: true })), db: 0 }
+    WriteCmd { op: Some(Op::Setbit(pb::Setbit { key: Bytes::from_static(key), offset, on: true })), db: 0, epoch: 0 }
 }
 
 fn setbit_by_value_size(c: &mut Criterion) {

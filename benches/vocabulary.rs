@@ -91,7 +91,7 @@ fn vocabulary(c: &mut Criterion) {
     for w in writes() {
         let entry = |ops: Vec<Op>| pb::RaftBatch {
             now_ms: 1,
-            cmds: ops.into_iter().map(|op| WriteCmd { op: Some(op), db: 0 }).collect(),
+            cmds: ops.into_iter().map(|op| WriteCmd { op: Some(op), db: 0, epoch: 0 }).collect(),
             ..Default::default()
         };
         let typed = entry((0..N).map(|i| (w.typed)(0, i)).collect()).encoded_len();
@@ -106,8 +106,9 @@ fn vocabulary(c: &mut Criterion) {
         for i in 0..2 {
             let mut ctx = ApplyCtx::new(&storage, 0, 16384).with_programs(programs.clone());
             ctx.begin_entry(1, 1);
-            let typed = apply_cmd(&mut ctx, &WriteCmd { op: Some((w.typed)(u64::MAX, i)), db: 0 }).unwrap();
-            let line = apply_cmd(&mut ctx, &WriteCmd { op: Some(as_line((w.line)(u64::MAX - 1, i))), db: 0 }).unwrap();
+            let typed = apply_cmd(&mut ctx, &WriteCmd { op: Some((w.typed)(u64::MAX, i)), db: 0, epoch: 0 }).unwrap();
+            let line = apply_cmd(&mut ctx, &WriteCmd { op: Some(as_line((w.line)(u64::MAX - 1, i))), db: 0, epoch: 0 })
+                .unwrap();
             storage.write(ctx.take_batch(), false).unwrap();
             assert!(!typed.is_error(), "{}: {typed:?}", w.name);
             assert_eq!(neokv::protocol::Reply::Array(vec![typed]), line, "{}", w.name);
@@ -123,7 +124,7 @@ fn vocabulary(c: &mut Criterion) {
                         let cmds = (0..N)
                             .map(|i| {
                                 let op = if make { as_line((w.line)(round, i)) } else { (w.typed)(round, i) };
-                                WriteCmd { op: Some(op), db: 0 }
+                                WriteCmd { op: Some(op), db: 0, epoch: 0 }
                             })
                             .collect::<Vec<_>>();
                         (round, cmds)

@@ -21,7 +21,7 @@ fn zadd(key: &str, pairs: impl Iterator<Item = (f64, String)>) -> WriteCmd {
         op.scores.push(s);
         op.members.push(Bytes::from(m));
     }
-    WriteCmd { op: Some(Op::Zadd(op)), db: 0 }
+    WriteCmd { op: Some(Op::Zadd(op)), db: 0, epoch: 0 }
 }
 
 /// Apply `cmds` as the log entry `index`.

@@ -64,6 +64,18 @@ pub fn route<'k>(
     }
 }
 
+/// Cluster mode: the region of the keys of `spec` with `args` when no leader
+/// of it is known here (an election is open: a leadership handed over, a
+/// region just split, a leader lost), so [`route`] answers CLUSTERDOWN now
+/// and dispatch may wait for the election to end first. Asked only after
+/// routing failed.
+pub fn leaderless(shared: &Shared, spec: &CommandSpec, args: &[Bytes]) -> Option<u32> {
+    let nodes = shared.nodes.as_deref()?;
+    let at = spec.keys_of(args)?;
+    let region = shared.router().region_of_key(&args[*at.first()?]).id;
+    nodes.leader(region).is_none().then_some(region)
+}
+
 /// What a command reads outside apply, in cluster mode, that dispatch makes
 /// linearizable before it runs: ReadIndex on a region this node leads (its
 /// leadership confirmed by a quorum, then applied up to the commit index of

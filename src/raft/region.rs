@@ -184,10 +184,29 @@ pub struct CrossHold {
     pub go: oneshot::Receiver<Option<(WriteCmd, oneshot::Sender<WriteResult>)>>,
 }
 
-enum Item {
+/// What a region's proposer queues: a write, a transaction with watched
+/// keys, a cross-region write's hold.
+pub enum Item {
     Cmd(WriteCmd, ReplyTx),
     Fenced(Fenced),
     Cross(CrossHold),
+}
+
+impl Item {
+    /// Answer it with `e` unproposed.
+    pub fn refuse(self, e: WriteError) {
+        match self {
+            Item::Cmd(_, tx) => {
+                let _ = tx.send(Err(e));
+            }
+            Item::Fenced(f) => {
+                let _ = f.tx.send(Err(e));
+            }
+            Item::Cross(h) => {
+                let _ = h.held.send(Err(e));
+            }
+        }
+    }
 }
 
 /// What stops the proposer: a transaction with watched keys, or a cross-region hold.
@@ -549,20 +568,22 @@ impl Region {
 
     /// Queue a write; its reply arrives on `tx` once the entry holding it is applied.
     pub fn submit(self: &Rc<Self>, cmd: WriteCmd, tx: impl Into<ReplyTx>) {
-        let tx = tx.into();
-        self.queue.borrow_mut().push_back(Item::Cmd(cmd, tx));
-        self.schedule();
+        self.enqueue(Item::Cmd(cmd, tx.into()));
     }
 
     /// Queue a transaction with watched keys (see the module doc).
     pub fn submit_fenced(self: &Rc<Self>, f: Fenced) {
-        self.queue.borrow_mut().push_back(Item::Fenced(f));
-        self.schedule();
+        self.enqueue(Item::Fenced(f));
     }
 
     /// Queue a cross-region write's hold (see [`CrossHold`]).
     pub fn submit_cross(self: &Rc<Self>, h: CrossHold) {
-        self.queue.borrow_mut().push_back(Item::Cross(h));
+        self.enqueue(Item::Cross(h));
+    }
+
+    /// Queue any of the above.
+    pub fn enqueue(self: &Rc<Self>, item: Item) {
+        self.queue.borrow_mut().push_back(item);
         self.schedule();
     }
 

@@ -136,16 +136,33 @@ impl Dispatch {
         if !self.pending.is_empty() && (cmd::needs_barrier(spec) || monitored_script) {
             self.drain().await;
         }
-        if shared.nodes.is_some() {
-            if let Err(r) = self.linearize(spec, &args).await {
-                return self.refuse(Some(spec), r).await;
+        let mut waited = false;
+        let plan = loop {
+            if shared.nodes.is_some() {
+                if let Err(r) = self.linearize(spec, &args).await {
+                    return self.refuse(Some(spec), r).await;
+                }
+            } else {
+                self.session.confirmed = None;
             }
-        } else {
-            self.session.confirmed = None;
-        }
-        self.session.rejected = false;
-        self.session.writes_pending = !self.pending.is_empty();
-        let plan = cmd::run(&self.core, &mut self.session, spec, &args);
+            self.session.rejected = false;
+            self.session.writes_pending = !self.pending.is_empty();
+            let plan = cmd::run(&self.core, &mut self.session, spec, &args);
+            // No leader of the keys' region is known here: an election is
+            // open (leadership handed over, a region just split, a leader
+            // lost). It ends within a second or two; routing again after it
+            // answers the command or MOVED, where CLUSTERDOWN now would fail
+            // a client for a handover (once: a region that stays leaderless
+            // is down).
+            if !waited && matches!(&plan, Plan::Reply(r) if is_clusterdown(r)) {
+                if let Some(region) = cmd::cluster::leaderless(shared, spec, &args) {
+                    waited = true;
+                    settle(&core, region, false).await;
+                    continue;
+                }
+            }
+            break plan;
+        };
         let silent = std::mem::take(&mut self.session.silent_reply) | self.session.skipping | self.session.reply_off;
         if self.session.rejected {
             if let Plan::Reply(r) = plan {
@@ -352,6 +369,32 @@ fn write_reply(core: &Core, d: &Done, r: WriteResult) -> Reply {
     }
 }
 
+/// How long a command waits for an election of its region to end (see
+/// [`settle`]): openraft's lease and election timeout (1.2 s at most) and a
+/// split vote or two.
+const SETTLE: Duration = Duration::from_secs(3);
+
+/// Wait, up to [`SETTLE`], until a leader of `region` is known here. After
+/// this node's group `refused` a command as not its leader, the table naming
+/// this node counts only from a later term (the table follows the group a
+/// moment late). True once settled.
+async fn settle(core: &Core, region: u32, refused: bool) -> bool {
+    let Some(nodes) = core.shared.nodes.as_deref() else { return true };
+    let deadline = Instant::now() + SETTLE;
+    let term = nodes.status(region).term;
+    loop {
+        match nodes.leader(region) {
+            Some(l) if l != nodes.me || !refused || nodes.status(region).term > term => return true,
+            _ if Instant::now() >= deadline => return false,
+            _ => glommio::timer::sleep(Duration::from_millis(5)).await,
+        }
+    }
+}
+
+fn is_clusterdown(r: &Reply) -> bool {
+    matches!(r, Reply::Error(e) if e == cmd::cluster::CLUSTERDOWN)
+}
+
 /// A write this node's region refused before it entered the log (another node
 /// leads now): where the client should send it instead.
 fn redirect(core: &Core, spec: &CommandSpec, args: &[bytes::Bytes]) -> Reply {
@@ -401,6 +444,15 @@ async fn linearize(
         ReadScope::None => Ok((Arc::from([]), now_ms())),
         ReadScope::One { region, on_follower } => match core.linearize(region, on_follower).await {
             Ok(time) => Ok((Arc::from([region]), time)),
+            // Deposed as the read came: once the election ends, here again
+            // (a handover that came back) or MOVED.
+            Err(ReadError::NotLeader(_)) if !on_follower && settle(core, region, true).await => {
+                match core.linearize(region, on_follower).await {
+                    Ok(time) => Ok((Arc::from([region]), time)),
+                    Err(ReadError::NotLeader(_)) => Err(redirect(core, spec, args)),
+                    Err(ReadError::Failed(_)) => Err(down()),
+                }
+            }
             Err(ReadError::NotLeader(_)) => Err(redirect(core, spec, args)),
             // (No quorum answered: the group cannot confirm anything now.)
             Err(ReadError::Failed(_)) => Err(down()),
@@ -437,23 +489,30 @@ async fn drain(core: &Core, pending: &mut Vec<Pending>, out: &mut BytesMut, sess
         return;
     }
     for (mut region, rx, mut shape, done) in pending.drain(..) {
-        let mut r = write_reply(core, &done, rx.await.unwrap_or(Err(WriteError::Aborted)));
-        // Routed to a region that split before the write applied: it did
-        // nothing, and runs again by the routes of now (a few times at most:
-        // each retry follows a split applied here).
+        let mut result = rx.await.unwrap_or(Err(WriteError::Aborted));
+        // A write that did nothing runs again by the routes of now (here, or
+        // MOVED), a few times at most: routed to a region that split before
+        // it applied (each retry follows a split applied here), or refused
+        // before the log because this node stopped leading its region as it
+        // came (once the election ends: a handover takes a moment).
         for _ in 0..3 {
-            if !moved_on(&r) {
-                break;
+            match &result {
+                Err(WriteError::NotLeader(_)) => {
+                    settle(core, region, true).await;
+                }
+                Ok(r) if moved_on(r) => {}
+                _ => break,
             }
             match cmd::run(core, session, done.spec, &done.args) {
                 Plan::Write { region: to, cmd: c, shape: s } => {
                     (region, shape) = (to, s);
-                    r = write_reply(core, &done, core.submit_write(to, c).await.unwrap_or(Err(WriteError::Aborted)));
+                    result = core.submit_write(to, c).await.unwrap_or(Err(WriteError::Aborted));
                 }
-                Plan::Reply(answer) => r = answer,
+                Plan::Reply(answer) => result = Ok(answer),
                 _ => break,
             }
         }
+        let r = write_reply(core, &done, result);
         if let (Some(nodes), false) = (&core.shared.nodes, r.is_error()) {
             session.last_write = Some((region, nodes.acked(region)));
         }

@@ -20,6 +20,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_channel::{mpsc, oneshot};
 use futures_util::StreamExt;
@@ -31,7 +32,7 @@ use crate::pb::peer_frame::Body;
 use crate::pb::WriteCmd;
 use crate::raft::network::{Network, Source};
 use crate::raft::outcome::{WriteError, WriteResult};
-use crate::raft::region::{ChangeError, Fenced, GroupOpts, MemberChange, ReadError, Region};
+use crate::raft::region::{ChangeError, Fenced, GroupOpts, Item, MemberChange, ReadError, Region};
 use crate::raft::state_machine::{RegionDeps, SpanChange};
 use crate::raft::StartError;
 use crate::storage::seglog::{raft_log_dir, SegLog, SEGMENT_BYTES};
@@ -82,7 +83,7 @@ pub struct Core {
     /// Regions whose group is being opened here (`host_region`, a split).
     opening: RefCell<std::collections::HashSet<u32>>,
     /// Writes for a region split off here whose group is still opening.
-    held: RefCell<HashMap<u32, Vec<(WriteCmd, crate::raft::region::ReplyTx)>>>,
+    held: RefCell<HashMap<u32, Vec<crate::raft::region::Item>>>,
     /// `start_regions` opened every region this core had at start: only
     /// then are others opened (an RPC may arrive before, and a group opened
     /// then would have no segment log, or be a second one of a region).
@@ -333,15 +334,15 @@ impl Core {
             match me.open_region(&route, campaign, split_off).await {
                 Ok(region) => {
                     me.regions.borrow_mut().insert(route.id, region.clone());
-                    for (cmd, tx) in held(&me) {
-                        region.submit(cmd, tx);
+                    for item in held(&me) {
+                        region.enqueue(item);
                     }
                     glommio::spawn_local(expire::run(me.clone(), region)).detach();
                 }
                 Err(e) => {
                     eprintln!("region {}: its group did not open here: {e}", route.id);
-                    for (_, tx) in held(&me) {
-                        let _ = tx.send(Err(WriteError::Unavailable(NOT_STARTED)));
+                    for item in held(&me) {
+                        item.refuse(WriteError::Unavailable(NOT_STARTED));
                     }
                 }
             }
@@ -391,9 +392,9 @@ impl Core {
             return Err(ReadError::Failed(NO_REGION.into()));
         };
         if owner == self.id {
-            return match self.local_region(region) {
+            return match self.opened(region).await {
                 Some(r) => r.linearize(on_follower).await,
-                None => Err(ReadError::Failed("region not started".into())),
+                None => Err(ReadError::Failed(NOT_STARTED.into())),
             };
         }
         let (tx, rx) = oneshot::channel();
@@ -432,7 +433,7 @@ impl Core {
             let body =
                 Body::Publish(crate::pb::PublishReq { channel: channel.clone(), message: message.clone(), shard });
             glommio::spawn_local(async move {
-                let _ = link.call(0, body, std::time::Duration::from_secs(1)).await;
+                let _ = link.call(0, body, Duration::from_secs(1)).await;
             })
             .detach();
         }
@@ -500,12 +501,27 @@ impl Core {
     }
 
     /// A write for `region`, which has no group here: held if it is being
-    /// opened (`open_later`), else refused.
-    fn hold(&self, region: u32, cmd: WriteCmd, tx: crate::raft::region::ReplyTx) {
+    /// opened (`open_later`), else refused with `why`.
+    fn hold(&self, region: u32, item: Item, why: &'static str) {
         if self.opening.borrow().contains(&region) {
-            self.held.borrow_mut().entry(region).or_default().push((cmd, tx));
+            self.held.borrow_mut().entry(region).or_default().push(item);
         } else {
-            let _ = tx.send(Err(WriteError::Unavailable(NOT_STARTED)));
+            item.refuse(WriteError::Unavailable(why));
+        }
+    }
+
+    /// The group of `region` on this core, once open if it is being opened
+    /// (`open_later`: a region just split off, whose reads come at once);
+    /// `None` if it is not here.
+    async fn opened(&self, region: u32) -> Option<Rc<Region>> {
+        loop {
+            if let Some(r) = self.local_region(region) {
+                return Some(r);
+            }
+            if !self.opening.borrow().contains(&region) {
+                return None;
+            }
+            glommio::timer::sleep(Duration::from_millis(2)).await;
         }
     }
 
@@ -526,7 +542,7 @@ impl Core {
         if owner == self.id {
             match self.local_region(region) {
                 Some(r) => r.submit(cmd, tx),
-                None => self.hold(region, cmd, tx.into()),
+                None => self.hold(region, Item::Cmd(cmd, tx.into()), NOT_STARTED),
             }
         } else {
             self.outgoing.push(&self.shared, owner, (region, cmd, tx));
@@ -554,9 +570,7 @@ impl Core {
         if owner == self.id {
             match self.local_region(region) {
                 Some(r) => r.submit_fenced(f),
-                None => {
-                    let _ = f.tx.send(Err(WriteError::Unavailable(NOT_STARTED)));
-                }
+                None => self.hold(region, Item::Fenced(f), NOT_STARTED),
             }
         } else if let Err(e) = self.shared.mesh[owner].unbounded_send(CoreMsg::Fenced { region, f }) {
             if let CoreMsg::Fenced { f, .. } = e.into_inner() {
@@ -576,33 +590,29 @@ impl Core {
                         let tx = crate::raft::region::ReplyTx::Batch(slot);
                         match self.local_region(region) {
                             Some(r) => r.submit(cmd, tx),
-                            None => self.hold(region, cmd, tx),
+                            None => self.hold(region, Item::Cmd(cmd, tx), NOT_STARTED),
                         }
                     }
                 }
                 CoreMsg::Fenced { region, f } => match self.local_region(region) {
                     Some(r) => r.submit_fenced(f),
-                    None => {
-                        let _ = f.tx.send(Err(WriteError::Unavailable(NOT_OWNED)));
-                    }
+                    None => self.hold(region, Item::Fenced(f), NOT_OWNED),
                 },
                 CoreMsg::Cross { region, h } => match self.local_region(region) {
                     Some(r) => r.submit_cross(h),
-                    None => {
-                        let _ = h.held.send(Err(WriteError::Unavailable(NOT_OWNED)));
-                    }
+                    None => self.hold(region, Item::Cross(h), NOT_OWNED),
                 },
-                CoreMsg::Linearize { region, on_follower, tx } => match self.local_region(region) {
-                    Some(r) => {
-                        glommio::spawn_local(async move {
-                            let _ = tx.send(r.linearize(on_follower).await);
-                        })
-                        .detach();
-                    }
-                    None => {
-                        let _ = tx.send(Err(ReadError::Failed("region not started".into())));
-                    }
-                },
+                CoreMsg::Linearize { region, on_follower, tx } => {
+                    let me = self.clone();
+                    glommio::spawn_local(async move {
+                        let r = match me.opened(region).await {
+                            Some(r) => r.linearize(on_follower).await,
+                            None => Err(ReadError::Failed(NOT_STARTED.into())),
+                        };
+                        let _ = tx.send(r);
+                    })
+                    .detach();
+                }
                 CoreMsg::Members { region, change, tx } => match self.local_region(region) {
                     Some(r) => {
                         glommio::spawn_local(async move {

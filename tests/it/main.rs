@@ -21,6 +21,7 @@ mod keyspace;
 mod linearizable;
 mod list;
 mod lossyfs;
+mod moves;
 mod nemesis;
 mod power;
 mod protocol;
