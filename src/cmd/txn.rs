@@ -108,6 +108,18 @@ fn exec(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         return Err(err(EXECABORT));
     }
     let router = ctx.shared.router();
+    // A watched key whose slot is in another region now (a split since WATCH)
+    // counts as modified (`Watches::moved`): the transaction fails as one
+    // whose watched key changed, as Redis's does, and not as keys of two
+    // slots.
+    let moved = |w: &Watched| {
+        crate::storage::keys::decode_meta_key(&w.key)
+            .is_some_and(|(slot, _)| router.region_of_slot(slot).id != w.region)
+    };
+    if ctx.shared.nodes.is_some() && watched.iter().any(moved) {
+        unwatch_all(ctx.shared, &watched);
+        return reply(Reply::NilArray);
+    }
     // Cluster mode: the epoch the keys' slot is routed by (apply refuses the
     // transaction if its region split meanwhile).
     let mut epoch = 0;

@@ -375,18 +375,21 @@ fn write_reply(core: &Core, d: &Done, r: WriteResult) -> Reply {
 const SETTLE: Duration = Duration::from_secs(3);
 
 /// Wait, up to [`SETTLE`], until a leader of `region` is known here. After
-/// this node's group `refused` a command as not its leader, the table naming
-/// this node counts only from a later term (the table follows the group a
-/// moment late). True once settled.
+/// this node's group `refused` a command as not its leader, first a moment:
+/// the table follows the group a little late (and refusals were seen while
+/// the table named this node the leader at its current term: waiting for the
+/// table to change then cost the whole wait). True once a leader is known.
 async fn settle(core: &Core, region: u32, refused: bool) -> bool {
     let Some(nodes) = core.shared.nodes.as_deref() else { return true };
     let deadline = Instant::now() + SETTLE;
-    let term = nodes.status(region).term;
+    if refused {
+        glommio::timer::sleep(Duration::from_millis(50)).await;
+    }
     loop {
         match nodes.leader(region) {
-            Some(l) if l != nodes.me || !refused || nodes.status(region).term > term => return true,
-            _ if Instant::now() >= deadline => return false,
-            _ => glommio::timer::sleep(Duration::from_millis(5)).await,
+            Some(_) => return true,
+            None if Instant::now() >= deadline => return false,
+            None => glommio::timer::sleep(Duration::from_millis(5)).await,
         }
     }
 }
@@ -488,14 +491,37 @@ async fn drain(core: &Core, pending: &mut Vec<Pending>, out: &mut BytesMut, sess
     if pending.is_empty() {
         return;
     }
-    for (mut region, rx, mut shape, done) in pending.drain(..) {
-        let mut result = rx.await.unwrap_or(Err(WriteError::Aborted));
+    let mut items: Vec<Option<Pending>> = pending.drain(..).map(Some).collect();
+    let mut outcomes: Vec<Option<WriteResult>> = items.iter().map(|_| None).collect();
+    for i in 0..items.len() {
+        let Some((mut region, mut rx, mut shape, done)) = items[i].take() else { continue };
+        let mut result = match outcomes[i].take() {
+            Some(r) => r,
+            None => (&mut rx).await.unwrap_or(Err(WriteError::Aborted)),
+        };
         // A write that did nothing runs again by the routes of now (here, or
         // MOVED), a few times at most: routed to a region that split before
         // it applied (each retry follows a split applied here), or refused
         // before the log because this node stopped leading its region as it
-        // came (once the election ends: a handover takes a moment).
-        for _ in 0..3 {
+        // came (once the election ends: a handover takes a moment). Only when
+        // no write after it on this connection may have taken effect: run
+        // again, it would land after that one, out of the pipeline's order;
+        // it answers its error then.
+        let mut again = 0;
+        if no_effect(&result) {
+            for j in i + 1..items.len() {
+                if outcomes[j].is_some() {
+                    continue;
+                }
+                if let Some((_, rx, _, _)) = &mut items[j] {
+                    outcomes[j] = Some(rx.await.unwrap_or(Err(WriteError::Aborted)));
+                }
+            }
+            if !outcomes[i + 1..].iter().flatten().any(|r| !no_effect(r)) {
+                again = 3;
+            }
+        }
+        for _ in 0..again {
             match &result {
                 Err(WriteError::NotLeader(_)) => {
                     settle(core, region, true).await;
@@ -519,6 +545,21 @@ async fn drain(core: &Core, pending: &mut Vec<Pending>, out: &mut BytesMut, sess
         finish(core, session, done, shape.apply(r), out);
     }
     session.now_ms = now_ms();
+}
+
+/// A write's outcome says it did nothing: refused before the log, or by
+/// apply as routed to a region that split since.
+fn no_effect(r: &WriteResult) -> bool {
+    match r {
+        Err(
+            WriteError::NotLeader(_)
+            | WriteError::DiskFull(_)
+            | WriteError::ClusterDown(_)
+            | WriteError::Unavailable(_),
+        ) => true,
+        Ok(r) => moved_on(r),
+        Err(_) => false,
+    }
 }
 
 /// Apply refused the write: its region split after it was routed.

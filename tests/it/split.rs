@@ -247,3 +247,53 @@ print(f"redis-py RedisCluster: {len(rc.get_primaries())} primaries, reads and wr
         None => eprintln!("*** python3 with redis-py is not installed: its part of this test did not run ***"),
     }
 }
+
+/// A transaction watching a key whose slot moved to another region since
+/// WATCH (a split) fails as one whose watched key changed, as in Redis (EXEC
+/// answers nil and runs nothing), not as keys of two slots (CROSSSLOT); the
+/// key watched again after the split, the transaction runs.
+#[test]
+fn a_watch_across_a_split_fails_the_transaction_like_a_change() {
+    let c = Cluster::start_with(1, &["--regions", "1", "--replicas", "1", "--region-split-mb", "1"]);
+    let port = c.nodes[0].port;
+    // The last slot: the upper part of a region is what a split moves.
+    let key = (0..).map(|i| format!("w{i}")).find(|k| key_slot(k.as_bytes()) == 16383).unwrap();
+    let mut con = redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap().get_connection().unwrap();
+    let q = |con: &mut redis::Connection, args: &[&str]| {
+        let mut cmd = redis::cmd(args[0]);
+        for a in &args[1..] {
+            cmd.arg(*a);
+        }
+        cmd.query::<redis::Value>(con).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    };
+    q(&mut con, &["SET", &key, "0"]);
+    q(&mut con, &["WATCH", &key]);
+    let first = layout(port);
+    assert_eq!(first.len(), 1, "{first:?}");
+    let mut client = Client::new(&c);
+    let value = "f".repeat(1500);
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut n = 0;
+    loop {
+        for _ in 0..300 {
+            client.cmd(&["SET", &format!("fill:{n}"), &value], Duration::from_secs(10)).unwrap();
+            n += 1;
+        }
+        let l = layout(port);
+        if l.iter().any(|r| r.1 == 16383 && r.2 != first[0].2) {
+            eprintln!("after {n} writes of 1.5 KB: {l:?}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "no split within 90 s: {l:?}");
+    }
+    q(&mut con, &["MULTI"]);
+    assert_eq!(q(&mut con, &["SET", &key, "1"]), redis::Value::SimpleString("QUEUED".into()));
+    assert_eq!(q(&mut con, &["EXEC"]), redis::Value::Nil, "EXEC after the watched key's slot moved");
+    assert_eq!(text(&q(&mut con, &["GET", &key])), "0", "the failed transaction ran nothing");
+    // Watched in its new region: the transaction runs.
+    q(&mut con, &["WATCH", &key]);
+    q(&mut con, &["MULTI"]);
+    q(&mut con, &["SET", &key, "2"]);
+    assert_eq!(q(&mut con, &["EXEC"]), redis::Value::Array(vec![redis::Value::Okay]));
+    assert_eq!(text(&q(&mut con, &["GET", &key])), "2");
+}
