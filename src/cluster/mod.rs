@@ -41,35 +41,15 @@ pub struct RegionRoute {
     pub core: usize,
 }
 
-/// A region's id, slot range and epoch as nodes tell each other and keep
-/// (`storage::keys::StateKind::Region`): a [`RegionRoute`] without the core.
+/// A region's id, slot range and epoch as nodes tell each other and keep (in
+/// its applied-state record, `raft::codec::decode_span`): a [`RegionRoute`]
+/// without the core.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Descriptor {
     pub id: u32,
     pub start: u16,
     pub end: u32,
     pub epoch: u64,
-}
-
-impl Descriptor {
-    /// `[start:2][end:4][epoch:8]`, big-endian.
-    pub fn encode(&self) -> [u8; 14] {
-        let mut b = [0u8; 14];
-        b[..2].copy_from_slice(&self.start.to_be_bytes());
-        b[2..6].copy_from_slice(&self.end.to_be_bytes());
-        b[6..].copy_from_slice(&self.epoch.to_be_bytes());
-        b
-    }
-
-    pub fn decode(id: u32, b: &[u8]) -> Option<Descriptor> {
-        if b.len() != 14 {
-            return None;
-        }
-        let start = u16::from_be_bytes(b[..2].try_into().ok()?);
-        let end = u32::from_be_bytes(b[2..6].try_into().ok()?);
-        let epoch = u64::from_be_bytes(b[6..].try_into().ok()?);
-        ((start as u32) < end && end <= SLOT_COUNT).then_some(Descriptor { id, start, end, epoch })
-    }
 }
 
 /// The id of the region a split at slot `at` makes, its epoch `epoch` (the
@@ -312,8 +292,5 @@ mod tests {
         assert_eq!(r4.region_of_slot(10500).id, mid);
         let runs: Vec<(u16, u32, u32)> = r4.runs().iter().map(|(s, e, r)| (*s, *e, r.id)).collect();
         assert_eq!(runs, [(0, 8192, 0), (8192, 10000, 1), (10000, 11000, mid), (11000, 16384, 1)]);
-        let d = Descriptor { id: 7, start: 3, end: 9, epoch: 4 };
-        assert_eq!(Descriptor::decode(7, &d.encode()), Some(d));
-        assert_eq!(Descriptor::decode(7, &[0; 13]), None);
     }
 }

@@ -551,14 +551,8 @@ async fn drain(core: &Core, pending: &mut Vec<Pending>, out: &mut BytesMut, sess
 /// apply as routed to a region that split since.
 fn no_effect(r: &WriteResult) -> bool {
     match r {
-        Err(
-            WriteError::NotLeader(_)
-            | WriteError::DiskFull(_)
-            | WriteError::ClusterDown(_)
-            | WriteError::Unavailable(_),
-        ) => true,
         Ok(r) => moved_on(r),
-        Err(_) => false,
+        Err(e) => e.not_applied(),
     }
 }
 

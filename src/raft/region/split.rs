@@ -128,7 +128,7 @@ pub(super) async fn run(region: Rc<Region>, storage: Storage, limit: u64, load: 
         let (tx, rx) = oneshot::channel();
         // Stamped with the epoch it was decided at: a split applied meanwhile
         // makes apply refuse it.
-        region.submit(WriteCmd { op: Some(Op::Split(split)), db: 0, epoch: d.epoch + 1 }, tx);
+        region.submit(WriteCmd { op: Some(Op::Split(split)), db: 0, epoch }, tx);
         match rx.await {
             Ok(Ok(Reply::Error(e))) => eprintln!("region {}: split at slot {at} not applied: {e}", d.id),
             Ok(Ok(_)) => {}
